@@ -1,0 +1,37 @@
+package probe
+
+// ABI says where a function's integer arguments and return value live.
+type ABI uint8
+
+const (
+	// ABISysV is the C calling convention: rdi rsi rdx rcx r8 r9, then the
+	// stack from rsp+8 at entry; return value in rax.
+	ABISysV ABI = iota
+	// ABIGoRegs is Go's register ABI (ABIInternal, go1.17+): rax rbx rcx rdi
+	// rsi r8 r9 r10 r11; return value in rax.
+	ABIGoRegs
+)
+
+// Site is one resolved place a probe fires at: a Spec matched to one
+// function (or address) of one ELF object. Addresses are link-time; an
+// engine adds the object's load bias from /proc/PID/maps (ptrace) or uses
+// FileOffset directly (kernel uprobes key on inode + offset).
+type Site struct {
+	Spec  *Spec
+	Probe int // index of Spec in the list the user gave; events name it
+
+	Object     string // absolute path of the ELF file
+	Func       string // symbol name ("" for a bare address)
+	FuncAddr   uint64 // link-time address of the function start
+	FuncSize   uint64 // 0 when unknown
+	Addr       uint64 // link-time address of the probed instruction
+	FileOffset uint64 // file offset of the probed instruction
+	Insn       []byte // the instruction's bytes, decoded at resolve time
+
+	ABI    ABI
+	GoFunc bool     // from a Go binary: never hijack its return addresses
+	Params []string // parameter names in argument order, from DWARF (may be nil)
+	// Rets lists link-time addresses of every RET in the function, for return
+	// probes that must not hijack return addresses (Go). Nil until needed.
+	Rets []uint64
+}

@@ -1,0 +1,60 @@
+package probe
+
+// Kind says where in a function a probe fires.
+type Kind uint8
+
+const (
+	// Entry fires before the probed instruction executes (function entry,
+	// or an offset/address inside it).
+	Entry Kind = iota
+	// Return fires when the probed function returns to its caller.
+	Return
+)
+
+func (k Kind) String() string {
+	if k == Return {
+		return "return"
+	}
+	return "entry"
+}
+
+// Spec is one parsed probe: where it fires, what it fetches and when.
+// It is backend-neutral; each engine compiles Fetches and Cond its own way.
+type Spec struct {
+	Text string // the spec as the user wrote it
+	Kind Kind
+
+	// Object names the ELF object: "" for the traced executable, a path,
+	// or a library short name ("libc" matches libc.so.6).
+	Object string
+	// Symbol is a function name or a glob (*, ?, [...]); "" when Address is set.
+	// A "@plt" suffix names the PLT stub of that function.
+	Symbol string
+	// Offset is added to the symbol's address (work+0x4).
+	Offset uint64
+	// Address is a link-time virtual address in Object (0xADDRESS form),
+	// used when Symbol is "".
+	Address uint64
+
+	Fetches []Fetch
+	Cond    Expr // nil: always fires
+}
+
+// Fetch is one value the probe reports, with its display format.
+type Fetch struct {
+	Expr   Expr
+	Format Format
+	Text   string // source text of the fetch, for headers and errors
+}
+
+// Format is how a fetched value is shown.
+type Format byte
+
+const (
+	FormatDefault  Format = 0   // d for integers, s for str()
+	FormatDec      Format = 'd' // signed decimal
+	FormatUnsigned Format = 'u'
+	FormatHex      Format = 'x'
+	FormatString   Format = 's' // NUL-terminated string read from the tracee
+	FormatPointer  Format = 'p'
+)
