@@ -1,0 +1,55 @@
+package elfsym
+
+import (
+	"errors"
+
+	"github.com/utap/utap/probe"
+)
+
+// Sentinel errors, wrapped with the object, symbol or PID they concern and
+// a hint of what to do.
+var (
+	ErrNotELF      = errors.New("not an ELF file")
+	ErrNoSymbol    = errors.New("no such symbol")
+	ErrNoProcess   = errors.New("no such process")
+	ErrNoObject    = errors.New("no such object")
+	ErrNotBoundary = errors.New("not an instruction boundary")
+)
+
+// Target is what locations are resolved against: a running process (PID,
+// whose executable and libraries come from /proc/PID/maps), or an
+// executable not yet started (Exe, whose libraries come from DT_NEEDED and
+// the loader's search path).
+type Target struct {
+	Exe string
+	PID int
+}
+
+// Symbol is one probe-able location, as `utap list` shows it.
+type Symbol struct {
+	Object  string   `json:"object"`
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`              // "func" or "plt" (later "usdt")
+	Addr    uint64   `json:"addr"`              // link-time address
+	Runtime uint64   `json:"runtime,omitempty"` // address in the process, when resolved against a PID
+	Size    uint64   `json:"size"`
+	Params  []string `json:"params,omitempty"`
+}
+
+// Mapping is one line of /proc/PID/maps.
+type Mapping struct {
+	Start, End, Offset uint64
+	Perms              string
+	Dev                string
+	Inode              uint64
+	Path               string
+}
+
+// The functions below are the package's contract with the CLI and the
+// engines; their bodies live in the other files of this package.
+var (
+	_ func([]*probe.Spec, Target) ([]probe.Site, error) = Resolve
+	_ func(Target, string) ([]Symbol, error)            = List
+	_ func(int) ([]Mapping, error)                      = Maps
+	_ func([]Mapping, string) (uint64, error)           = Bias
+)
