@@ -31,6 +31,11 @@ type Site struct {
 	ABI    ABI
 	GoFunc bool     // from a Go binary: never hijack its return addresses
 	Params []string // parameter names in argument order, from DWARF (may be nil)
+	// Fetches and Cond are the Spec's, bound to this site by Bind: parameter
+	// names resolved to arguments. Engines compile these, not the Spec's.
+	Fetches []Fetch
+	Cond    Expr
+
 	// Rets lists link-time addresses of every RET in the function, for return
 	// probes that must not hijack return addresses (Go). Nil until needed.
 	Rets []uint64
