@@ -1,10 +1,126 @@
 package probe
 
-// Bind fills s.Fetches and s.Cond from s.Spec, resolving parameter names
-// (Ident) against s.Params. elfsym.Resolve calls it for every site.
-// TEMPORARY: copies without resolving; the parser's author replaces it.
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Bind fills s.Fetches and s.Cond from s.Spec, replacing every parameter
+// name (Ident) with the Arg at its 1-based position in s.Params.
+// elfsym.Resolve calls it for every site. The Spec's trees are shared by
+// all its sites and are never mutated: paths to a name are rebuilt, the
+// rest is shared.
 func (s *Site) Bind() error {
-	s.Fetches = s.Spec.Fetches
-	s.Cond = s.Spec.Cond
+	if s.Spec == nil {
+		return fmt.Errorf("probe: site %s has no spec", s.where())
+	}
+	var fetches []Fetch
+	if len(s.Spec.Fetches) > 0 {
+		fetches = make([]Fetch, len(s.Spec.Fetches))
+	}
+	for i, f := range s.Spec.Fetches {
+		e, err := s.bind(f.Expr)
+		if err != nil {
+			return err
+		}
+		fetches[i] = Fetch{Expr: e, Format: f.Format, Text: f.Text}
+	}
+	var cond Expr
+	if s.Spec.Cond != nil {
+		c, err := s.bind(s.Spec.Cond)
+		if err != nil {
+			return err
+		}
+		cond = c
+	}
+	s.Fetches, s.Cond = fetches, cond
 	return nil
 }
+
+func (s *Site) where() string {
+	if s.Func != "" {
+		return s.Func
+	}
+	return fmt.Sprintf("%#x", s.Addr)
+}
+
+// bind returns e with names resolved; e itself when it holds none.
+func (s *Site) bind(e Expr) (Expr, error) {
+	switch e := e.(type) {
+	case *Ident:
+		i := slices.Index(s.Params, e.Name)
+		if i < 0 {
+			return nil, s.noParam(e.Name)
+		}
+		return &Arg{N: i + 1}, nil
+	case *Unary:
+		x, err := s.bind(e.X)
+		if err != nil || x == e.X {
+			return e, err
+		}
+		return &Unary{Op: e.Op, X: x}, nil
+	case *Binary:
+		x, err := s.bind(e.X)
+		if err != nil {
+			return nil, err
+		}
+		y, err := s.bind(e.Y)
+		if err != nil || x == e.X && y == e.Y {
+			return e, err
+		}
+		return &Binary{Op: e.Op, X: x, Y: y, T: e.T}, nil
+	case *Ternary:
+		c, err := s.bind(e.Cond)
+		if err != nil {
+			return nil, err
+		}
+		t, err := s.bind(e.Then)
+		if err != nil {
+			return nil, err
+		}
+		f, err := s.bind(e.Else)
+		if err != nil || c == e.Cond && t == e.Then && f == e.Else {
+			return e, err
+		}
+		return &Ternary{Cond: c, Then: t, Else: f, T: e.T}, nil
+	case *Cast:
+		x, err := s.bind(e.X)
+		if err != nil || x == e.X {
+			return e, err
+		}
+		return &Cast{To: e.To, X: x}, nil
+	case *Deref:
+		a, err := s.bind(e.Addr)
+		if err != nil || a == e.Addr {
+			return e, err
+		}
+		return &Deref{T: e.T, Addr: a}, nil
+	case *StrOf:
+		a, err := s.bind(e.Addr)
+		if err != nil || a == e.Addr {
+			return e, err
+		}
+		return &StrOf{Addr: a}, nil
+	}
+	return e, nil // leaves: Const, StrLit, Arg, Builtin
+}
+
+func (s *Site) noParam(name string) error {
+	params := "none known: no DWARF information"
+	if len(s.Params) > 0 {
+		params = strings.Join(s.Params, ", ")
+	}
+	regs := 6
+	if s.ABI == ABIGoRegs {
+		regs = 9
+	}
+	return &noParamError{fmt.Sprintf("spec %q: %q is not a parameter of %s (parameters: %s); use arg1..arg%d",
+		s.Spec.Text, name, s.where(), params, regs)}
+}
+
+// noParamError reads as a sentence yet matches errors.Is(err, ErrNoParam).
+type noParamError struct{ msg string }
+
+func (e *noParamError) Error() string { return e.msg }
+func (e *noParamError) Unwrap() error { return ErrNoParam }

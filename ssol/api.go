@@ -15,7 +15,9 @@ const (
 	Emulate Action = iota + 1
 	// Boost: the slot holds the relocated instruction then a jump back to
 	// the next original instruction; the tracer sets rip to the slot and
-	// continues; one stop per hit.
+	// continues; one stop per hit. A RIP-relative Boost instruction
+	// becomes Step when its slot is beyond ±2 GiB of its operand
+	// (Insn.Slot settles it; Insn.ActionFor predicts it).
 	Boost
 	// Step: the slot holds the relocated instruction then an int3; the
 	// tracer sets rip to the slot (after Insn.PreStep) and, at the second
@@ -59,7 +61,11 @@ var (
 	_ = (*Insn).PreStep
 	_ = (*Insn).PostStep
 	_ = (*Insn).SlotPC
+	_ = (*Insn).ActionFor
 	_ = Analyze
 	_ = Len
+	_ = Decode
+	_ = IsRet
+	_ = Rets
 	_ unix.PtraceRegs
 )

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+	"github.com/utap/utap/elfsym"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "list the probe-able functions of a program, a library or a running process",
+		ArgsUsage: "[BINARY] [PATTERN]",
+		Description: "Examples:\n" +
+			"   utap list ./myprog 'work*'         functions of a program and its libraries matching work*\n" +
+			"   utap list --pid 1234 malloc        malloc in process 1234, with its loaded address\n" +
+			"   utap list /usr/lib/x86_64-linux-gnu/libc.so.6 'str*' --format json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "list what is loaded in process `PID`"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "text (an aligned table) or json (one object a line)"},
+		},
+		Action: runList,
+	}
+}
+
+func runList(c *cli.Context) error {
+	t := elfsym.Target{PID: c.Int("pid")}
+	args := c.Args().Slice()
+	if t.PID == 0 {
+		if len(args) == 0 {
+			return fmt.Errorf("list needs a BINARY or --pid PID (see utap list --help)")
+		}
+		t.Exe, args = args[0], args[1:]
+	}
+	pattern := ""
+	switch len(args) {
+	case 0:
+	case 1:
+		pattern = args[0]
+	default:
+		return fmt.Errorf("list takes one PATTERN, got %q", strings.Join(args, " "))
+	}
+	format := c.String("format")
+	if format != "text" && format != "json" {
+		return fmt.Errorf("unknown --format %q (use text or json)", format)
+	}
+	syms, err := elfsym.List(t, pattern)
+	if err != nil {
+		return err
+	}
+	if len(syms) == 0 && pattern != "" {
+		return fmt.Errorf("no function matches %q (try a glob such as '%s*')", pattern, pattern)
+	}
+	if format == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		for i := range syms {
+			if err := enc.Encode(&syms[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
+	addrHeader := "ADDRESS"
+	if t.PID != 0 {
+		addrHeader = "LOADED AT"
+	}
+	fmt.Fprintf(tw, "OBJECT\tNAME\tKIND\t%s\tSIZE\tPARAMS\n", addrHeader)
+	for _, s := range syms {
+		addr := s.Addr
+		if t.PID != 0 && s.Runtime != 0 {
+			addr = s.Runtime
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%#x\t%d\t%s\n", s.Object, s.Name, s.Kind, addr, s.Size, strings.Join(s.Params, ", "))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/internal/fixture"
+)
+
+func TestListBinary(t *testing.T) {
+	bin := fixture.C(t, "cli_work.c")
+	r := utap(t, "list", bin, "work")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if !strings.HasPrefix(lines[0], "OBJECT") || len(lines) < 2 {
+		t.Fatalf("no table: %q", r.stdout)
+	}
+	f := strings.Fields(lines[1])
+	if f[1] != "work" || f[2] != "func" || !strings.Contains(lines[1], "a, b") {
+		t.Errorf("row %q: want work func ... with params a, b", lines[1])
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	bin := fixture.C(t, "cli_work.c")
+	r := utap(t, "list", "--format", "json", bin, "gree*")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var s struct {
+		Object, Name, Kind string
+		Addr               uint64
+	}
+	if err := json.Unmarshal([]byte(strings.Split(r.stdout, "\n")[0]), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "greet" || s.Kind != "func" || s.Addr == 0 || s.Object != bin {
+		t.Errorf("got %+v", s)
+	}
+}
+
+// TestListPIDMalloc is the check: utap list --pid $$ malloc shows
+// libc's malloc with its loaded address (the test's own process is Go, with
+// no libc, so a shell stands in for $$).
+func TestListPIDMalloc(t *testing.T) {
+	sh := exec.Command("sh", "-c", "read x")
+	stdin, err := sh.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); sh.Wait() }()
+	waitMapped(t, sh.Process.Pid, "libc.so")
+	r := utap(t, "list", "--pid", fmt.Sprint(sh.Process.Pid), "malloc")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "LOADED AT") {
+		t.Errorf("no loaded-address column: %s", r.stdout)
+	}
+	found := false
+	for _, line := range strings.Split(r.stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && strings.Contains(f[0], "libc.so") && f[1] == "malloc" {
+			found = true
+			var addr uint64
+			fmt.Sscanf(f[3], "0x%x", &addr)
+			if addr < 0x10000 {
+				t.Errorf("malloc at %#x does not look loaded", addr)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("libc malloc not listed:\n%s", r.stdout)
+	}
+}
+
+// waitMapped waits until pid has mapped an object whose path contains name.
+func waitMapped(t *testing.T, pid int, name string) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+		if strings.Contains(string(maps), name) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d never mapped %s", pid, name)
+}
+
+func TestListBadInput(t *testing.T) {
+	oneErrorLine(t, utap(t, "list", "/nonexistent"), "/nonexistent")
+	oneErrorLine(t, utap(t, "list", "/etc/passwd"), "/etc/passwd", "not an ELF")
+	oneErrorLine(t, utap(t, "list", "--pid", "999999"), "999999")
+	oneErrorLine(t, utap(t, "list"), "BINARY")
+	oneErrorLine(t, utap(t, "list", "--format", "xml", "/bin/ls"), "xml")
+}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/output"
+	"github.com/utap/utap/probe"
+)
+
+// traceFlags are shared by run and attach.
+func traceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "e", Usage: "probe `SPEC` (repeatable), e.g. -e 'libc:malloc(arg1)' -e 'return:work'"},
+		&cli.StringFlag{Name: "probes", Usage: "read specs from `FILE`, one a line, # comments"},
+		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "engine: auto, ptrace or uprobe"},
+		&cli.StringFlag{Name: "o", Usage: "write events to `FILE` instead of stderr"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "text (ltrace-like lines) or json (JSON lines)"},
+		&cli.BoolFlag{Name: "tt", Usage: "prefix lines with the wall-clock time, microseconds"},
+		&cli.IntFlag{Name: "s", Value: output.DefaultStrLen, Usage: "show at most `N` bytes of each string"},
+		&cli.BoolFlag{Name: "T", Usage: "show the time spent in each call on return lines"},
+		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
+		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
+	}
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run a command with probes in it",
+		ArgsUsage: "-- CMD [ARGS...]",
+		Description: "The command's stdin, stdout, stderr and exit status pass through untouched; events go to\n" +
+			"   stderr (or -o FILE). Examples:\n" +
+			"   utap run -e 'work(arg1, arg2)' -- ./myprog\n" +
+			"   utap run -e 'libc:open(str(arg1), arg2:x)' -e 'return:libc:open(ret)' -- cat /etc/hostname\n" +
+			"   utap run --backend ptrace -f -e 'libc:malloc(arg1) if arg1 > 4096' -- make",
+		Flags:  traceFlags(),
+		Action: func(c *cli.Context) error { return trace(c, false) },
+	}
+}
+
+func attachCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "attach",
+		Usage: "attach probes to running processes until Ctrl-C, SIGTERM or --duration",
+		Description: "On exit every probe is removed and the processes run on untouched. Examples:\n" +
+			"   utap attach -p 1234 -e 'libc:malloc(arg1)' --duration 10s\n" +
+			"   utap attach -p 1234,1240 -e 'handle_request' -o trace.jsonl --format json",
+		Flags: append(traceFlags(),
+			&cli.StringFlag{Name: "p", Required: true, Usage: "process `PID[,PID...]` to attach to"},
+			&cli.DurationFlag{Name: "duration", Usage: "detach after `D` (e.g. 10s)"},
+		),
+		Action: func(c *cli.Context) error { return trace(c, true) },
+	}
+}
+
+func trace(c *cli.Context, attach bool) error {
+	specs, err := readSpecs(c)
+	if err != nil {
+		return err
+	}
+	var t probe.Target
+	var resolveTarget elfsym.Target
+	if attach {
+		if c.Args().Len() > 0 {
+			return fmt.Errorf("attach takes no command (got %q); use utap run -- CMD", c.Args().First())
+		}
+		if t.PIDs, err = parsePIDs(c.String("p")); err != nil {
+			return err
+		}
+		resolveTarget.PID = t.PIDs[0]
+	} else {
+		if c.Args().Len() == 0 {
+			return fmt.Errorf("run needs a command: utap run -e SPEC -- CMD [ARGS...]")
+		}
+		t.Argv = c.Args().Slice()
+		path, err := exec.LookPath(t.Argv[0])
+		if err != nil {
+			return fmt.Errorf("cannot run %q: %v", t.Argv[0], unwrapExec(err))
+		}
+		resolveTarget.Exe = path
+		t.Stdin, t.Stdout, t.Stderr = os.Stdin, os.Stdout, os.Stderr
+	}
+	t.Follow = c.Bool("f")
+
+	sites, err := resolveAll(specs, resolveTarget, t.PIDs)
+	if err != nil {
+		return err
+	}
+	t.Resolve = func(pid int) ([]probe.Site, error) {
+		return elfsym.Resolve(specs, elfsym.Target{PID: pid})
+	}
+
+	eng, why, err := chooseEngine(c.String("backend"), sites)
+	if err != nil {
+		return err
+	}
+	if !c.Bool("q") && why != "" {
+		fmt.Fprintf(os.Stderr, "utap: %s\n", why)
+	}
+
+	out, closeOut, err := openOutput(c.String("o"))
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+	w, err := output.New(c.String("format"), out, output.Options{
+		WallClock: c.Bool("tt"), StrLen: c.Int("s"), Durations: c.Bool("T"),
+	})
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if d := c.Duration("duration"); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+
+	var werr error
+	res, err := eng.Trace(ctx, t, sites, func(ev *probe.Event) {
+		if werr == nil {
+			werr = w.Write(ev)
+		}
+	})
+	if ferr := w.Flush(); werr == nil {
+		werr = ferr
+	}
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return fmt.Errorf("writing events: %w", werr)
+	}
+	if res.Lost > 0 {
+		fmt.Fprintf(os.Stderr, "utap: %d events lost\n", res.Lost)
+	}
+	if !attach && res.ExitCode != 0 {
+		return exitError{res.ExitCode}
+	}
+	return nil
+}
+
+// resolveAll resolves specs against the executable, or against every
+// attached process (they may run different programs).
+func resolveAll(specs []*probe.Spec, t elfsym.Target, pids []int) ([]probe.Site, error) {
+	if len(pids) <= 1 {
+		return elfsym.Resolve(specs, t)
+	}
+	var all []probe.Site
+	seen := map[[2]any]bool{}
+	for _, pid := range pids {
+		sites, err := elfsym.Resolve(specs, elfsym.Target{PID: pid})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sites {
+			k := [2]any{s.Object, s.Addr}
+			if !seen[k] {
+				seen[k] = true
+				all = append(all, s)
+			}
+		}
+	}
+	return all, nil
+}
+
+func readSpecs(c *cli.Context) ([]*probe.Spec, error) {
+	var specs []*probe.Spec
+	for _, text := range c.StringSlice("e") {
+		s, err := probe.Parse(text)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	if file := c.String("probes"); file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("probes file: %w", err)
+		}
+		defer f.Close()
+		more, err := probe.ParseFile(bufio.NewReader(f), file)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, more...)
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("no probes: give at least one -e SPEC or --probes FILE (see utap list to find functions)")
+	}
+	return specs, nil
+}
+
+func parsePIDs(s string) ([]int, error) {
+	var pids []int
+	for _, f := range strings.Split(s, ",") {
+		pid, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("-p %q: %q is not a process id", s, f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+func openOutput(path string) (io.Writer, func(), error) {
+	if path == "" || path == "-" {
+		return os.Stderr, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-o: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+func unwrapExec(err error) error {
+	if ee, ok := err.(*exec.Error); ok {
+		return ee.Err
+	}
+	return err
+}
+
+var _ = time.Second

@@ -1,0 +1,57 @@
+package output
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+
+	"github.com/utap/utap/probe"
+)
+
+// jsonLines writes one JSON object per event in the schema of
+// docs/output.md. It appends by hand rather than using encoding/json: the
+// schema is fixed and this runs once per event.
+type jsonLines struct {
+	w    *bufio.Writer
+	line []byte
+}
+
+func newJSON(w io.Writer) *jsonLines {
+	return &jsonLines{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+func (j *jsonLines) Write(ev *probe.Event) error {
+	b := append(j.line[:0], `{"time_ns":`...)
+	b = strconv.AppendInt(b, ev.TimeNs, 10)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(ev.PID), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(ev.TID), 10)
+	b = append(b, `,"probe":`...)
+	b = appendJSONString(b, ev.Probe)
+	b = append(b, `,"func":`...)
+	b = appendJSONString(b, ev.Func)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, ev.Kind)
+	b = append(b, `,"args":[`...)
+	for i := range ev.Args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonValue(b, &ev.Args[i])
+	}
+	b = append(b, `],"ret":`...)
+	if ev.Ret != nil {
+		b = jsonValue(b, ev.Ret)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"duration_ns":`...)
+	b = strconv.AppendInt(b, ev.DurationNs, 10)
+	b = append(b, "}\n"...)
+	j.line = b
+	_, err := j.w.Write(b)
+	return err
+}
+
+func (j *jsonLines) Flush() error { return j.w.Flush() }

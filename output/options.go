@@ -1,0 +1,57 @@
+package output
+
+import (
+	"io"
+	"time"
+
+	"github.com/utap/utap/probe"
+	"golang.org/x/sys/unix"
+)
+
+// Options shape how events are written.
+type Options struct {
+	// WallClock prefixes text lines with the wall-clock time of the event
+	// (-tt), converted from the engines' CLOCK_MONOTONIC timestamps.
+	WallClock bool
+	// StrLen is the longest string shown before it is cut with "..." (-s);
+	// 0 means DefaultStrLen.
+	StrLen int
+	// Durations shows the time spent in a call on return lines (-T).
+	Durations bool
+}
+
+// DefaultStrLen is strace's and ltrace's default -s.
+const DefaultStrLen = 32
+
+// Writer writes one event at a time. Engines call emit from one goroutine,
+// so writers need no locking.
+type Writer interface {
+	Write(ev *probe.Event) error
+	Flush() error
+}
+
+// monoToWall is wall-clock minus CLOCK_MONOTONIC, taken once, so that a
+// monotonic event timestamp maps to wall-clock time cheaply.
+func monoToWall() time.Duration {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Duration(time.Now().UnixNano() - ts.Nano())
+}
+
+// New returns the writer for format ("text" or "json") on w.
+func New(format string, w io.Writer, o Options) (Writer, error) {
+	switch format {
+	case "", "text":
+		return newText(w, o), nil
+	case "json":
+		return newJSON(w), nil
+	}
+	return nil, &FormatError{Format: format}
+}
+
+// FormatError names an output format utap does not know.
+type FormatError struct{ Format string }
+
+func (e *FormatError) Error() string {
+	return "unknown output format \"" + e.Format + "\" (use text or json)"
+}

@@ -1,0 +1,126 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/probe"
+)
+
+func events() []*probe.Event {
+	return []*probe.Event{
+		{TimeNs: 1, PID: 10, TID: 11, Probe: "work(arg1, arg2:x)", Func: "work", Kind: "entry",
+			Args: []probe.Value{{Int: uint64(1<<64 - 3), Signed: true}, {Int: 255, Format: probe.FormatHex}}},
+		{TimeNs: 2, PID: 10, TID: 10, Probe: "libc:open(str(arg1))", Func: "open", Kind: "entry",
+			Args: []probe.Value{{Str: "/etc/pa\"ss\x00wd\n", IsStr: true}, {Err: true}}},
+		{TimeNs: 3, PID: 10, TID: 10, Probe: "return:work", Func: "work", Kind: "return",
+			Ret: &probe.Value{Int: 4, Signed: true}, DurationNs: 12000},
+	}
+}
+
+func write(t *testing.T, format string, o Options) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := New(format, &buf, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events() {
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func TestText(t *testing.T) {
+	got := write(t, "text", Options{Durations: true})
+	want := `[pid 11] work(-3, 0xff)
+[pid 10] open("/etc/pa\"ss\0wd\n", ?)
+[pid 10] work() = 4 <0.000012>
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestTextStrLenAndWallClock(t *testing.T) {
+	got := write(t, "text", Options{StrLen: 4, WallClock: true})
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if !strings.Contains(lines[1], `open("/etc"..., ?)`) {
+		t.Errorf("-s 4 not applied: %q", lines[1])
+	}
+	if !regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{6} \[pid 11\]`).MatchString(lines[0]) {
+		t.Errorf("-tt prefix missing: %q", lines[0])
+	}
+	if strings.Contains(lines[2], "<") {
+		t.Errorf("duration shown without -T: %q", lines[2])
+	}
+}
+
+func TestJSONSchema(t *testing.T) {
+	got := write(t, "json", Options{})
+	keys := []string{"args", "duration_ns", "func", "kind", "pid", "probe", "ret", "tid", "time_ns"}
+	var decoded []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("invalid JSON %q: %v", line, err)
+		}
+		var have []string
+		for k := range m {
+			have = append(have, k)
+		}
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				t.Errorf("key %q missing in %s", k, line)
+			}
+		}
+		if len(have) != len(keys) {
+			t.Errorf("keys %v, want exactly %v", have, keys)
+		}
+		decoded = append(decoded, m)
+	}
+	if !reflect.DeepEqual(decoded[0]["args"], []any{-3.0, "0xff"}) {
+		t.Errorf("args = %v", decoded[0]["args"])
+	}
+	if !reflect.DeepEqual(decoded[1]["args"], []any{"/etc/pa\"ss\x00wd\n", nil}) {
+		t.Errorf("args = %#v", decoded[1]["args"])
+	}
+	if decoded[2]["ret"] != 4.0 || decoded[2]["duration_ns"] != 12000.0 || decoded[0]["ret"] != nil {
+		t.Errorf("ret/duration wrong: %v", decoded)
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	if _, err := New("xml", &bytes.Buffer{}, Options{}); err == nil || !strings.Contains(err.Error(), "xml") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func BenchmarkText(b *testing.B) {
+	w, _ := New("text", discard{}, Options{})
+	ev := events()[0]
+	for b.Loop() {
+		_ = w.Write(ev)
+	}
+}
+
+func BenchmarkJSON(b *testing.B) {
+	w, _ := New("json", discard{}, Options{})
+	ev := events()[0]
+	for b.Loop() {
+		_ = w.Write(ev)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

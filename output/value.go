@@ -1,0 +1,83 @@
+package output
+
+import (
+	"strconv"
+
+	"github.com/utap/utap/probe"
+)
+
+// formatValue renders v as text: integers per their format, strings quoted
+// and escaped as strace does, cut at strLen with "..." after the quote.
+func formatValue(b []byte, v *probe.Value, strLen int) []byte {
+	switch {
+	case v.Err:
+		return append(b, '?')
+	case v.IsStr:
+		return quote(b, v.Str, strLen)
+	}
+	switch v.Format {
+	case probe.FormatHex, probe.FormatPointer:
+		if v.Int == 0 && v.Format == probe.FormatPointer {
+			return append(b, "NULL"...)
+		}
+		return strconv.AppendUint(append(b, "0x"...), v.Int, 16)
+	case probe.FormatUnsigned:
+		return strconv.AppendUint(b, v.Int, 10)
+	case probe.FormatDec:
+		return strconv.AppendInt(b, int64(v.Int), 10)
+	}
+	if v.Signed {
+		return strconv.AppendInt(b, int64(v.Int), 10)
+	}
+	return strconv.AppendUint(b, v.Int, 10)
+}
+
+func quote(b []byte, s string, strLen int) []byte {
+	cut := len(s) > strLen
+	if cut {
+		s = s[:strLen]
+	}
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, `\n`...)
+		case '\t':
+			b = append(b, `\t`...)
+		case '\r':
+			b = append(b, `\r`...)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				b = append(b, '\\')
+				b = strconv.AppendUint(b, uint64(c), 8)
+			} else {
+				b = append(b, c)
+			}
+		}
+	}
+	b = append(b, '"')
+	if cut {
+		b = append(b, "..."...)
+	}
+	return b
+}
+
+// jsonValue renders v for JSON lines: a number for decimal integers, a
+// "0x.." string for hex and pointers, a string for strings, null when the
+// read faulted.
+func jsonValue(b []byte, v *probe.Value) []byte {
+	switch {
+	case v.Err:
+		return append(b, "null"...)
+	case v.IsStr:
+		return appendJSONString(b, v.Str)
+	case v.Format == probe.FormatHex || v.Format == probe.FormatPointer:
+		b = append(b, `"0x`...)
+		b = strconv.AppendUint(b, v.Int, 16)
+		return append(b, '"')
+	}
+	return formatValue(b, v, 0)
+}

@@ -1,0 +1,54 @@
+package probe
+
+import (
+	"strconv"
+	"strings"
+)
+
+// String prints s in canonical form: Parse(s.String()) gives the same Spec
+// (but Text) and the same canonical string. Entry probes carry no type
+// prefix unless the object's name is itself a type word.
+func (s *Spec) String() string {
+	var b strings.Builder
+	if _, ok := typeWords[s.Object]; s.Kind == Return || ok {
+		b.WriteString(s.Kind.String())
+		b.WriteByte(':')
+	}
+	if s.Object != "" {
+		b.WriteString(s.Object)
+		b.WriteByte(':')
+	}
+	if s.Symbol != "" {
+		b.WriteString(s.Symbol)
+		if s.Offset != 0 {
+			b.WriteString("+0x")
+			b.WriteString(strconv.FormatUint(s.Offset, 16))
+		}
+	} else {
+		b.WriteString("0x")
+		b.WriteString(strconv.FormatUint(s.Address, 16))
+	}
+	if len(s.Fetches) > 0 {
+		b.WriteByte('(')
+		for i, f := range s.Fetches {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f.String())
+		}
+		b.WriteByte(')')
+	}
+	if s.Cond != nil {
+		b.WriteString(" if ")
+		b.WriteString(s.Cond.String())
+	}
+	return b.String()
+}
+
+// String prints the fetch as expr[:format].
+func (f Fetch) String() string {
+	if f.Format == FormatDefault {
+		return f.Expr.String()
+	}
+	return f.Expr.String() + ":" + string(rune(f.Format))
+}

@@ -1,0 +1,123 @@
+package summary
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/utap/utap/probe"
+)
+
+// Summary accumulates events per function. Add is called from the
+// engine's emit goroutine; it is not safe for concurrent use.
+type Summary struct {
+	funcs map[string]*counts
+}
+
+type counts struct {
+	entries, returns, errors uint64
+	time                     Histogram // durations of returns whose entry was seen
+}
+
+// calls counts returns when the function has a return probe (a call still
+// running at exit is not counted), else entries.
+func (c *counts) calls() uint64 {
+	if c.returns > 0 {
+		return c.returns
+	}
+	return c.entries
+}
+
+// New returns an empty summary.
+func New() *Summary { return &Summary{funcs: map[string]*counts{}} }
+
+// Add counts one event.
+func (s *Summary) Add(ev *probe.Event) {
+	name := ev.Func
+	if name == "" {
+		name = ev.Probe // a bare address
+	}
+	c := s.funcs[name]
+	if c == nil {
+		c = &counts{}
+		s.funcs[name] = c
+	}
+	if ev.Kind != "return" {
+		c.entries++
+		return
+	}
+	c.returns++
+	if IsError(ev.Ret) {
+		c.errors++
+	}
+	if ev.DurationNs > 0 {
+		c.time.Record(uint64(ev.DurationNs))
+	}
+}
+
+// IsError says whether a return value counts as an error: a negative
+// signed integer, the -1 / -errno convention of C. Only values shown signed
+// count (a signed DWARF return type, or ret:d); pointers, unsigned, hex and
+// strings never do. A 32-bit int counts only if the engine sign-extended it.
+func IsError(v *probe.Value) bool {
+	if v == nil || v.Err || v.IsStr {
+		return false
+	}
+	signed := v.Format == probe.FormatDec || (v.Format == probe.FormatDefault && v.Signed)
+	return signed && int64(v.Int) < 0
+}
+
+// Line is one row of the report. Times are in ns; they are 0 when Timed
+// is 0 (entry-only probes, or no entry seen for any return).
+type Line struct {
+	Function string  `json:"function"`
+	Calls    uint64  `json:"calls"`
+	Errors   uint64  `json:"errors"`
+	Timed    uint64  `json:"timed_calls"` // calls with a duration
+	Percent  float64 `json:"percent_time"`
+	TotalNs  uint64  `json:"total_ns"`
+	AvgNs    uint64  `json:"avg_ns"`
+	MinNs    uint64  `json:"min_ns"`
+	MaxNs    uint64  `json:"max_ns"`
+	P50Ns    uint64  `json:"p50_ns"`
+	P99Ns    uint64  `json:"p99_ns"`
+}
+
+func line(name string, calls, errors uint64, h *Histogram) Line {
+	return Line{
+		Function: name, Calls: calls, Errors: errors, Timed: h.Count(),
+		TotalNs: h.Sum(), AvgNs: h.Mean(), MinNs: h.Min(), MaxNs: h.Max(),
+		P50Ns: h.Quantile(0.5), P99Ns: h.Quantile(0.99),
+	}
+}
+
+// Lines returns the functions in report order, by total time, then calls,
+// descending, then by name; and the total over all of them.
+func (s *Summary) Lines() (funcs []Line, total Line) {
+	var all Histogram
+	var calls, errors uint64
+	for name, c := range s.funcs {
+		funcs = append(funcs, line(name, c.calls(), c.errors, &c.time))
+		all.Merge(&c.time)
+		calls += c.calls()
+		errors += c.errors
+	}
+	total = line("total", calls, errors, &all)
+	for i := range funcs {
+		if total.TotalNs > 0 {
+			funcs[i].Percent = 100 * float64(funcs[i].TotalNs) / float64(total.TotalNs)
+		}
+	}
+	if total.TotalNs > 0 {
+		total.Percent = 100
+	}
+	slices.SortFunc(funcs, func(a, b Line) int {
+		if c := cmp.Compare(b.TotalNs, a.TotalNs); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Calls, a.Calls); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Function, b.Function)
+	})
+	return funcs, total
+}
