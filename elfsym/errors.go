@@ -1,0 +1,47 @@
+package elfsym
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+)
+
+// msgError is an error whose text is written for the user in full, while
+// errors.Is still finds the sentinel it stands for.
+type msgError struct {
+	msg string
+	err error
+}
+
+func (e *msgError) Error() string { return e.msg }
+func (e *msgError) Unwrap() error { return e.err }
+
+// errorf builds a msgError: the message says everything, sentinel is only
+// there for errors.Is.
+func errorf(sentinel error, format string, args ...any) error {
+	return &msgError{msg: fmt.Sprintf(format, args...), err: sentinel}
+}
+
+// procError turns a failure to read /proc/PID/... into an error that says
+// what to do about it.
+func procError(pid int, what string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errorf(ErrNoProcess, "process %d does not exist", pid)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("reading %s of process %d: %w (run as root or grant CAP_SYS_PTRACE)", what, pid, err)
+	}
+	return fmt.Errorf("reading %s of process %d: %w", what, pid, err)
+}
+
+// openError turns a failure to open an object into a hint.
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errorf(ErrNoObject, "%s does not exist", path)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+		return fmt.Errorf("opening %s: %w (run as root or check its permissions)", path, err)
+	}
+	return fmt.Errorf("opening %s: %w", path, err)
+}

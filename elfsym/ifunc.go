@@ -1,0 +1,78 @@
+package elfsym
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+)
+
+// An IFUNC symbol (libc's strlen, memcpy...) points at a resolver that
+// runs once, at load time, and picks the implementation for this CPU; a
+// probe on the resolver would never fire. The loader stores its choice in
+// the GOT slot of the object's own R_X86_64_IRELATIVE relocation whose
+// addend is the resolver, so in a running process that slot names the
+// implementation actually called. Before the process runs, the choice is
+// unknown and the site stays at the resolver.
+
+// irelative maps resolver addresses to the GOT slots their IRELATIVE
+// relocations fill.
+func (o *object) irelative() map[uint64]uint64 {
+	o.irelOnce.Do(func() { o.irel = o.readIrelative() })
+	return o.irel
+}
+
+func (o *object) readIrelative() map[uint64]uint64 {
+	slots := map[uint64]uint64{}
+	for _, name := range []string{".rela.dyn", ".rela.plt"} {
+		sec := o.elf.Section(name)
+		if sec == nil || sec.Type != elf.SHT_RELA {
+			continue
+		}
+		data, err := sec.Data()
+		if err != nil {
+			continue
+		}
+		for i := 0; i+24 <= len(data); i += 24 {
+			info := binary.LittleEndian.Uint64(data[i+8:])
+			if elf.R_X86_64(info&0xffffffff) == elf.R_X86_64_IRELATIVE {
+				slots[binary.LittleEndian.Uint64(data[i+16:])] = binary.LittleEndian.Uint64(data[i:])
+			}
+		}
+	}
+	return slots
+}
+
+// ifuncImpl returns the implementation the process's loader chose for
+// the IFUNC fn of o, named after fn.
+func (ld *loader) ifuncImpl(o *object, fn fsym) (fsym, error) {
+	slot, ok := o.irelative()[fn.addr]
+	if !ok {
+		return fn, fmt.Errorf("no IRELATIVE relocation for %s", fn.name)
+	}
+	bias, err := o.bias(ld.maps)
+	if err != nil {
+		return fn, err
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", ld.pid))
+	if err != nil {
+		return fn, procError(ld.pid, "memory", err)
+	}
+	defer mem.Close()
+	var b [8]byte
+	if _, err := mem.ReadAt(b[:], int64(slot+bias)); err != nil {
+		return fn, procError(ld.pid, "memory", err)
+	}
+	impl := binary.LittleEndian.Uint64(b[:]) - bias
+	if p := o.segment(impl); p == nil || p.Flags&elf.PF_X == 0 || impl == fn.addr {
+		// Not applied (yet): the loader relocates some objects lazily.
+		return fn, fmt.Errorf("GOT slot of %s holds no implementation", fn.name)
+	}
+	s, ok := o.covering(impl)
+	if !ok || s.addr != impl {
+		// No symbol for it (stripped libc): a bare start without a size.
+		s = fsym{addr: impl, global: true}
+	}
+	s.name = fn.name
+	return s, nil
+}

@@ -1,0 +1,43 @@
+package elfsym
+
+import (
+	"testing"
+
+	"github.com/utap/utap/internal/fixture"
+)
+
+// TestIFUNC: before the process runs, libc:strlen is the IFUNC resolver
+// (listed as kind "ifunc"); in a running process it is the implementation
+// the loader picked, and the process holds the site's bytes there.
+func TestIFUNC(t *testing.T) {
+	bin := fixture.C(t, "elf_target.c")
+	before := resolveOne(t, Target{Exe: bin}, "libc:strlen")
+	syms, err := List(Target{Exe: bin}, "libc.so.6:strlen")
+	if err != nil || len(syms) != 1 || syms[0].Kind != "ifunc" || syms[0].Addr != before.Addr {
+		t.Fatalf("List(libc:strlen) = %+v, %v", syms, err)
+	}
+	pid := startSleeper(t, bin)
+	after := resolveOne(t, Target{PID: pid}, "libc:strlen")
+	if after.Addr == before.Addr || after.Func != "strlen" {
+		t.Errorf("running: strlen at %#x, resolver at %#x", after.Addr, before.Addr)
+	}
+	maps, err := Maps(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRuntimeBytes(t, pid, maps, after)
+	t.Logf("strlen: resolver %#x, implementation %#x (%d bytes)", before.Addr, after.Addr, after.FuncSize)
+}
+
+// TestDefaultVersionOnly: libc exports memcpy twice (memcpy@GLIBC_2.2.5,
+// a compatibility alias of memmove, and memcpy@@GLIBC_2.14); the spec
+// means the default one.
+func TestDefaultVersionOnly(t *testing.T) {
+	sites, err := Resolve(specs("libc:memcpy"), Target{Exe: "/bin/ls"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sites) != 1 {
+		t.Errorf("libc:memcpy: %d sites", len(sites))
+	}
+}

@@ -1,0 +1,174 @@
+package elfsym
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+
+	"github.com/utap/utap/probe"
+)
+
+// Resolve matches every spec to its sites in t. A spec that matches no
+// site is an error naming it. Probe (the index into specs) is set on each
+// site. Every Site.Addr is checked to be an instruction boundary.
+func Resolve(specs []*probe.Spec, t Target) ([]probe.Site, error) {
+	ld, err := newLoader(t)
+	if err != nil {
+		return nil, err
+	}
+	defer ld.close()
+	var sites []probe.Site
+	for i, spec := range specs {
+		s, err := ld.resolve(spec)
+		if err != nil {
+			return nil, err
+		}
+		for j := range s {
+			s[j].Spec, s[j].Probe = spec, i
+			if err := s[j].Bind(); err != nil {
+				return nil, fmt.Errorf("spec %q: %w", spec.Text, err)
+			}
+		}
+		sites = append(sites, s...)
+	}
+	return sites, nil
+}
+
+func (ld *loader) resolve(spec *probe.Spec) ([]probe.Site, error) {
+	o, err := ld.objectFor(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.symbols(); err != nil {
+		return nil, err
+	}
+	if spec.Symbol == "" {
+		s, err := o.addressSite(spec)
+		if err != nil {
+			return nil, fmt.Errorf("spec %q: %w", spec.Text, err)
+		}
+		return []probe.Site{s}, nil
+	}
+	if _, err := path.Match(spec.Symbol, ""); err != nil {
+		return nil, fmt.Errorf("spec %q: bad pattern %q: %w", spec.Text, spec.Symbol, err)
+	}
+	fns := o.match(spec.Symbol)
+	if len(fns) == 0 {
+		return nil, ld.noSymbol(spec, o)
+	}
+	if len(fns) > manyParams {
+		o.loadParams()
+	}
+	sites := make([]probe.Site, 0, len(fns))
+	for _, fn := range fns {
+		if fn.ifunc && ld.pid > 0 {
+			if impl, err := ld.ifuncImpl(o, fn); err == nil {
+				fn = impl
+			}
+		}
+		s, err := o.site(spec, fn, fn.addr+spec.Offset)
+		if err != nil {
+			return nil, fmt.Errorf("spec %q: %w", spec.Text, err)
+		}
+		sites = append(sites, s)
+	}
+	return sites, nil
+}
+
+// manyParams is the number of functions of an object past which reading
+// all its DWARF at once beats reading it one compilation unit at a time.
+const manyParams = 64
+
+// noSymbol explains a spec that matched nothing, pointing at the object
+// that has the function when the user forgot to name it.
+func (ld *loader) noSymbol(spec *probe.Spec, o *object) error {
+	pattern := spec.Symbol
+	if !isGlob(pattern) {
+		pattern = "*" + pattern + "*"
+	}
+	hint := fmt.Sprintf("try: utap list %s '%s'", o.path, pattern)
+	if spec.Object == "" && !isGlob(spec.Symbol) {
+		for _, p := range ld.objects()[1:] {
+			lib, err := ld.open(p)
+			if err != nil || lib.symbols() != nil {
+				continue
+			}
+			if len(lib.match(spec.Symbol)) > 0 {
+				hint = fmt.Sprintf("it is in %s: try %s:%s", p, libShortName(p), spec.Symbol)
+				break
+			}
+		}
+	}
+	return errorf(ErrNoSymbol, "spec %q: no function matches %q in %s (%s)", spec.Text, spec.Symbol, o.path, hint)
+}
+
+// libShortName is the short name that designates a library: its base
+// name up to ".so".
+func libShortName(p string) string {
+	base := filepath.Base(p)
+	for i := 0; i+3 <= len(base); i++ {
+		if base[i:i+3] == ".so" && i > 0 {
+			return base[:i]
+		}
+	}
+	return base
+}
+
+// site builds the site for fn probed at addr.
+func (o *object) site(spec *probe.Spec, fn fsym, addr uint64) (probe.Site, error) {
+	if fn.size > 0 && addr-fn.addr >= fn.size {
+		return probe.Site{}, fmt.Errorf("%s+%#x is beyond the end of %s (%d bytes)", fn.name, addr-fn.addr, fn.name, fn.size)
+	}
+	goFunc := o.isGo && o.goEntries[fn.addr]
+	if goFunc && addr == fn.addr && spec.Kind == probe.Entry {
+		addr = o.goEntry(fn)
+	}
+	insn, err := o.insnAt(fn, addr)
+	if err != nil {
+		return probe.Site{}, err
+	}
+	off, _ := o.fileOffset(addr)
+	s := probe.Site{
+		Object:     o.path,
+		Func:       fn.name,
+		FuncAddr:   fn.addr,
+		FuncSize:   fn.size,
+		Addr:       addr,
+		FileOffset: off,
+		Insn:       insn,
+		GoFunc:     goFunc,
+	}
+	if goFunc {
+		// Treats ABI0 assembly functions as ABIInternal too, for now.
+		s.ABI = probe.ABIGoRegs
+	}
+	if !fn.plt {
+		s.Params = o.paramsAt(fn.addr)
+	}
+	return s, nil
+}
+
+// addressSite builds the site of a bare link-time address. Inside a known
+// function it is checked like sym+off (and Func names that function);
+// elsewhere only the instruction at the address can be decoded.
+func (o *object) addressSite(spec *probe.Spec) (probe.Site, error) {
+	addr := spec.Address
+	if fn, ok := o.covering(addr); ok {
+		return o.site(spec, fn, addr)
+	}
+	for _, fn := range o.plt {
+		if addr >= fn.addr && addr < fn.addr+fn.size {
+			return o.site(spec, fn, addr)
+		}
+	}
+	code, err := o.codeAt(addr, maxInsn)
+	if err != nil {
+		return probe.Site{}, err
+	}
+	insn, err := decodeOne(code, addr)
+	if err != nil {
+		return probe.Site{}, err
+	}
+	off, _ := o.fileOffset(addr)
+	return probe.Site{Object: o.path, Addr: addr, FuncAddr: addr, FileOffset: off, Insn: insn}, nil
+}
