@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/output"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/summary"
 )
 
 // traceFlags are shared by run and attach.
@@ -30,6 +30,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "tt", Usage: "prefix lines with the wall-clock time, microseconds"},
 		&cli.IntFlag{Name: "s", Value: output.DefaultStrLen, Usage: "show at most `N` bytes of each string"},
 		&cli.BoolFlag{Name: "T", Usage: "show the time spent in each call on return lines"},
+		&cli.BoolFlag{Name: "c", Usage: "count calls and time per function; print a summary on exit instead of events"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 	}
@@ -131,16 +132,29 @@ func trace(c *cli.Context, attach bool) error {
 	}
 
 	var werr error
-	res, err := eng.Trace(ctx, t, sites, func(ev *probe.Event) {
+	emit := func(ev *probe.Event) {
 		if werr == nil {
 			werr = w.Write(ev)
 		}
-	})
+	}
+	var sum *summary.Summary
+	if c.Bool("c") {
+		sum = summary.New()
+		emit = sum.Add
+	}
+	res, err := eng.Trace(ctx, t, sites, emit)
 	if ferr := w.Flush(); werr == nil {
 		werr = ferr
 	}
 	if err != nil {
 		return err
+	}
+	if sum != nil {
+		if c.String("format") == "json" {
+			werr = sum.WriteJSON(out)
+		} else {
+			werr = sum.WriteText(out)
+		}
 	}
 	if werr != nil {
 		return fmt.Errorf("writing events: %w", werr)
@@ -234,5 +248,3 @@ func unwrapExec(err error) error {
 	}
 	return err
 }
-
-var _ = time.Second

@@ -1,0 +1,106 @@
+package ptrace
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// detachAll stops every thread, takes every breakpoint and SSOL area out,
+// moves rips out of slots and detaches: the processes run on untraced.
+func (tr *tracer) detachAll() {
+	tr.wake.mu.Lock()
+	tr.wake.done = true
+	tr.wake.mu.Unlock()
+	ps := make([]*process, 0, len(tr.procs))
+	for _, p := range tr.procs {
+		ps = append(ps, p)
+	}
+	tr.quiesce(ps...)
+	tr.consumeWake()
+	for _, p := range ps {
+		if tr.procs[p.pid] != p {
+			continue
+		}
+		tr.detachProcess(p)
+	}
+}
+
+// consumeWake makes sure the watcher's SIGSTOP, if sent, is taken before
+// detaching, so that it cannot stop the process once untraced.
+func (tr *tracer) consumeWake() {
+	if tr.wake.sent.Load() == 0 {
+		return
+	}
+	for range 8 {
+		th := tr.threads[int(tr.wake.sent.Load())]
+		if th == nil || tr.wake.consumed || th.dead || !sigPending(th.tid, unix.SIGSTOP) {
+			return
+		}
+		th.stopped = false
+		if cont(th.tid, th.sig) != nil {
+			return
+		}
+		th.sig = 0
+		tid, ws, err := wait(th.tid, 0)
+		if err != nil {
+			return
+		}
+		tr.handle(tid, ws)
+	}
+}
+
+func (tr *tracer) detachProcess(p *process) {
+	var regs unix.PtraceRegs
+	for _, th := range p.threads {
+		if !th.stopped || getRegs(th.tid, &regs) != nil {
+			continue
+		}
+		if th.step != nil {
+			tr.abortStep(th, &regs)
+		} else if bp, ok := p.slotOf(regs.Rip); ok {
+			regs.Rip = bp.in.SlotPC(regs.Rip, bp.slot)
+			tr.setRegs(th, &regs)
+		}
+	}
+	if p.shared == nil {
+		for _, bp := range p.bps {
+			p.mem.WriteAt([]byte{bp.orig}, bp.addr)
+		}
+		if p.armed {
+			p.mem.WriteAt([]byte{p.entryB}, p.entry)
+			p.armed = false
+		}
+		if len(p.areas) > 0 {
+			if th := pickThread(p); th != nil {
+				for _, a := range p.areas {
+					tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
+				}
+			}
+		}
+	}
+	for _, th := range p.threads {
+		if th.stopped {
+			sig := th.sig
+			if th.listen {
+				sig = 0 // stays in its group-stop
+			}
+			detach(th.tid, sig)
+		}
+	}
+	tr.dropProcess(p)
+}
+
+// pickThread chooses a stopped thread to run injected code: one not in a
+// group-stop if possible, never a vfork parent.
+func pickThread(p *process) *thread {
+	var best *thread
+	for _, th := range p.threads {
+		if !th.stopped || th.vfork || th.dead {
+			continue
+		}
+		if !th.listen {
+			return th
+		}
+		best = th
+	}
+	return best
+}

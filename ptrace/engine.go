@@ -1,0 +1,191 @@
+package ptrace
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/probe"
+)
+
+// Engine is the ptrace breakpoint engine.
+type Engine struct{}
+
+var _ probe.Engine = (*Engine)(nil)
+
+func (*Engine) Name() string { return "ptrace" }
+
+// Trace implements probe.Engine.
+func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, emit func(*probe.Event)) (probe.Result, error) {
+	if len(t.Argv) == 0 && len(t.PIDs) == 0 {
+		return probe.Result{}, errors.New("ptrace: nothing to trace: no command and no pid")
+	}
+	type outcome struct {
+		res probe.Result
+		err error
+	}
+	tr := newTracer(t, sites, emit)
+	out := make(chan outcome, 1)
+	var copiers []func()
+	copied := make(chan struct{})
+	go func() {
+		// Never unlocked: the kernel ties the tracees to this thread, and
+		// if the goroutine ends locked, the thread exits, which detaches
+		// anything left.
+		runtime.LockOSThread()
+		var err error
+		if len(t.Argv) > 0 {
+			copiers, err = tr.launch()
+			if err == nil && pinCPU >= 0 {
+				var set unix.CPUSet
+				set.Set(pinCPU)
+				unix.SchedSetaffinity(0, &set)
+				unix.SchedSetaffinity(tr.leader, &set)
+			}
+			startCopiers(copiers, copied)
+		} else {
+			close(copied)
+			err = tr.attachAll()
+		}
+		if err != nil {
+			tr.detachAll()
+			tr.killLeader()
+			out <- outcome{err: err}
+			return
+		}
+		stop := tr.watch(ctx)
+		tr.resumeAll(tr.list()...)
+		tr.loop()
+		stop()
+		if tr.err != nil {
+			tr.killLeader()
+		}
+		out <- outcome{res: probe.Result{ExitCode: tr.exitCode}, err: tr.err}
+	}()
+	o := <-out
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+		// A detached descendant still holds the output pipe open.
+	}
+	return o.res, o.err
+}
+
+// startCopiers runs the copiers of the command's piped output; done
+// closes when they have all finished.
+func startCopiers(outs []func(), done chan struct{}) {
+	go func() {
+		n := make(chan struct{}, len(outs))
+		for _, c := range outs {
+			go func() { c(); n <- struct{}{} }()
+		}
+		for range outs {
+			<-n
+		}
+		close(done)
+	}()
+}
+
+func (tr *tracer) list() []*process {
+	ps := make([]*process, 0, len(tr.procs))
+	for _, p := range tr.procs {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// attachAll seizes every PID, stops all their threads and installs.
+func (tr *tracer) attachAll() error {
+	for _, pid := range tr.target.PIDs {
+		if _, err := tr.attach(pid); err != nil {
+			return err
+		}
+	}
+	ps := tr.list()
+	tr.quiesce(ps...)
+	for _, p := range ps {
+		if tr.procs[p.pid] != p {
+			continue
+		}
+		sites := tr.sites
+		if tr.target.Resolve != nil {
+			var err error
+			if sites, err = tr.target.Resolve(p.pid); err != nil {
+				return err
+			}
+		}
+		th := pickThread(p)
+		if th == nil {
+			continue
+		}
+		if err := tr.install(p, th, sites); err != nil {
+			return err
+		}
+	}
+	return tr.err
+}
+
+// watch wakes the loop when ctx is done; the returned func ends watching.
+func (tr *tracer) watch(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		w := &tr.wake
+		for {
+			if w.signal() {
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		tr.wake.mu.Lock()
+		tr.wake.done = true
+		tr.wake.mu.Unlock()
+	}
+}
+
+// signal sends the wake-up once; false means try again (the thread it
+// chose has exited).
+func (w *waker) signal() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return true
+	}
+	w.cancelled.Store(true)
+	target := w.target.Load()
+	pid, tid := int(target>>32), int(uint32(target))
+	if unix.Tgkill(pid, tid, unix.SIGSTOP) != nil {
+		return false
+	}
+	w.sent.Store(int64(tid))
+	return true
+}
+
+// killLeader ends the command of a run that failed: it must not run on
+// untraced as if it had been traced.
+func (tr *tracer) killLeader() {
+	if tr.leader == 0 {
+		return
+	}
+	if unix.Kill(tr.leader, unix.SIGKILL) == nil {
+		wait(tr.leader, 0)
+	}
+}
+
+// pinCPU, when not -1, pins the tracer thread and the command to one CPU
+// (an experiment of the benchmarks: same-CPU stops cost less here).
+var pinCPU = -1

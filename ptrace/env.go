@@ -1,0 +1,59 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/probe"
+)
+
+// hitEnv is what fetches and conditions see at a hit: the registers read
+// once at the stop, and the tracee's memory.
+type hitEnv struct {
+	regs *unix.PtraceRegs
+	abi  probe.ABI
+	pid  int
+	tid  int
+	mem  *memory
+}
+
+var errNoArg = errors.New("no such argument")
+
+// Arg returns the n-th (1-based) integer argument at function entry.
+func (e *hitEnv) Arg(n int) (uint64, error) {
+	r := e.regs
+	var regs []uint64
+	if e.abi == probe.ABIGoRegs {
+		regs = []uint64{r.Rax, r.Rbx, r.Rcx, r.Rdi, r.Rsi, r.R8, r.R9, r.R10, r.R11}
+	} else {
+		regs = []uint64{r.Rdi, r.Rsi, r.Rdx, r.Rcx, r.R8, r.R9}
+	}
+	if n < 1 {
+		return 0, errNoArg
+	}
+	if n <= len(regs) {
+		return regs[n-1], nil
+	}
+	// Beyond the registers: the stack, above the return address.
+	var b [8]byte
+	if err := e.Read(r.Rsp+8*uint64(n-len(regs)), b[:]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+func (e *hitEnv) Builtin(b probe.Builtin) uint64 {
+	switch b {
+	case probe.BuiltinPID:
+		return uint64(e.pid)
+	case probe.BuiltinTID:
+		return uint64(e.tid)
+	case probe.BuiltinRet:
+		return e.regs.Rax
+	}
+	return 0
+}
+
+func (e *hitEnv) Read(addr uint64, p []byte) error { return e.mem.ReadAt(p, addr) }

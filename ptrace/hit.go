@@ -1,0 +1,223 @@
+package ptrace
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ssol"
+)
+
+// signalStop handles a signal-delivery-stop: one of our breakpoints, the
+// end of a Step slot, the temporary entry breakpoint, the watcher's wake-up,
+// or the tracee's own signal, re-injected as it came.
+func (tr *tracer) signalStop(th *thread, sig int) {
+	var si siginfo
+	if getSiginfo(th.tid, &si) != nil {
+		th.sig = sig
+		return
+	}
+	var regs unix.PtraceRegs
+	if getRegs(th.tid, &regs) != nil {
+		th.sig = sig
+		return
+	}
+	p := th.p
+	if st := th.step; st != nil && st.single && sig == int(unix.SIGTRAP) && si.Code > 0 && regs.Rip != st.bp.slot {
+		tr.singleDone(th, &regs)
+		return
+	}
+	if sig == int(unix.SIGTRAP) && si.Code == siKernel {
+		if st := th.step; st != nil && regs.Rip == st.bp.slot+uint64(st.bp.slotN) {
+			tr.stepDone(th, &regs)
+			return
+		}
+
+		if bp := p.bps[regs.Rip-1]; bp != nil {
+			tr.hit(th, bp, &regs)
+			return
+		}
+		if p.armed && regs.Rip-1 == p.entry {
+			tr.atEntry(th, &regs)
+			return
+		}
+		if p.removed[regs.Rip-1] {
+			// A late trap from a breakpoint taken out since: run the
+			// original instruction.
+			regs.Rip--
+			tr.setRegs(th, &regs)
+			return
+		}
+	}
+	if sig == int(unix.SIGSTOP) && si.Code == siTkill && si.pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
+		tr.wake.consumed = true
+		return
+	}
+	if st := th.step; st != nil {
+		if !syncFault(sig, &si) {
+			// uprobes' deny-signal: hold it until the slot's int3.
+			if st.deferred == 0 {
+				st.deferred = sig
+			} else {
+				unix.Tgkill(p.pid, th.tid, unix.Signal(sig))
+			}
+			return
+		}
+		// The slot instruction faulted: deliver the fault at the original
+		// address, as if it had run there.
+		tr.abortStep(th, &regs)
+		tr.fixFaultAddr(th, &si, st.bp)
+		th.sig = sig
+		return
+	}
+	if bp, ok := p.slotOf(regs.Rip); ok {
+		if regs.Rip == bp.slot && !syncFault(sig, &si) {
+			// An async signal before a boosted instruction ran: its hit is
+			// reported already, so moving rip back would report it twice
+			// (on whichever thread the handler's return lands, in Go).
+			// Single-step the slot instead, then deliver the signal.
+			if !isPushf(bp.code) {
+				th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, single: true}
+				return
+			}
+			// pushf would push the trap flag: deliver in the slot.
+			th.sig = sig
+			return
+		}
+		regs.Rip = bp.in.SlotPC(regs.Rip, bp.slot)
+		tr.setRegs(th, &regs)
+		if syncFault(sig, &si) {
+			tr.fixFaultAddr(th, &si, bp)
+		}
+	}
+	th.sig = sig
+}
+
+// syncFault tells a fault raised by an instruction from a signal sent by
+// someone (si_code <= 0) or raised asynchronously.
+func syncFault(sig int, si *siginfo) bool {
+	switch unix.Signal(sig) {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL:
+		return si.Code > 0
+	}
+	return false
+}
+
+// fixFaultAddr rewrites a si_addr that points into a slot to the
+// original instruction's address.
+func (tr *tracer) fixFaultAddr(th *thread, si *siginfo, bp *breakpoint) {
+	if si.Addr >= bp.slot && si.Addr < bp.slot+ssol.SlotSize {
+		si.Addr = bp.in.SlotPC(si.Addr, bp.slot)
+		setSiginfo(th.tid, si)
+	}
+}
+
+func (tr *tracer) setRegs(th *thread, regs *unix.PtraceRegs) {
+	if err := setRegs(th.tid, regs); err != nil && err != unix.ESRCH {
+		tr.fail(err)
+	}
+}
+
+// hit reports a breakpoint hit and sets the thread up to run the
+// displaced instruction: emulated now, or from its slot.
+func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	regs.Rip = bp.addr
+	p := th.p
+	if p.report {
+		tr.report(th, bp, regs)
+	}
+	switch bp.action {
+	case ssol.Emulate:
+		if err := bp.in.Emulate(regs, p.mem); err != nil {
+			tr.fail(fmt.Errorf("pid %d: emulating %s at %#x: %w", p.pid, bp.text, bp.addr, err))
+			return
+		}
+	case ssol.Boost:
+		regs.Rip = bp.slot
+	case ssol.Step:
+		st := bp.in.PreStep(regs, bp.slot)
+		regs.Rip = bp.slot
+		th.step = &stepping{bp: bp, st: st}
+	}
+	tr.setRegs(th, regs)
+}
+
+// stepDone finishes a Step slot at its trailing int3.
+func (tr *tracer) stepDone(th *thread, regs *unix.PtraceRegs) {
+	st := th.step
+	th.step = nil
+	if err := st.bp.in.PostStep(regs, st.st, th.p.mem); err != nil {
+		tr.fail(fmt.Errorf("pid %d: after %s at %#x: %w", th.p.pid, st.bp.text, st.bp.addr, err))
+	}
+	tr.setRegs(th, regs)
+	th.sig = st.deferred
+}
+
+// singleDone finishes a boosted instruction single-stepped in its slot:
+// rip goes to the equivalent original address and the held signal is
+// delivered there.
+func (tr *tracer) singleDone(th *thread, regs *unix.PtraceRegs) {
+	st := th.step
+	th.step = nil
+	regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
+	tr.setRegs(th, regs)
+	th.sig = st.deferred
+}
+
+// isPushf tells pushf (9c, maybe after 66 or REX), which would push the
+// trap flag of a single-step.
+func isPushf(code []byte) bool {
+	for _, b := range code {
+		if b == 0x66 || b&0xf0 == 0x40 {
+			continue
+		}
+		return b == 0x9c
+	}
+	return false
+}
+
+// abortStep moves a thread that has not run its Step slot back to the
+// original instruction, undoing PreStep.
+func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
+	st := th.step
+	th.step = nil
+	regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
+	if st.st.Scratch >= 0 {
+		setReg(regs, st.st.Scratch, st.st.SavedValue)
+	}
+	tr.setRegs(th, regs)
+	th.sig = st.deferred
+}
+
+// report emits one event per site at bp whose condition holds.
+func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	env := hitEnv{regs: regs, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
+	var now int64
+	for _, s := range bp.sites {
+		env.abi = s.ABI
+		if !probe.EvalCond(s.Cond, &env) {
+			continue
+		}
+		if now == 0 {
+			now = tr.clock.now()
+		}
+		ev := &probe.Event{
+			TimeNs:     now,
+			PID:        th.p.pid,
+			TID:        th.tid,
+			Probe:      s.Spec.Text,
+			Func:       s.Func,
+			Kind:       "entry",
+			ProbeIndex: s.Probe,
+		}
+		if len(s.Fetches) > 0 {
+			ev.Args = make([]probe.Value, len(s.Fetches))
+			for i, f := range s.Fetches {
+				ev.Args[i] = probe.FetchValue(f, &env)
+			}
+		}
+		tr.emit(ev)
+	}
+}

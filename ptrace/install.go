@@ -1,0 +1,236 @@
+package ptrace
+
+import (
+	"fmt"
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ssol"
+)
+
+// atEntry runs at the temporary breakpoint on the program's entry point:
+// the loader has mapped the libraries, so the probes go in now.
+func (tr *tracer) atEntry(th *thread, regs *unix.PtraceRegs) {
+	p := th.p
+	if err := p.mem.WriteAt([]byte{p.entryB}, p.entry); err != nil {
+		tr.fail(err)
+		return
+	}
+	p.armed = false
+	regs.Rip = p.entry
+	tr.setRegs(th, regs)
+	sites := tr.sites
+	if tr.target.Resolve != nil {
+		var err error
+		if sites, err = tr.target.Resolve(p.pid); err != nil {
+			tr.fail(err)
+			return
+		}
+	}
+	tr.quiesce(p)
+	if err := tr.install(p, th, sites); err != nil {
+		tr.fail(err)
+	}
+	tr.resumeAll(p)
+}
+
+// plan computes the breakpoints of sites in p, analysing every
+// instruction before anything is written.
+func plan(p *process, sites []probe.Site) (map[uint64]*breakpoint, error) {
+	ms, err := readMaps(p.pid)
+	if err != nil {
+		return nil, err
+	}
+	objs := map[string]object{}
+	bps := map[uint64]*breakpoint{}
+	for i := range sites {
+		s := &sites[i]
+		o, ok := objs[s.Object]
+		if !ok {
+			o = objectOf(s.Object)
+			objs[s.Object] = o
+		}
+		addr, ok := runtimeAddr(ms, o, s.FileOffset)
+		if !ok {
+			continue // not mapped in this process image
+		}
+		if bp := bps[addr]; bp != nil {
+			bp.sites = append(bp.sites, s)
+			continue
+		}
+		code := make([]byte, 16)
+		n, err := readCode(p.mem, code, addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading code at %#x: %w", siteName(s), addr, err)
+		}
+		act, text, in, err := analyze(code[:n], addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)
+		}
+		bps[addr] = &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n], sites: []*probe.Site{s}}
+	}
+	return bps, nil
+}
+
+// readCode reads up to len(p) bytes at addr, fewer at the end of a mapping.
+func readCode(m *memory, p []byte, addr uint64) (int, error) {
+	for n := len(p); n > 0; n-- {
+		if err := m.readByMem(p[:n], addr); err == nil {
+			return n, nil
+		} else if n == 1 {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+func siteName(s *probe.Site) string {
+	if s.Func != "" {
+		return fmt.Sprintf("%s+%#x", s.Func, s.Addr-s.FuncAddr)
+	}
+	return fmt.Sprintf("%#x", s.Addr)
+}
+
+// install puts sites' breakpoints into p, whose threads are all stopped;
+// th is one of them, to run the injected mmap.
+func (tr *tracer) install(p *process, th *thread, sites []probe.Site) error {
+	bps, err := plan(p, sites)
+	if err != nil {
+		return err
+	}
+	if len(bps) == 0 {
+		return nil
+	}
+	if err := tr.placeSlots(p, th, bps); err != nil {
+		return err
+	}
+	for _, bp := range bps {
+		if bp.slotN > 0 {
+			code, err := bp.in.Slot(bp.slot)
+			if err != nil {
+				return fmt.Errorf("%s: slot for %s: %w", siteName(bp.sites[0]), bp.text, err)
+			}
+			if err := p.mem.WriteAt(code, bp.slot); err != nil {
+				return err
+			}
+			// A rip-relative Boost whose slot lies out of disp32 range of
+			// its operand becomes a Step: the slot decides.
+			bp.action = bp.in.ActionFor(bp.slot)
+			bp.slotN = len(code)
+			p.slots[bp.slot] = bp
+		}
+	}
+	for _, bp := range bps {
+		if err := p.mem.WriteAt([]byte{0xcc}, bp.addr); err != nil {
+			return err
+		}
+		p.bps[bp.addr] = bp
+		delete(p.removed, bp.addr)
+	}
+	return nil
+}
+
+// placeSlots maps SSOL areas and gives each Boost and Step breakpoint its
+// slot. Slot 0 of each area is a lone int3, the return trampoline.
+func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint) error {
+	var need []*breakpoint
+	for _, bp := range bps {
+		if bp.action == ssol.Boost || bp.action == ssol.Step {
+			need = append(need, bp)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	sort.Slice(need, func(i, j int) bool { return need[i].addr < need[j].addr })
+	// One area per ±2 GiB region, so rel32 jumps back and rewritten
+	// RIP-relative displacements reach.
+	for len(need) > 0 {
+		lo := need[0].addr
+		n := 0
+		for n < len(need) && need[n].addr-lo < 1<<30 {
+			n++
+		}
+		group := need[:n]
+		need = need[n:]
+		size := pageRound(uint64(len(group)+1) * ssol.SlotSize)
+		start, err := tr.mapArea(p, th, lo, group[len(group)-1].addr, size)
+		if err != nil {
+			return err
+		}
+		p.areas = append(p.areas, area{start: start, size: size})
+		trampoline := make([]byte, ssol.SlotSize)
+		for i := range trampoline {
+			trampoline[i] = 0xcc
+		}
+		if err := p.mem.WriteAt(trampoline, start); err != nil {
+			return err
+		}
+		for i, bp := range group {
+			bp.slot = start + uint64(i+1)*ssol.SlotSize
+			bp.slotN = 1 // placeholder until the slot is written
+		}
+	}
+	return nil
+}
+
+func pageRound(n uint64) uint64 { return (n + 4095) &^ 4095 }
+
+// mapArea maps an r-x area of size bytes in a gap of p's address space
+// within ±2 GiB of [lo, hi], or anywhere if there is none.
+func (tr *tracer) mapArea(p *process, th *thread, lo, hi, size uint64) (uint64, error) {
+	ms, err := readMaps(p.pid)
+	if err != nil {
+		return 0, err
+	}
+	const reach = 1<<31 - 1<<20
+	cands := gaps(ms, size)
+	sort.Slice(cands, func(i, j int) bool { return dist(cands[i], lo) < dist(cands[j], lo) })
+	for _, hint := range cands {
+		if !within(hint, lo, hi, size, reach) {
+			continue
+		}
+		addr, err := tr.inject(th, unix.SYS_MMAP, hint, size, unix.PROT_READ|unix.PROT_EXEC,
+			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
+		if err == nil && addr == hint {
+			return addr, nil
+		}
+		if err == errGone {
+			return 0, err
+		}
+	}
+	addr, err := tr.inject(th, unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_EXEC,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+	if err != nil {
+		return 0, fmt.Errorf("pid %d: mapping the SSOL area: %w", p.pid, err)
+	}
+	return addr, nil
+}
+
+func dist(x, y uint64) uint64 {
+	if x > y {
+		return x - y
+	}
+	return y - x
+}
+
+func within(a, lo, hi, size, reach uint64) bool {
+	return dist(a, lo) < reach && dist(a+size, hi) < reach && dist(a, hi) < reach && dist(a+size, lo) < reach
+}
+
+// gaps lists candidate addresses of size free bytes: just below and just
+// above every mapping, nearest the code first is up to the caller.
+func gaps(ms []mapping, size uint64) []uint64 {
+	var out []uint64
+	for i, m := range ms {
+		if i > 0 && ms[i-1].end+size <= m.start && m.start-size >= 1<<16 {
+			out = append(out, m.start-size)
+		}
+		if i+1 < len(ms) && m.end+size <= ms[i+1].start {
+			out = append(out, m.end)
+		}
+	}
+	return out
+}

@@ -1,0 +1,275 @@
+package ptrace
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// loop handles stops until every traced process is gone or the context
+// is cancelled, then takes everything out and detaches.
+func (tr *tracer) loop() {
+	for len(tr.procs) > 0 {
+		if tr.wake.cancelled.Load() || tr.err != nil {
+			tr.detachAll()
+			return
+		}
+		tid, ws, err := wait(-1, 0)
+		if err != nil {
+			if err != unix.ECHILD {
+				tr.fail(err)
+			}
+			return
+		}
+		tr.handle(tid, ws)
+	}
+}
+
+func (tr *tracer) fail(err error) {
+	if tr.err == nil && err != nil {
+		tr.err = err
+	}
+}
+
+// handle classifies one wait status and, unless the thread's process is
+// being quiesced, resumes the thread.
+func (tr *tracer) handle(tid int, ws unix.WaitStatus) {
+	th := tr.threads[tid]
+	if ws.Exited() || ws.Signaled() {
+		tr.exited(tid, th, ws)
+		return
+	}
+	if !ws.Stopped() {
+		return
+	}
+	if th == nil {
+		// A new thread or child reporting before its parent's clone/fork
+		// event: it stays stopped until the parent's event adopts it.
+		tr.early[tid] = true
+		return
+	}
+	th.stopped = true
+	sig := int(ws.StopSignal())
+	switch ev := event(ws); ev {
+	case 0:
+		tr.signalStop(th, sig)
+	case unix.PTRACE_EVENT_STOP:
+		tr.eventStop(th, sig)
+	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+		tr.newChild(th, ev)
+	case unix.PTRACE_EVENT_VFORK_DONE:
+		th.vfork = false
+	case unix.PTRACE_EVENT_EXEC:
+		tr.exec(th)
+		return
+	}
+	if th.p.release {
+		tr.releaseChild(th.p)
+		return
+	}
+	if !th.p.holding {
+		tr.resume(th)
+	}
+}
+
+// eventStop is PTRACE_EVENT_STOP: our interrupt, a new thread's first
+// stop, or a group-stop (a stop signal).
+func (tr *tracer) eventStop(th *thread, sig int) {
+	switch unix.Signal(sig) {
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		th.listen = true
+		return
+	}
+	th.interrupted = false
+	if !th.p.holding || len(th.p.bps) == 0 {
+		return
+	}
+	// A thread that has just executed an int3 can report the interrupt
+	// first, with the breakpoint's SIGTRAP still queued: let it take that
+	// trap now, as a hit, rather than find a removed breakpoint later.
+	var regs unix.PtraceRegs
+	if getRegs(th.tid, &regs) != nil {
+		return
+	}
+	if _, ok := th.p.bps[regs.Rip-1]; ok && sigPending(th.tid, unix.SIGTRAP) {
+		th.stopped = false
+		cont(th.tid, 0)
+	}
+}
+
+// resume restarts a stopped thread with its recorded action.
+func (tr *tracer) resume(th *thread) {
+	if !th.stopped {
+		return
+	}
+	th.stopped = false
+	var err error
+	if th.listen {
+		th.listen = false
+		err = listen(th.tid)
+	} else {
+		sig := th.sig
+		th.sig = 0
+		if th.step != nil && th.step.single {
+			err = ptrace(unix.PTRACE_SINGLESTEP, th.tid, 0, uintptr(sig))
+		} else {
+			err = cont(th.tid, sig)
+		}
+	}
+	if err != nil && !errors.Is(err, unix.ESRCH) {
+		tr.fail(err)
+	}
+}
+
+// exited records a thread's death; the leader's death ends its process.
+func (tr *tracer) exited(tid int, th *thread, ws unix.WaitStatus) {
+	delete(tr.early, tid)
+	if th == nil {
+		return
+	}
+	p := th.p
+	tr.dropThread(th)
+	if tid != p.pid {
+		return
+	}
+	if tid == tr.leader {
+		if ws.Signaled() {
+			tr.exitCode = 128 + int(ws.Signal())
+		} else {
+			tr.exitCode = ws.ExitStatus()
+		}
+	}
+	tr.dropProcess(p)
+}
+
+// newChild adopts the task a clone, fork or vfork created.
+func (tr *tracer) newChild(th *thread, ev int) {
+	msg, err := eventMsg(th.tid)
+	if err != nil {
+		return
+	}
+	tid := int(msg)
+	p := th.p
+	var nt *thread
+	if ev == unix.PTRACE_EVENT_CLONE {
+		nt = tr.addThread(p, tid)
+	} else {
+		np, err := newProcess(tid)
+		if err != nil {
+			tr.fail(err)
+			return
+		}
+		np.entry = p.entry
+		switch {
+		case ev == unix.PTRACE_EVENT_VFORK:
+			// Shared memory: the child sees (and may hit) the parent's
+			// breakpoints until it execs or exits; write nothing for it.
+			np.shared, np.bps, np.slots, np.removed, np.areas = p, p.bps, p.slots, p.removed, p.areas
+			np.report = tr.target.Follow
+			th.vfork = true
+		case tr.target.Follow:
+			// fork copied the int3 bytes and the SSOL area: same tables.
+			for a, bp := range p.bps {
+				np.bps[a] = bp
+			}
+			for a, bp := range p.slots {
+				np.slots[a] = bp
+			}
+			for a := range p.removed {
+				np.removed[a] = true
+			}
+			np.areas = append([]area(nil), p.areas...)
+		default:
+			np.bps, np.slots, np.areas = p.bps, p.slots, p.areas
+			np.release = true
+		}
+		tr.procs[tid] = np
+		nt = tr.addThread(np, tid)
+	}
+	if tr.early[tid] {
+		// Its first stop came before this event: handle it now.
+		delete(tr.early, tid)
+		nt.stopped = true
+		if nt.p.release {
+			tr.releaseChild(nt.p)
+		} else if !nt.p.holding {
+			tr.resume(nt)
+		}
+	}
+}
+
+// releaseChild cleans a forked child that is not followed: the original
+// bytes go back, the SSOL area is unmapped, and it runs on untraced.
+func (tr *tracer) releaseChild(p *process) {
+	th := p.threads[p.pid]
+	if th == nil || !th.stopped {
+		return
+	}
+	for _, bp := range p.bps {
+		p.mem.WriteAt([]byte{bp.orig}, bp.addr)
+	}
+	if p.armed {
+		p.mem.WriteAt([]byte{p.entryB}, p.entry)
+	}
+	for _, a := range p.areas {
+		tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
+	}
+	detach(th.tid, th.sig)
+	tr.dropProcess(p)
+}
+
+// exec drops a process's tables (its image is new) and arms the entry
+// point so probes go in once the loader has mapped the libraries.
+func (tr *tracer) exec(th *thread) {
+	p := th.p
+	if old, err := eventMsg(th.tid); err == nil && int(old) != th.tid {
+		if ot := tr.threads[int(old)]; ot != nil {
+			tr.dropThread(ot)
+		}
+	}
+	// Every other thread is gone; their exits may still be reported.
+	for _, ot := range p.threads {
+		if ot != th {
+			tr.dropThread(ot)
+		}
+	}
+	p.mem.close()
+	mem, err := openMemory(p.pid)
+	if err != nil {
+		tr.fail(err)
+		return
+	}
+	p.mem = mem
+	p.bps, p.slots, p.removed, p.areas = map[uint64]*breakpoint{}, map[uint64]*breakpoint{}, map[uint64]bool{}, nil
+	p.armed = false
+	vforked := p.shared != nil
+	p.shared = nil
+	if vforked && !p.report {
+		// A vfork child that is not followed: its new image has no probes.
+		detach(th.tid, 0)
+		tr.dropProcess(p)
+		return
+	}
+	if err := tr.armEntry(p); err != nil {
+		tr.fail(err)
+	}
+	tr.resume(th)
+}
+
+// armEntry puts a temporary int3 at the program's entry point: when it
+// traps, the loader has mapped the libraries and probes can go in.
+func (tr *tracer) armEntry(p *process) error {
+	entry, err := auxvEntry(p.pid)
+	if err != nil {
+		return err
+	}
+	var b [1]byte
+	if err := p.mem.readByMem(b[:], entry); err != nil {
+		return err
+	}
+	if err := p.mem.WriteAt([]byte{0xcc}, entry); err != nil {
+		return err
+	}
+	p.entry, p.entryB, p.armed = entry, b[0], true
+	return nil
+}

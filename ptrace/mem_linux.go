@@ -1,0 +1,74 @@
+package ptrace
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// memory reads a tracee's memory with process_vm_readv (no stop needed, one
+// syscall) and writes it through /proc/PID/mem, which, unlike
+// process_vm_writev, may write into read-only and executable pages.
+type memory struct {
+	pid int
+	f   *os.File
+}
+
+func openMemory(pid int) (*memory, error) {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &memory{pid: pid, f: f}, nil
+}
+
+func (m *memory) close() {
+	if m != nil && m.f != nil {
+		m.f.Close()
+	}
+}
+
+// ReadAt fills p from addr; a partial read is an error.
+func (m *memory) ReadAt(p []byte, addr uint64) error {
+	if len(p) == 0 {
+		return nil
+	}
+	local := []unix.Iovec{{Base: unsafe.SliceData(p), Len: uint64(len(p))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}
+	n, err := unix.ProcessVMReadv(m.pid, local, remote, 0)
+	if err != nil {
+		return fmt.Errorf("read %#x: %w", addr, err)
+	}
+	if n != len(p) {
+		return fmt.Errorf("read %#x: short read (%d of %d bytes)", addr, n, len(p))
+	}
+	return nil
+}
+
+// WriteAt writes p at addr. The tracee's threads that could execute the
+// bytes written must be stopped.
+func (m *memory) WriteAt(p []byte, addr uint64) error {
+	n, err := unix.Pwrite(int(m.f.Fd()), p, int64(addr))
+	if err != nil {
+		return fmt.Errorf("write %#x: %w", addr, err)
+	}
+	if n != len(p) {
+		return fmt.Errorf("write %#x: short write (%d of %d bytes)", addr, n, len(p))
+	}
+	return nil
+}
+
+// readByMem reads through /proc/PID/mem: process_vm_readv refuses pages
+// without read permission that ptrace access may still read.
+func (m *memory) readByMem(p []byte, addr uint64) error {
+	n, err := unix.Pread(int(m.f.Fd()), p, int64(addr))
+	if err != nil {
+		return fmt.Errorf("read %#x: %w", addr, err)
+	}
+	if n != len(p) {
+		return fmt.Errorf("read %#x: short read", addr)
+	}
+	return nil
+}

@@ -1,0 +1,67 @@
+package ptrace
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/probe"
+	"golang.org/x/sys/unix"
+)
+
+// TestStopCont sends kill -STOP and -CONT to a traced command: it stops
+// (group-stop, PTRACE_LISTEN) and then runs on; cancelling the context
+// detaches and leaves it running.
+func TestStopCont(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pt_loop.c")
+	var n, pid atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := (&Engine{}).Trace(ctx, probe.Target{Argv: []string{bin}, Stdout: io.Discard},
+			[]probe.Site{siteAt(t, bin, "work", 0)}, func(e *probe.Event) { n.Add(1); pid.Store(int64(e.PID)) })
+		done <- err
+	}()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timeout waiting for %s", what)
+			}
+		}
+	}
+	waitFor("events", func() bool { return n.Load() > 1000 })
+	p := int(pid.Load())
+	unix.Kill(p, unix.SIGSTOP)
+	waitFor("stop", func() bool {
+		s, _ := statusField(p, "State")
+		return strings.HasPrefix(s, "t") || strings.HasPrefix(s, "T")
+	})
+	time.Sleep(20 * time.Millisecond)
+	c1 := n.Load()
+	time.Sleep(100 * time.Millisecond)
+	if c2 := n.Load(); c2 != c1 {
+		t.Fatalf("events while stopped: %d -> %d", c1, c2)
+	}
+	unix.Kill(p, unix.SIGCONT)
+	waitFor("events after SIGCONT", func() bool { return n.Load() > c1+1000 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	defer func() { unix.Kill(p, unix.SIGKILL); unix.Wait4(p, nil, 0, nil) }()
+	if s, _ := statusField(p, "TracerPid"); s != "0" {
+		t.Fatalf("TracerPid %s after cancel", s)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if s, _ := statusField(p, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
+		t.Fatalf("state %q after detach", s)
+	}
+}

@@ -1,0 +1,161 @@
+package ptrace
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ssol"
+)
+
+// tracer is the state of one Trace call. Only the locked goroutine touches
+// it, except the fields under wake, which the context watcher uses.
+type tracer struct {
+	target probe.Target
+	sites  []probe.Site
+	emit   func(*probe.Event)
+
+	threads map[int]*thread
+	procs   map[int]*process
+	early   map[int]bool // tids that stopped before their parent's clone/fork event
+
+	leader   int // run mode: the command's pid
+	exitCode int
+	err      error // first fatal error met while tracing
+
+	clock clock
+	wake  waker
+}
+
+// process is one traced address space (a thread group).
+type process struct {
+	pid     int
+	mem     *memory
+	threads map[int]*thread
+	bps     map[uint64]*breakpoint // by runtime address
+	slots   map[uint64]*breakpoint // by slot address
+	removed map[uint64]bool        // addresses of breakpoints taken out: a late trap there is swallowed
+	areas   []area
+	entry   uint64 // AT_ENTRY: temporary breakpoint in run mode, scratch code for injected syscalls
+	armed   bool   // the temporary int3 at entry is in
+	entryB  byte   // the byte it replaced
+	report  bool   // emit events (false for a vfork child that is not followed)
+	shared  *process
+	release bool // fork child without Follow: clean and detach at its first stop
+	holding bool // quiescing: keep its threads stopped
+}
+
+// area is one SSOL mapping inside the tracee.
+type area struct{ start, size uint64 }
+
+// breakpoint is one int3 and the sites that fire at it.
+type breakpoint struct {
+	addr   uint64
+	orig   byte
+	action ssol.Action
+	in     relocatable
+	text   string
+	code   []byte // the original instruction's bytes (at most 16)
+	slot   uint64 // slot address for Boost and Step
+	slotN  int    // bytes written in the slot
+	sites  []*probe.Site
+}
+
+// thread is one traced task.
+type thread struct {
+	tid         int
+	p           *process
+	stopped     bool // in a ptrace-stop we have not resumed
+	sig         int  // signal to deliver when resumed
+	listen      bool // in group-stop: resume with PTRACE_LISTEN
+	interrupted bool // PTRACE_INTERRUPT sent, its stop not seen yet
+	vfork       bool // blocked in vfork until VFORK_DONE: cannot stop
+	dead        bool // could not be interrupted: exiting
+	step        *stepping
+}
+
+// stepping is a thread running a Step slot, until its trailing int3.
+type stepping struct {
+	bp       *breakpoint
+	st       ssol.StepState
+	deferred int  // async signal held back until the step completes
+	single   bool // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
+}
+
+// waker lets the context watcher wake the loop blocked in wait4, by a
+// SIGSTOP sent to a tracee thread with tgkill that the loop recognises
+// (si_pid is ours) and swallows.
+type waker struct {
+	mu        sync.Mutex
+	target    atomic.Uint64 // tgid<<32 | tid of a live thread
+	cancelled atomic.Bool
+	done      bool         // loop finished: send nothing any more
+	sent      atomic.Int64 // tid signalled, 0 if none
+	consumed  bool
+}
+
+func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tracer {
+	return &tracer{
+		target:  t,
+		sites:   sites,
+		emit:    emit,
+		threads: map[int]*thread{},
+		procs:   map[int]*process{},
+		early:   map[int]bool{},
+		clock:   newClock(),
+	}
+}
+
+func newProcess(pid int) (*process, error) {
+	mem, err := openMemory(pid)
+	if err != nil {
+		return nil, err
+	}
+	return &process{
+		pid:     pid,
+		mem:     mem,
+		threads: map[int]*thread{},
+		bps:     map[uint64]*breakpoint{},
+		slots:   map[uint64]*breakpoint{},
+		removed: map[uint64]bool{},
+		report:  true,
+	}, nil
+}
+
+func (tr *tracer) addThread(p *process, tid int) *thread {
+	th := &thread{tid: tid, p: p}
+	p.threads[tid] = th
+	tr.threads[tid] = th
+	tr.wake.target.Store(uint64(p.pid)<<32 | uint64(tid))
+	return th
+}
+
+func (tr *tracer) dropThread(th *thread) {
+	delete(th.p.threads, th.tid)
+	delete(tr.threads, th.tid)
+}
+
+func (tr *tracer) dropProcess(p *process) {
+	for _, th := range p.threads {
+		delete(tr.threads, th.tid)
+	}
+	p.threads = map[int]*thread{}
+	p.mem.close()
+	delete(tr.procs, p.pid)
+	// The watcher needs some live thread to signal.
+	for _, th := range tr.threads {
+		tr.wake.target.Store(uint64(th.p.pid)<<32 | uint64(th.tid))
+		break
+	}
+}
+
+// slotOf returns the breakpoint whose slot holds rip, if any.
+func (p *process) slotOf(rip uint64) (*breakpoint, bool) {
+	for _, a := range p.areas {
+		if rip >= a.start && rip < a.start+a.size {
+			bp, ok := p.slots[rip-(rip-a.start)%ssol.SlotSize]
+			return bp, ok
+		}
+	}
+	return nil, false
+}

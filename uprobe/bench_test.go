@@ -1,0 +1,161 @@
+package uprobe
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/probe"
+)
+
+// Per-event overhead is the slope of whole-run time over two call counts
+// of the fixture's work(), so start-up and attach costs cancel out.
+const slopeN1, slopeN2 = 20000, 100000
+
+func slope(b *testing.B, runN func(n int)) {
+	var t1, t2 time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		runN(slopeN1)
+		t1 += time.Since(start)
+		start = time.Now()
+		runN(slopeN2)
+		t2 += time.Since(start)
+	}
+	per := float64(t2-t1) / float64(b.N) / float64(slopeN2-slopeN1)
+	b.ReportMetric(per, "ns/event")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkUntraced(b *testing.B) {
+	bin := fixture.C(b, "up_work.c")
+	slope(b, func(n int) {
+		if err := exec.Command(bin, "count", strconv.Itoa(n)).Run(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+func benchEngine(b *testing.B, spec *probe.Spec, emit func(*probe.Event)) {
+	need.Uprobes(b)
+	bin := fixture.C(b, "up_work.c")
+	site := funcSite(b, bin, "work", 0, spec)
+	slope(b, func(n int) {
+		var count int
+		res, err := (&Engine{}).Trace(context.Background(), probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}},
+			[]probe.Site{site}, func(ev *probe.Event) { count++; emit(ev) })
+		if err != nil || res.Lost != 0 || count != n {
+			b.Fatalf("%d events of %d, %d lost, %v", count, n, res.Lost, err)
+		}
+	})
+}
+
+func BenchmarkEntryCounted(b *testing.B) {
+	benchEngine(b, &probe.Spec{Text: "work", Symbol: "work"}, func(*probe.Event) {})
+}
+
+func BenchmarkEntryTwoArgs(b *testing.B) {
+	spec := &probe.Spec{Text: "work(arg1,arg2)", Symbol: "work", Fetches: fetches(arg(1), arg(2))}
+	benchEngine(b, spec, func(ev *probe.Event) {
+		fmt.Fprintf(io.Discard, "%d %d %s(%d, %d)\n", ev.TimeNs, ev.TID, ev.Func, ev.Args[0].Int, ev.Args[1].Int)
+	})
+}
+
+func BenchmarkBpftraceCount(b *testing.B) {
+	need.Uprobes(b)
+	need.Tool(b, "bpftrace")
+	bin := fixture.C(b, "up_work.c")
+	slope(b, func(n int) {
+		cmd := exec.Command("bpftrace", "-e", "uprobe:"+bin+":work { @c = count(); }", "-c", bin+" count "+strconv.Itoa(n))
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil || !bytes.Contains(out.Bytes(), []byte("@c: "+strconv.Itoa(n))) {
+			b.Fatalf("bpftrace: %v\n%s", err, out.String())
+		}
+	})
+}
+
+// libcSites resolves up to n distinct libc functions the engine accepts.
+func libcSites(b *testing.B, n int) []probe.Site {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	f, err := elf.Open(libc)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sort.Slice(syms, func(i, j int) bool { return syms[i].Value < syms[j].Value })
+	spec := &probe.Spec{Text: "libc:*", Object: "libc", Symbol: "*"}
+	var sites []probe.Site
+	seen := map[uint64]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Value] {
+			continue
+		}
+		seen[s.Value] = true
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Vaddr <= s.Value && s.Value < p.Vaddr+p.Filesz {
+				site := probe.Site{Spec: spec, Object: libc, Func: s.Name, FuncAddr: s.Value, Addr: s.Value,
+					FileOffset: s.Value - p.Vaddr + p.Off}
+				if site.Insn, err = readCode(libc, site.FileOffset); err == nil && refuse(site.Insn) == nil {
+					sites = append(sites, site)
+				}
+			}
+		}
+		if len(sites) == n {
+			break
+		}
+	}
+	return sites
+}
+
+// benchAttach measures placing and removing n libc probes in one process.
+func benchAttach(b *testing.B, n int, noMulti bool) {
+	need.Uprobes(b)
+	sites := libcSites(b, n)
+	sleeper := exec.Command("sleep", "600")
+	if err := sleeper.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	var attach, detach time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		s, err := newSession(1<<20, false, noMulti)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.load(sites); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.attach([]int{sleeper.Process.Pid}); err != nil {
+			s.close()
+			b.Fatal(err)
+		}
+		attach += time.Since(start)
+		start = time.Now()
+		if _, err := s.close(); err != nil {
+			b.Fatal(err)
+		}
+		detach += time.Since(start)
+	}
+	b.ReportMetric(float64(len(sites)), "probes")
+	b.ReportMetric(attach.Seconds()/float64(b.N), "s-attach")
+	b.ReportMetric(detach.Seconds()/float64(b.N), "s-detach")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkAttach1000Multi(b *testing.B) { benchAttach(b, 1000, false) }
+func BenchmarkAttach1000Perf(b *testing.B)  { benchAttach(b, 1000, true) }

@@ -1,0 +1,15 @@
+package uprobe
+
+import "github.com/utap/utap/probe"
+
+// Check reports the first site this engine refuses (an instruction the
+// kernel mishandles, a probe kind not supported), before anything is
+// loaded, so `--backend auto` can fall back to ptrace and say why.
+func Check(sites []probe.Site) error {
+	for i := range sites {
+		if err := check(&sites[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package uprobe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/utap/utap/probe"
+	"golang.org/x/sys/unix"
+)
+
+// Engine traces with kernel uprobes. The zero value is ready to use.
+type Engine struct {
+	// RingSize is the ring buffer's size in bytes, a power of two and a
+	// multiple of the page size; 0 means 16 MiB.
+	RingSize int
+	// Log receives the "N events lost" line; nil means os.Stderr.
+	Log io.Writer
+	// NoMulti attaches one perf-link uprobe per site even where a
+	// uprobe_multi link could carry many.
+	NoMulti bool
+}
+
+var _ probe.Engine = (*Engine)(nil)
+
+func (*Engine) Name() string { return "uprobe" }
+
+// Trace implements probe.Engine.
+//
+// Without Follow, links filter on each traced PID, so the kernel installs
+// breakpoints in those processes only (one link per PID when there are
+// several). With Follow, links cover every process that maps the object and
+// the programs check a tgid map that a fork tracker fills: a filter in BPF
+// costs other processes a trap per hit, a price only Follow pays.
+func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, emit func(*probe.Event)) (res probe.Result, err error) {
+	if len(t.Argv) == 0 && len(t.PIDs) == 0 {
+		return res, errors.New("uprobe: nothing to trace: no command and no PID")
+	}
+	if len(sites) == 0 {
+		return res, errors.New("uprobe: no probe sites")
+	}
+	for i := range sites {
+		if err := checkSite(&sites[i]); err != nil {
+			return res, err
+		}
+	}
+	s, err := newSession(e.RingSize, t.Follow, e.NoMulti)
+	if err != nil {
+		return res, fmt.Errorf("uprobe: %w", err)
+	}
+	defer func() {
+		lost, cerr := s.close()
+		res.Lost = lost
+		if lost > 0 {
+			w := e.Log
+			if w == nil {
+				w = os.Stderr
+			}
+			fmt.Fprintf(w, "%d events lost\n", lost)
+		}
+		if err == nil && cerr != nil {
+			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
+		}
+	}()
+	if err := s.load(sites); err != nil {
+		return res, fmt.Errorf("uprobe: %w", err)
+	}
+	if t.Follow {
+		if err := s.followForks(); err != nil {
+			return res, fmt.Errorf("uprobe: %w", err)
+		}
+	}
+	if len(t.Argv) > 0 {
+		return s.runCommand(ctx, t, emit)
+	}
+	return res, s.attachPIDs(ctx, t, emit)
+}
+
+// checkSite is check, replaced by the test that verifies the refusals'
+// claims against the running kernel.
+var checkSite = check
+
+// check refuses what this engine cannot probe faithfully.
+func check(s *probe.Site) error {
+	if s.Spec == nil {
+		return fmt.Errorf("uprobe: site %s+%#x has no spec", s.Object, s.FileOffset)
+	}
+	if s.Spec.Kind != probe.Entry {
+		return fmt.Errorf("uprobe: probe %s: %w: return probes", s.Spec.Text, ErrUnsupported)
+	}
+	code := s.Insn
+	if len(code) == 0 {
+		var err error
+		if code, err = readCode(s.Object, s.FileOffset); err != nil {
+			return fmt.Errorf("uprobe: probe %s: %w", s.Spec.Text, err)
+		}
+	}
+	if err := refuse(code); err != nil {
+		return fmt.Errorf("uprobe: probe %s at %s: %w", s.Spec.Text, where(s), err)
+	}
+	return nil
+}
+
+func where(s *probe.Site) string {
+	if s.Func != "" && s.Addr >= s.FuncAddr {
+		if s.Addr == s.FuncAddr {
+			return s.Func
+		}
+		return fmt.Sprintf("%s+%#x", s.Func, s.Addr-s.FuncAddr)
+	}
+	return fmt.Sprintf("%#x", s.Addr)
+}
+
+func readCode(path string, off uint64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 15)
+	n, err := f.ReadAt(b, int64(off))
+	if n == 0 {
+		return nil, fmt.Errorf("reading the instruction at %s+%#x: %w", path, off, err)
+	}
+	return b[:n], nil
+}
+
+func (s *session) followForks() error {
+	prog, l, err := followForks(s.tgids)
+	if err != nil {
+		return err
+	}
+	s.progs = append(s.progs, prog)
+	s.links = append(s.links, l)
+	return nil
+}
+
+// linkPIDs is what links filter on: the traced PIDs, or everyone when the
+// programs filter through the tgid map.
+func (s *session) linkPIDs(pids []int) ([]int, error) {
+	if s.tgids == nil {
+		return pids, nil
+	}
+	for _, pid := range pids {
+		if err := s.tgids.Put(uint32(pid), uint32(1)); err != nil {
+			return nil, fmt.Errorf("adding pid %d to the traced set: %w", pid, err)
+		}
+	}
+	return []int{0}, nil
+}
+
+// runCommand starts t.Argv held at exec, attaches, lets it run and waits
+// for it to exit (or kills it when ctx is done).
+func (s *session) runCommand(ctx context.Context, t probe.Target, emit func(*probe.Event)) (probe.Result, error) {
+	var res probe.Result
+	c, err := startHeld(t)
+	if err != nil {
+		return res, fmt.Errorf("uprobe: %w", err)
+	}
+	pids, err := s.linkPIDs([]int{c.pid()})
+	if err == nil {
+		err = s.attach(pids)
+	}
+	if err == nil {
+		err = s.startReading(emit)
+	}
+	if err == nil {
+		err = c.run()
+	}
+	if err != nil {
+		c.kill()
+		c.cmd.Wait()
+		return res, fmt.Errorf("uprobe: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-ctx.Done():
+		c.cmd.Process.Kill()
+		werr = <-exited
+	}
+	res.ExitCode, err = exitCode(werr)
+	return res, err
+}
+
+// attachPIDs traces running processes until they have all exited or ctx
+// is done; they keep running afterwards.
+func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*probe.Event)) error {
+	for _, pid := range t.PIDs {
+		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("uprobe: pid %d: no such process", pid)
+		}
+	}
+	pids, err := s.linkPIDs(t.PIDs)
+	if err != nil {
+		return fmt.Errorf("uprobe: %w", err)
+	}
+	if err := s.attach(pids); err != nil {
+		return fmt.Errorf("uprobe: %w", err)
+	}
+	if err := s.startReading(emit); err != nil {
+		return fmt.Errorf("uprobe: %w", err)
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if !anyAlive(t.PIDs) {
+				return nil
+			}
+		}
+	}
+}
+
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,453 @@
+package uprobe
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/utap/utap/probe"
+)
+
+// Errors of the code generator, wrapped with the expression they concern.
+var (
+	ErrTooDeep     = errors.New("expression too deep for the BPF stack")
+	ErrUnsupported = errors.New("not supported by the uprobe engine")
+)
+
+// MaxDepth bounds the expression stack: a binary operator keeps its left
+// operand in a stack slot while its right one is computed.
+const MaxDepth = 24
+
+// Frame layout of a probe program, as offsets from R10 (512 bytes at most).
+const (
+	slotFault  = -8  // nonzero once a memory read faulted
+	slotTmp    = -16 // target of scalar reads, map keys
+	slotStack  = -24 // expression-stack slot d is at slotStack-8*d
+	strBufSize = probe.MaxStrLen + 8
+	slotStrBuf = slotStack - 8*(MaxDepth-1) - strBufSize // string comparisons
+)
+
+// exprGen emits BPF for expressions. R6 holds the pt_regs pointer for the
+// whole program; a value is computed into R0 and R1–R5 are scratch, since
+// helpers clobber them. Intermediate values live in the stack slots.
+type exprGen struct {
+	insns   asm.Instructions
+	pending string // label of the next emitted instruction
+	labels  int
+	depth   int
+	abi     probe.ABI
+	kind    probe.Kind
+	v4      bool // signed division in the ISA (6.6+)
+}
+
+func (g *exprGen) emit(ins ...asm.Instruction) {
+	for _, in := range ins {
+		if g.pending != "" {
+			in = in.WithSymbol(g.pending)
+			g.pending = ""
+		}
+		g.insns = append(g.insns, in)
+	}
+}
+
+func (g *exprGen) label() string {
+	g.labels++
+	return fmt.Sprintf("L%d", g.labels)
+}
+
+// mark places label l on the next emitted instruction. An instruction
+// carries one symbol, so a second label in a row gets a no-op of its own.
+func (g *exprGen) mark(l string) {
+	if g.pending != "" {
+		g.emit(asm.Instruction{OpCode: asm.OpCode(asm.JumpClass).SetJumpOp(asm.Ja)})
+	}
+	g.pending = l
+}
+
+func (g *exprGen) setFault() { g.emit(storeImm64(asm.RFP, slotFault, 1)) }
+
+// norm truncates R0 to t and extends it back to 64 bits, so every value in
+// a register is its type's canonical 64-bit form.
+func (g *exprGen) norm(t probe.Type) {
+	if t.Str || t.Size == 0 || t.Size >= 8 {
+		return
+	}
+	sh := int32(64 - 8*int(t.Size))
+	g.emit(asm.LSh.Imm(asm.R0, sh))
+	if t.Signed {
+		g.emit(asm.ArSh.Imm(asm.R0, sh))
+	} else {
+		g.emit(asm.RSh.Imm(asm.R0, sh))
+	}
+}
+
+// expr computes e into R0; a faulting read sets the fault slot.
+func (g *exprGen) expr(e probe.Expr) error {
+	switch e := e.(type) {
+	case *probe.Const:
+		g.emit(asm.LoadImm(asm.R0, int64(e.Val), asm.DWord))
+		g.norm(e.Type())
+	case *probe.Arg:
+		return g.arg(e.N)
+	case probe.Builtin:
+		return g.builtin(e)
+	case *probe.Unary:
+		return g.unary(e)
+	case *probe.Binary:
+		return g.binary(e)
+	case *probe.Ternary:
+		return g.ternary(e)
+	case *probe.Cast:
+		if err := g.expr(e.X); err != nil {
+			return err
+		}
+		g.norm(e.To)
+	case *probe.Deref:
+		if err := g.expr(e.Addr); err != nil {
+			return err
+		}
+		g.read(e.T)
+	case *probe.Ident:
+		return fmt.Errorf("%w: unbound name %q", ErrUnsupported, e.Name)
+	case *probe.StrOf, *probe.StrLit:
+		return fmt.Errorf("%w: string %s used as a number", ErrUnsupported, e)
+	default:
+		return fmt.Errorf("%w: expression %T", ErrUnsupported, e)
+	}
+	return nil
+}
+
+// read replaces the address in R0 by the t.Size bytes of user memory there.
+// bpf_probe_read_user zeroes its destination when it faults.
+func (g *exprGen) read(t probe.Type) {
+	size := t.Size
+	if size == 0 {
+		size = 8
+	}
+	ok := g.label()
+	g.emit(
+		asm.Mov.Reg(asm.R3, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, slotTmp),
+		asm.Mov.Imm(asm.R2, int32(size)),
+		asm.FnProbeReadUser.Call(),
+		asm.JEq.Imm(asm.R0, 0, ok),
+	)
+	g.setFault()
+	g.mark(ok)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, slotTmp, sizeOf(size)))
+	g.norm(t)
+}
+
+func sizeOf(n uint8) asm.Size {
+	switch n {
+	case 1:
+		return asm.Byte
+	case 2:
+		return asm.Half
+	case 4:
+		return asm.Word
+	}
+	return asm.DWord
+}
+
+// arg loads the n-th integer argument: a register, or a stack slot above
+// the return address.
+func (g *exprGen) arg(n int) error {
+	regs := argRegs[g.abi]
+	switch {
+	case n < 1:
+		return fmt.Errorf("%w: argument %d", ErrUnsupported, n)
+	case n <= len(regs):
+		g.emit(asm.LoadMem(asm.R0, asm.R6, regs[n-1], asm.DWord))
+	default:
+		g.emit(
+			asm.LoadMem(asm.R0, asm.R6, regSP, asm.DWord),
+			asm.Add.Imm(asm.R0, int32(8*(n-len(regs)))),
+		)
+		g.read(probe.U64)
+	}
+	return nil
+}
+
+func (g *exprGen) builtin(b probe.Builtin) error {
+	switch b {
+	case probe.BuiltinPID:
+		g.emit(asm.FnGetCurrentPidTgid.Call(), asm.RSh.Imm(asm.R0, 32))
+	case probe.BuiltinTID:
+		g.emit(asm.FnGetCurrentPidTgid.Call(), asm.LSh.Imm(asm.R0, 32), asm.RSh.Imm(asm.R0, 32))
+	case probe.BuiltinRet:
+		if g.kind != probe.Return {
+			return fmt.Errorf("%w: ret in an entry probe", ErrUnsupported)
+		}
+		g.emit(asm.LoadMem(asm.R0, asm.R6, retReg, asm.DWord))
+	default:
+		return fmt.Errorf("%w: builtin %d", ErrUnsupported, b)
+	}
+	return nil
+}
+
+func (g *exprGen) unary(e *probe.Unary) error {
+	if err := g.expr(e.X); err != nil {
+		return err
+	}
+	switch e.Op {
+	case probe.OpNeg:
+		g.emit(asm.Neg.Imm(asm.R0, 0))
+	case probe.OpCompl:
+		g.emit(asm.Xor.Imm(asm.R0, -1))
+	case probe.OpNot:
+		g.emit(asm.Mov.Reg(asm.R1, asm.R0), asm.Mov.Imm(asm.R0, 0))
+		g.compare(asm.JEq.Imm(asm.R1, 0, ""))
+		return nil
+	default:
+		return fmt.Errorf("%w: unary %s", ErrUnsupported, e.Op)
+	}
+	g.norm(e.Type())
+	return nil
+}
+
+// compare sets R0 to 1 when jump (whose target it fills in) is taken, else 0.
+func (g *exprGen) compare(jump asm.Instruction) {
+	t := g.label()
+	g.emit(asm.Mov.Imm(asm.R2, 1), jump.WithReference(t), asm.Mov.Imm(asm.R2, 0))
+	g.mark(t)
+	g.emit(asm.Mov.Reg(asm.R0, asm.R2))
+}
+
+func (g *exprGen) ternary(e *probe.Ternary) error {
+	els, end := g.label(), g.label()
+	if err := g.expr(e.Cond); err != nil {
+		return err
+	}
+	g.emit(asm.JEq.Imm(asm.R0, 0, els))
+	if err := g.expr(e.Then); err != nil {
+		return err
+	}
+	g.emit(asm.Ja.Label(end))
+	g.mark(els)
+	if err := g.expr(e.Else); err != nil {
+		return err
+	}
+	g.mark(end)
+	g.norm(e.T)
+	return nil
+}
+
+// logic evaluates && and || with short circuit, to 0 or 1.
+func (g *exprGen) logic(e *probe.Binary) error {
+	short, end := g.label(), g.label()
+	jump := asm.JEq // &&: a false operand decides
+	val := int32(0)
+	if e.Op == probe.OpLOr {
+		jump, val = asm.JNE, 1
+	}
+	for _, x := range []probe.Expr{e.X, e.Y} {
+		if err := g.expr(x); err != nil {
+			return err
+		}
+		g.emit(jump.Imm(asm.R0, 0, short))
+	}
+	g.emit(asm.Mov.Imm(asm.R0, 1-val), asm.Ja.Label(end))
+	g.mark(short)
+	g.emit(asm.Mov.Imm(asm.R0, val))
+	g.mark(end)
+	return nil
+}
+
+// push saves R0 in the next stack slot.
+func (g *exprGen) push() error {
+	if g.depth >= MaxDepth {
+		return fmt.Errorf("%w (more than %d pending operands)", ErrTooDeep, MaxDepth)
+	}
+	g.emit(asm.StoreMem(asm.RFP, int16(slotStack-8*g.depth), asm.R0, asm.DWord))
+	g.depth++
+	return nil
+}
+
+// pop moves R0 to R1 and restores the saved left operand into R0.
+func (g *exprGen) pop() {
+	g.depth--
+	g.emit(
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.LoadMem(asm.R0, asm.RFP, int16(slotStack-8*g.depth), asm.DWord),
+	)
+}
+
+var aluOps = map[probe.Op]asm.ALUOp{
+	probe.OpAdd: asm.Add, probe.OpSub: asm.Sub, probe.OpMul: asm.Mul,
+	probe.OpAnd: asm.And, probe.OpOr: asm.Or, probe.OpXor: asm.Xor,
+}
+
+var cmpOps = map[probe.Op][2]asm.JumpOp{ // unsigned, signed
+	probe.OpEq: {asm.JEq, asm.JEq}, probe.OpNe: {asm.JNE, asm.JNE},
+	probe.OpLt: {asm.JLT, asm.JSLT}, probe.OpLe: {asm.JLE, asm.JSLE},
+	probe.OpGt: {asm.JGT, asm.JSGT}, probe.OpGe: {asm.JGE, asm.JSGE},
+}
+
+func (g *exprGen) binary(e *probe.Binary) error {
+	if e.Op == probe.OpLAnd || e.Op == probe.OpLOr {
+		return g.logic(e)
+	}
+	if e.X.Type().Str || e.Y.Type().Str {
+		return g.strCompare(e)
+	}
+	if err := g.expr(e.X); err != nil {
+		return err
+	}
+	if err := g.push(); err != nil {
+		return err
+	}
+	if err := g.expr(e.Y); err != nil {
+		return err
+	}
+	g.pop()
+	signed := e.X.Type().Signed && e.Y.Type().Signed
+	if op, ok := aluOps[e.Op]; ok {
+		g.emit(op.Reg(asm.R0, asm.R1))
+		g.norm(e.T)
+		return nil
+	}
+	if ops, ok := cmpOps[e.Op]; ok {
+		op := ops[0]
+		if signed {
+			op = ops[1]
+		}
+		g.compare(op.Reg(asm.R0, asm.R1, ""))
+		return nil
+	}
+	switch e.Op {
+	case probe.OpShl:
+		g.emit(asm.And.Imm(asm.R1, 63), asm.LSh.Reg(asm.R0, asm.R1))
+	case probe.OpShr:
+		g.emit(asm.And.Imm(asm.R1, 63))
+		if signed {
+			g.emit(asm.ArSh.Reg(asm.R0, asm.R1))
+		} else {
+			g.emit(asm.RSh.Reg(asm.R0, asm.R1))
+		}
+	case probe.OpDiv, probe.OpMod:
+		g.divide(e.Op == probe.OpMod, signed)
+	default:
+		return fmt.Errorf("%w: operator %s", ErrUnsupported, e.Op)
+	}
+	g.norm(e.T)
+	return nil
+}
+
+// divide computes R0 / R1 or R0 % R1 with x/0 = 0 and x%0 = 0 (BPF itself
+// leaves x%0 = x). Without the v4 ISA a signed division divides magnitudes
+// and fixes the sign: the quotient's is sign(x)^sign(y), the remainder's
+// sign(x), as in C and Go.
+func (g *exprGen) divide(mod, signed bool) {
+	zero, end := g.label(), g.label()
+	g.emit(asm.JEq.Imm(asm.R1, 0, zero))
+	op := asm.Div
+	if mod {
+		op = asm.Mod
+	}
+	switch {
+	case !signed:
+		g.emit(op.Reg(asm.R0, asm.R1))
+	case g.v4:
+		sop := asm.SDiv
+		if mod {
+			sop = asm.SMod
+		}
+		g.emit(sop.Reg(asm.R0, asm.R1))
+	default:
+		g.emit(asm.Mov.Reg(asm.R2, asm.R0))
+		if !mod {
+			g.emit(asm.Xor.Reg(asm.R2, asm.R1))
+		}
+		for _, r := range []asm.Register{asm.R0, asm.R1} {
+			pos := g.label()
+			g.emit(asm.JSGE.Imm(r, 0, pos))
+			g.emit(asm.Neg.Imm(r, 0))
+			g.mark(pos)
+		}
+		pos := g.label()
+		g.emit(op.Reg(asm.R0, asm.R1), asm.JSGE.Imm(asm.R2, 0, pos), asm.Neg.Imm(asm.R0, 0))
+		g.mark(pos)
+	}
+	g.emit(asm.Ja.Label(end))
+	g.mark(zero)
+	g.emit(asm.Mov.Imm(asm.R0, 0))
+	g.mark(end)
+}
+
+// strCompare compiles str(addr) == "lit" (or !=): the string is read into
+// the frame's string buffer and compared byte by byte, NUL included, over
+// at most MaxStrLen bytes.
+func (g *exprGen) strCompare(e *probe.Binary) error {
+	if e.Op != probe.OpEq && e.Op != probe.OpNe {
+		return fmt.Errorf("%w: strings compare only with == and !=: %s", ErrUnsupported, e)
+	}
+	eq, ne := int32(1), int32(0)
+	if e.Op == probe.OpNe {
+		eq, ne = 0, 1
+	}
+	x, y := e.X, e.Y
+	if _, ok := x.(*probe.StrLit); ok {
+		x, y = y, x
+	}
+	lit, ok := y.(*probe.StrLit)
+	if !ok {
+		return fmt.Errorf("%w: comparing two strings read from memory: %s", ErrUnsupported, e)
+	}
+	if l2, ok := x.(*probe.StrLit); ok {
+		v := ne
+		if trunc(l2.Val) == trunc(lit.Val) {
+			v = eq
+		}
+		g.emit(asm.Mov.Imm(asm.R0, v))
+		return nil
+	}
+	s, ok := x.(*probe.StrOf)
+	if !ok {
+		return fmt.Errorf("%w: string operand %s", ErrUnsupported, x)
+	}
+	if err := g.expr(s.Addr); err != nil {
+		return err
+	}
+	want := []byte(trunc(lit.Val))
+	if len(want) < probe.MaxStrLen {
+		want = append(want, 0)
+	}
+	differ, fault, end := g.label(), g.label(), g.label()
+	g.emit(
+		asm.Mov.Reg(asm.R3, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, slotStrBuf),
+		asm.Mov.Imm(asm.R2, int32(len(want)+1)),
+		asm.FnProbeReadUserStr.Call(),
+		asm.JSLT.Imm(asm.R0, 0, fault),
+	)
+	for i, b := range want {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.RFP, int16(slotStrBuf+i), asm.Byte),
+			asm.JNE.Imm(asm.R1, int32(b), differ),
+		)
+	}
+	g.emit(asm.Mov.Imm(asm.R0, eq), asm.Ja.Label(end))
+	g.mark(differ)
+	g.emit(asm.Mov.Imm(asm.R0, ne), asm.Ja.Label(end))
+	g.mark(fault)
+	g.setFault()
+	g.emit(asm.Mov.Imm(asm.R0, 0))
+	g.mark(end)
+	return nil
+}
+
+func trunc(s string) string {
+	if len(s) > probe.MaxStrLen {
+		return s[:probe.MaxStrLen]
+	}
+	return s
+}
+
+// storeImm64 stores a sign-extended 32-bit immediate as a u64, which
+// asm.StoreImm declines to encode for DWord.
+func storeImm64(dst asm.Register, off int16, v int32) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(v)}
+}

@@ -1,0 +1,93 @@
+package uprobe
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/link"
+)
+
+// With Target.Follow the probes are attached for every process and each
+// program first checks the caller's tgid against a map. A small program on
+// the task:task_newtask tracepoint adds the new process of every traced
+// parent to that map as it is created, before it can run a probed
+// instruction.
+
+const cloneThread = 0x10000 // CLONE_THREAD: a new thread, not a process
+
+// newtaskFields reads the offsets of pid and clone_flags in the
+// tracepoint's record from its format file.
+func newtaskFields() (pid, flags int16, err error) {
+	var b []byte
+	for _, dir := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+		if b, err = os.ReadFile(dir + "/events/task/task_newtask/format"); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("reading the task_newtask tracepoint format (is tracefs mounted?): %w", err)
+	}
+	off := func(name string) (int16, error) {
+		m := regexp.MustCompile(`field:[^;]*\b` + name + `;\s*offset:(\d+);`).FindSubmatch(b)
+		if m == nil {
+			return 0, fmt.Errorf("task_newtask has no field %s", name)
+		}
+		n, err := strconv.Atoi(string(m[1]))
+		return int16(n), err
+	}
+	if pid, err = off("pid"); err != nil {
+		return
+	}
+	flags, err = off("clone_flags")
+	return
+}
+
+// followForks loads and attaches the fork tracker. The link is returned
+// for the session to keep and close.
+func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
+	pidOff, flagsOff, err := newtaskFields()
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name: "utap_fork", Type: ebpf.TracePoint, License: "GPL",
+		Instructions: asm.Instructions{
+			asm.Mov.Reg(asm.R6, asm.R1),
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
+			asm.LoadMapPtr(asm.R1, tgids.FD()),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "exit"),
+			asm.LoadMem(asm.R1, asm.R6, flagsOff, asm.DWord),
+			asm.JSet.Imm(asm.R1, cloneThread, "exit"),
+			asm.LoadMem(asm.R1, asm.R6, pidOff, asm.Word),
+			asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
+			asm.StoreImm(asm.RFP, -16, 1, asm.Word),
+			asm.LoadMapPtr(asm.R1, tgids.FD()),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -8),
+			asm.Mov.Reg(asm.R3, asm.RFP),
+			asm.Add.Imm(asm.R3, -16),
+			asm.Mov.Imm(asm.R4, 0), // BPF_ANY
+			asm.FnMapUpdateElem.Call(),
+			asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
+			asm.Return(),
+		},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading the fork tracker: %w", verifierReason(err))
+	}
+	l, err := link.Tracepoint("task", "task_newtask", prog, nil)
+	if err != nil {
+		prog.Close()
+		return nil, nil, fmt.Errorf("attaching the fork tracker to task:task_newtask: %w", hint(err))
+	}
+	return prog, l, nil
+}

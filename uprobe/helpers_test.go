@@ -1,0 +1,92 @@
+package uprobe
+
+import (
+	"context"
+	"debug/elf"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/probe"
+)
+
+// funcSite resolves sym in bin with debug/elf (elfsym stands in for this
+// in the real pipeline) and binds spec to it, at byte offset off.
+func funcSite(t testing.TB, bin, sym string, off uint64, spec *probe.Spec) probe.Site {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name != sym || elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
+			continue
+		}
+		addr := s.Value + off
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_LOAD && p.Vaddr <= addr && addr < p.Vaddr+p.Filesz {
+				site := probe.Site{
+					Spec: spec, Object: bin, Func: sym, FuncAddr: s.Value, FuncSize: s.Size,
+					Addr: addr, FileOffset: addr - p.Vaddr + p.Off,
+					Fetches: spec.Fetches, Cond: spec.Cond,
+				}
+				site.Insn, err = readCode(bin, site.FileOffset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return site
+			}
+		}
+	}
+	t.Fatalf("%s: no function %s", bin, sym)
+	return probe.Site{}
+}
+
+// collector gathers emitted events.
+type collector struct {
+	mu  sync.Mutex
+	evs []probe.Event
+	n   int
+}
+
+func (c *collector) emit(ev *probe.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	if len(c.evs) < 10000 {
+		e := *ev
+		e.Args = append([]probe.Value(nil), ev.Args...)
+		c.evs = append(c.evs, e)
+	}
+}
+
+func run(t testing.TB, e *Engine, target probe.Target, sites []probe.Site) (*collector, probe.Result) {
+	t.Helper()
+	if target.Stdout == nil {
+		target.Stdout = os.Stdout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := &collector{}
+	res, err := e.Trace(ctx, target, sites, c.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, res
+}
+
+func arg(n int) probe.Expr { return &probe.Arg{N: n} }
+
+func fetches(exprs ...probe.Expr) []probe.Fetch {
+	var fs []probe.Fetch
+	for _, e := range exprs {
+		fs = append(fs, probe.Fetch{Expr: e, Text: e.String()})
+	}
+	return fs
+}

@@ -1,0 +1,194 @@
+package uprobe
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/utap/utap/probe"
+)
+
+// Record layout, shared by every program and the decoder: a header, then
+// one slot per fetch.
+//
+//	0  u64 attach cookie (index of the site)
+//	8  u64 tgid<<32 | tid
+//	16 u64 bpf_ktime_get_ns
+//	24 fetch slots: integer = u64 value, u64 fault flag;
+//	   string = s64 bpf_probe_read_user_str result, then the bytes.
+const (
+	hdrSize     = 24
+	intSlotSize = 16
+	strSlotSize = 8 + probe.MaxStrLen + 8 // read size MaxStrLen+1, 8-aligned
+)
+
+// field is where one fetch lands in a record.
+type field struct {
+	off  int
+	kind fieldKind
+	lit  string // fieldLit: a string literal, never sent by the kernel
+}
+
+type fieldKind uint8
+
+const (
+	fieldInt fieldKind = iota
+	fieldStr
+	fieldLit
+)
+
+// maps are the file descriptors a program refers to.
+type maps struct {
+	events int // BPF_MAP_TYPE_RINGBUF
+	lost   int // per-CPU u64 counter of failed reservations
+	tgids  int // hash of traced tgids, -1 when links filter by PID
+	wakeAt int // bytes of unread records that wake the reader
+}
+
+// program is the generated code for one site, with its record layout.
+type program struct {
+	insns  asm.Instructions
+	fields []field
+	size   int
+}
+
+// compile generates the probe program of s: filter on tgid (when
+// following forks), condition, reserve, header, fetches, submit.
+func compile(s *probe.Site, kind probe.Kind, m maps, v4 bool) (*program, error) {
+	g := &exprGen{abi: s.ABI, kind: kind, v4: v4}
+	p := &program{size: hdrSize}
+	for _, f := range s.Fetches {
+		fl := field{off: p.size}
+		switch e := f.Expr.(type) {
+		case *probe.StrOf:
+			fl.kind = fieldStr
+			p.size += strSlotSize
+		case *probe.StrLit:
+			fl.kind, fl.lit = fieldLit, e.Val
+		default:
+			if f.Expr.Type().Str {
+				return nil, fmt.Errorf("fetch %s: %w: string expression other than str()", f.Text, ErrUnsupported)
+			}
+			p.size += intSlotSize
+		}
+		p.fields = append(p.fields, fl)
+	}
+
+	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
+	if m.tgids >= 0 {
+		g.emit(
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.Word),
+			asm.LoadMapPtr(asm.R1, m.tgids),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, slotTmp),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "exit"),
+		)
+	}
+	if s.Cond != nil {
+		g.emit(storeImm64(asm.RFP, slotFault, 0))
+		if err := g.expr(s.Cond); err != nil {
+			return nil, fmt.Errorf("condition %s: %w", s.Cond, err)
+		}
+		g.emit(
+			asm.JEq.Imm(asm.R0, 0, "exit"),
+			asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
+			asm.JNE.Imm(asm.R1, 0, "exit"),
+		)
+	}
+	g.emit(
+		asm.LoadMapPtr(asm.R1, m.events),
+		asm.Mov.Imm(asm.R2, int32(p.size)),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JEq.Imm(asm.R0, 0, "lost"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnGetAttachCookie.Call(),
+		asm.StoreMem(asm.R7, 0, asm.R0, asm.DWord),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(asm.R7, 8, asm.R0, asm.DWord),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R7, 16, asm.R0, asm.DWord),
+	)
+	for i, f := range s.Fetches {
+		if err := fetch(g, f, p.fields[i]); err != nil {
+			// The verifier insists a reservation is released on every path,
+			// so a program never exists half-built; errors are compile-time.
+			return nil, fmt.Errorf("fetch %s: %w", f.Text, err)
+		}
+	}
+	// Waking the reader for every record costs a context switch per event;
+	// records wait for its next poll unless the ring is filling up.
+	quiet := g.label()
+	g.emit(
+		asm.LoadMapPtr(asm.R1, m.events),
+		asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+		asm.FnRingbufQuery.Call(),
+		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP
+		asm.JLT.Imm(asm.R0, int32(m.wakeAt), quiet),
+		asm.Mov.Imm(asm.R2, 2), // BPF_RB_FORCE_WAKEUP
+	)
+	g.mark(quiet)
+	g.emit(
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.FnRingbufSubmit.Call(),
+		asm.Ja.Label("exit"),
+	)
+	g.mark("lost")
+	g.emit(
+		asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, m.lost),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotTmp),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+	)
+	g.mark("exit")
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	p.insns = g.insns
+	return p, nil
+}
+
+// fetch computes one fetch into the record R7 points to.
+func fetch(g *exprGen, f probe.Fetch, fl field) error {
+	switch fl.kind {
+	case fieldLit:
+		return nil
+	case fieldInt:
+		g.emit(storeImm64(asm.RFP, slotFault, 0))
+		if err := g.expr(f.Expr); err != nil {
+			return err
+		}
+		g.emit(
+			asm.StoreMem(asm.R7, int16(fl.off), asm.R0, asm.DWord),
+			asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
+			asm.StoreMem(asm.R7, int16(fl.off+8), asm.R1, asm.DWord),
+		)
+		return nil
+	}
+	// A string: compute the address, then read straight into the record.
+	g.emit(storeImm64(asm.RFP, slotFault, 0))
+	if err := g.expr(f.Expr.(*probe.StrOf).Addr); err != nil {
+		return err
+	}
+	faulted, done := g.label(), g.label()
+	g.emit(
+		asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, faulted),
+		asm.Mov.Reg(asm.R3, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, int32(fl.off+8)),
+		asm.Mov.Imm(asm.R2, probe.MaxStrLen+1),
+		asm.FnProbeReadUserStr.Call(),
+		asm.StoreMem(asm.R7, int16(fl.off), asm.R0, asm.DWord),
+		asm.Ja.Label(done),
+	)
+	g.mark(faulted)
+	g.emit(storeImm64(asm.R7, int16(fl.off), -14)) // -EFAULT
+	g.mark(done)
+	return nil
+}

@@ -1,0 +1,63 @@
+package uprobe
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/utap/utap/probe"
+)
+
+// decode turns one ring-buffer record into ev, using the layout of the
+// program of the site the record's cookie names.
+func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) error {
+	if len(raw) < hdrSize {
+		return fmt.Errorf("short record (%d bytes)", len(raw))
+	}
+	le := binary.LittleEndian
+	idx := le.Uint64(raw)
+	if idx >= uint64(len(sites)) {
+		return fmt.Errorf("record names site %d of %d", idx, len(sites))
+	}
+	s, p := &sites[idx], progs[idx]
+	if len(raw) < p.size {
+		return fmt.Errorf("record of %d bytes for a %d-byte layout", len(raw), p.size)
+	}
+	pidTgid := le.Uint64(raw[8:])
+	*ev = probe.Event{
+		TimeNs:     int64(le.Uint64(raw[16:])),
+		PID:        int(pidTgid >> 32),
+		TID:        int(uint32(pidTgid)),
+		Probe:      s.Spec.Text,
+		Func:       s.Func,
+		Kind:       s.Spec.Kind.String(),
+		ProbeIndex: s.Probe,
+		Args:       make([]probe.Value, len(p.fields)),
+	}
+	for i, fl := range p.fields {
+		f := s.Fetches[i]
+		v := probe.Value{Format: f.Format}
+		switch fl.kind {
+		case fieldLit:
+			v.IsStr, v.Str = true, fl.lit
+		case fieldStr:
+			v.IsStr = true
+			n := int64(le.Uint64(raw[fl.off:]))
+			if n <= 0 {
+				v.Err = true
+				break
+			}
+			b := raw[fl.off+8 : fl.off+8+int(min(n, probe.MaxStrLen+1))]
+			if i := bytes.IndexByte(b, 0); i >= 0 {
+				b = b[:i]
+			}
+			v.Str = string(b)
+		default:
+			v.Int = le.Uint64(raw[fl.off:])
+			v.Err = le.Uint64(raw[fl.off+8:]) != 0
+			v.Signed = f.Expr.Type().Signed
+		}
+		ev.Args[i] = v
+	}
+	return nil
+}
