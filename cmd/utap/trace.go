@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
@@ -116,12 +117,13 @@ func trace(c *cli.Context, attach bool) error {
 		return err
 	}
 	defer closeOut()
-	w, err := output.New(c.String("format"), out, output.Options{
+	fw, err := output.New(c.String("format"), out, output.Options{
 		WallClock: c.Bool("tt"), StrLen: c.Int("s"), Durations: c.Bool("T"),
 	})
 	if err != nil {
 		return err
 	}
+	w := output.Periodic(fw, 100*time.Millisecond)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -143,7 +145,7 @@ func trace(c *cli.Context, attach bool) error {
 		emit = sum.Add
 	}
 	res, err := eng.Trace(ctx, t, sites, emit)
-	if ferr := w.Flush(); werr == nil {
+	if ferr := w.Close(); werr == nil {
 		werr = ferr
 	}
 	if err != nil {

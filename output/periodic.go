@@ -1,0 +1,77 @@
+package output
+
+import (
+	"sync"
+	"time"
+
+	"github.com/utap/utap/probe"
+)
+
+// Periodic wraps w so that buffered events reach the file within every,
+// even when the traced program goes quiet: a user watching a trace must
+// not wait for the next event (or the exit) to see the last one. Writes
+// stay buffered, so a busy trace still costs one write(2) per 64 KiB.
+func Periodic(w Writer, every time.Duration) *PeriodicWriter {
+	p := &PeriodicWriter{w: w, done: make(chan struct{})}
+	p.wg.Add(1)
+	go p.loop(every)
+	return p
+}
+
+// PeriodicWriter is the Writer Periodic returns; Close stops its flusher.
+type PeriodicWriter struct {
+	mu    sync.Mutex
+	w     Writer
+	dirty bool
+	err   error
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func (p *PeriodicWriter) Write(ev *probe.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
+	p.dirty = true
+	return p.w.Write(ev)
+}
+
+func (p *PeriodicWriter) Flush() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.w.Flush(); p.err == nil {
+		p.err = err
+	}
+	p.dirty = false
+	return p.err
+}
+
+// Close stops the flusher and flushes what is left.
+func (p *PeriodicWriter) Close() error {
+	close(p.done)
+	p.wg.Wait()
+	return p.Flush()
+}
+
+func (p *PeriodicWriter) loop(every time.Duration) {
+	defer p.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			if p.dirty {
+				if err := p.w.Flush(); p.err == nil {
+					p.err = err
+				}
+				p.dirty = false
+			}
+			p.mu.Unlock()
+		}
+	}
+}
