@@ -26,7 +26,7 @@ func main() {
 		// Specs contain commas (work(a, b)): never split -e values on them.
 		DisableSliceFlagSeparator: true,
 		HideHelpCommand:           true,
-		Commands:                  []*cli.Command{listCommand(), runCommand(), attachCommand()},
+		Commands:                  []*cli.Command{listCommand(), runCommand(), attachCommand(), compareCommand()},
 		ExitErrHandler:            func(*cli.Context, error) {},
 	}
 	err := app.Run(os.Args)

@@ -1,0 +1,54 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+)
+
+// bpftrace attaches kernel uprobes with BPF programs and prints each event
+// from user space, the nearest peer of utap's uprobe engine.
+type bpftrace struct{}
+
+func (bpftrace) Name() string { return "bpftrace" }
+
+func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if s.Scaling {
+		return nil, nil
+	}
+	if _, err := lookPath("bpftrace"); err != nil {
+		return nil, err
+	}
+	loc := "uprobe:" + w.Exe + ":" + w.Target
+	// uprobes on the executable's inode fire in every process running it:
+	// the filter keeps the count to the traced command.
+	filter := "/pid == cpid/"
+	if s.Mode == ModeSyscall {
+		if !w.Libc {
+			return nil, notApplicable("the Go workload makes its system calls without libc")
+		}
+		loc = "uprobe:libc:getppid"
+	}
+	switch s.Cond {
+	case CondFalse:
+		filter = fmt.Sprintf(`/pid == cpid && reg("%s") != %d/`, w.Regs[1], TargetB)
+	case CondTrue:
+		filter = fmt.Sprintf(`/pid == cpid && reg("%s") == %d/`, w.Regs[1], TargetB)
+	}
+	body := `printf("E\n");`
+	if s.Fetch {
+		body = fmt.Sprintf(`printf("E %%d %%d\n", reg("%s"), reg("%s"));`, w.Regs[0], w.Regs[1])
+	}
+	prog := fmt.Sprintf("%s %s { %s }", loc, filter, body)
+	if s.Return {
+		if w.Static {
+			return nil, notApplicable("uretprobes rewrite return addresses, which Go's stack unwinder does not survive")
+		}
+		prog += fmt.Sprintf(` uretprobe:%s:%s /pid == cpid/ { printf("R %%d\n", retval); }`, w.Exe, w.Target)
+	}
+	return &Plan{
+		Argv: func(wl []string, out string) []string {
+			return []string{"bpftrace", "-q", "-o", out, "-e", prog, "-c", strings.Join(wl, " ")}
+		},
+		Count: func(out, _ string) (int, error) { return countLines(out, prefixed("E", "R ")) },
+	}, nil
+}

@@ -1,0 +1,122 @@
+package compare
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// IdleFuncs is how many never-called functions the C workload carries, for
+// the installed-probes scaling rows (1 target + 999 idle = 1,000 probes).
+const IdleFuncs = 999
+
+// cSource is the C workload. It is written out and built at run time, so
+// utap ships no binaries and no C file sits in a Go package directory.
+func cSource() string {
+	var b strings.Builder
+	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// The empty asm keeps the call and the function's body; noinline keeps a
+// real call the probes can see.
+__attribute__((noinline)) long utap_workload_target(long a, long b) {
+	__asm__ volatile("" ::: "memory");
+	return a * 2 + b;
+}
+
+static long calls, nthreads, syscalls;
+static long sums[1024];
+
+static void *worker(void *p) {
+	long id = (long)p, s = 0;
+	for (long j = id; j < calls; j += nthreads) {
+		if (syscalls)
+			s += getppid() > 0;
+		else
+			s += utap_workload_target(j, 7);
+	}
+	sums[id] = s;
+	return NULL;
+}
+
+int main(int argc, char **argv) {
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s CALLS THREADS call|syscall\n", argv[0]);
+		return 2;
+	}
+	calls = atol(argv[1]);
+	nthreads = atol(argv[2]);
+	syscalls = strcmp(argv[3], "syscall") == 0;
+	if (nthreads < 1 || nthreads > 1024)
+		return 2;
+	pthread_t th[1024];
+	for (long i = 0; i < nthreads; i++)
+		if (pthread_create(&th[i], NULL, worker, (void *)i) != 0)
+			return 1;
+	long s = 0;
+	for (long i = 0; i < nthreads; i++) {
+		pthread_join(th[i], NULL);
+		s += sums[i];
+	}
+	printf("%ld\n", s);
+	return 0;
+}
+
+// Never called: probes on these cost installation, never a hit.
+`)
+	for i := 0; i < IdleFuncs; i++ {
+		fmt.Fprintf(&b, "__attribute__((noinline, used)) long %s(long a) { __asm__ volatile(\"\" ::: \"memory\"); return a + %d; }\n", idleName(i), i)
+	}
+	return b.String()
+}
+
+func idleName(i int) string { return fmt.Sprintf("utap_workload_idle_%04d", i) }
+
+// BuildC compiles the C workload with cc into dir (reused when the source
+// has not changed) and describes it.
+func BuildC(cc, dir string) (*Workload, error) {
+	src := cSource()
+	sum := sha256.Sum256([]byte(cc + "\x00" + src))
+	base := filepath.Join(dir, "utap-compare-workload-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(base); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(base+".c", []byte(src), 0o644); err != nil {
+			return nil, err
+		}
+		tmp := base + ".tmp" + strconv.Itoa(os.Getpid())
+		out, err := exec.Command(cc, "-O1", "-g", "-pthread", "-o", tmp, base+".c").CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("building the C workload with %s: %v\n%s", cc, err, out)
+		}
+		if err := os.Rename(tmp, base); err != nil {
+			return nil, err
+		}
+	}
+	idle := make([]string, IdleFuncs)
+	for i := range idle {
+		idle[i] = idleName(i)
+	}
+	return &Workload{
+		Name: "C: built at run time with " + cc + " -O1",
+		Exe:  base,
+		Args: func(calls string, threads int, mode string) []string {
+			return []string{calls, strconv.Itoa(threads), mode}
+		},
+		Target: "utap_workload_target",
+		Idle:   idle,
+		Regs:   [2]string{"di", "si"},
+		Ret:    "ax",
+		Libc:   true,
+	}, nil
+}

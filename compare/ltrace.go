@@ -1,0 +1,54 @@
+package compare
+
+import "strings"
+
+// ltrace traces with int3 breakpoints from a ptrace tracer, one process,
+// the way utap's ptrace engine does; it always shows arguments and return
+// values, so its entry rows already pay for fetch and return.
+type ltrace struct{}
+
+func (ltrace) Name() string { return "ltrace" }
+
+func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if s.Scaling {
+		return nil, nil
+	}
+	if w.Static {
+		return nil, notApplicable("ltrace needs .dynsym and the dynamic loader; the %s workload is a static binary", w.Target)
+	}
+	if s.Cond != CondNone {
+		return nil, notApplicable("ltrace has no conditions")
+	}
+	if _, err := lookPath("ltrace"); err != nil {
+		return nil, err
+	}
+	fn := w.Target
+	// -L: no library calls, only -x (the default traces every PLT call).
+	sel := []string{"-L", "-x", fn}
+	if s.Mode == ModeSyscall {
+		fn = "getppid"
+		sel = []string{"-e", fn}
+	}
+	call := fn + "("
+	return &Plan{
+		Argv: func(wl []string, out string) []string {
+			argv := append([]string{"ltrace", "-f"}, sel...)
+			return append(append(argv, "-o", out, "--"), wl...)
+		},
+		// A line per call: "fn(args) = ret", or split in two around a thread
+		// switch ("fn(args <unfinished ...>" then "<... fn resumed> ) = ret").
+		Count: func(out, _ string) (int, error) {
+			return countLines(out, func(l string) int {
+				n := 0
+				entry := strings.Contains(l, call)
+				if entry {
+					n++
+				}
+				if s.Return && strings.Contains(l, " = ") && (entry || strings.Contains(l, "<... "+fn+" resumed>")) {
+					n++
+				}
+				return n
+			})
+		},
+	}, nil
+}

@@ -1,0 +1,105 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Cond is a scenario's probe condition.
+type Cond uint8
+
+const (
+	CondNone  Cond = iota
+	CondFalse      // second argument != TargetB: the probe traps, never reports
+	CondTrue       // second argument == TargetB, with both arguments fetched
+)
+
+// Scenario is one way of probing the workload. New scenarios plug in here
+// and in each Tool's Plan.
+type Scenario struct {
+	Name  string // short, for --scenario and tables
+	Title string // one line for people
+
+	Mode    string // workload mode: ModeCall or ModeSyscall
+	Threads int    // workload threads
+	Probes  int    // probes installed: the target plus Probes-1 never-called functions
+	Fetch   bool   // fetch the target's two arguments
+	Return  bool   // a return probe as well as the entry probe
+	Cond    Cond
+
+	// Scaling rows run utap's engines only: they ask how utap's cost grows.
+	Scaling bool
+}
+
+// EventsPerCall is how many events one call of the target should report.
+func (s Scenario) EventsPerCall() int {
+	switch {
+	case s.Cond == CondFalse:
+		return 0
+	case s.Return:
+		return 2
+	}
+	return 1
+}
+
+// Scenarios lists every scenario in report order; --scenario picks by Name
+// or by group (threads, probes).
+func Scenarios() []Scenario {
+	base := Scenario{Mode: ModeCall, Threads: 1, Probes: 1}
+	with := func(name, title string, f func(*Scenario)) Scenario {
+		s := base
+		s.Name, s.Title = name, title
+		f(&s)
+		return s
+	}
+	list := []Scenario{
+		with("entry", "entry probe, no fetch", func(*Scenario) {}),
+		with("fetch", "entry probe fetching two arguments", func(s *Scenario) { s.Fetch = true }),
+		with("return", "entry and return probes (2 events per call)", func(s *Scenario) { s.Return = true }),
+		with("cond-false", "condition always false (0 events: the cost of a filtered hit)", func(s *Scenario) { s.Cond = CondFalse }),
+		with("cond-true", "condition always true, two arguments fetched", func(s *Scenario) { s.Cond, s.Fetch = CondTrue, true }),
+		with("syscall", "the getppid system call (strace's home ground)", func(s *Scenario) { s.Mode = ModeSyscall }),
+	}
+	for _, t := range []int{2, 4, 8} {
+		list = append(list, with(fmt.Sprintf("threads-%d", t), fmt.Sprintf("entry probe, %d threads calling", t), func(s *Scenario) {
+			s.Threads, s.Scaling = t, true
+		}))
+	}
+	for _, p := range []int{100, 1000} {
+		list = append(list, with(fmt.Sprintf("probes-%d", p), fmt.Sprintf("entry probe among %d installed probes", p), func(s *Scenario) {
+			s.Probes, s.Scaling = p, true
+		}))
+	}
+	return list
+}
+
+// SelectScenarios picks scenarios by name or group prefix ("threads" picks
+// threads-2, -4 and -8); "all" or nothing picks every one.
+func SelectScenarios(names []string) ([]Scenario, error) {
+	all := Scenarios()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []Scenario
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "all" {
+			return all, nil
+		}
+		found := false
+		for _, s := range all {
+			if s.Name == n || strings.HasPrefix(s.Name, n+"-") && (n == "threads" || n == "probes") {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			var known []string
+			for _, s := range all {
+				known = append(known, s.Name)
+			}
+			return nil, fmt.Errorf("unknown scenario %q (known: %s, threads, probes, all)", n, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
+}
