@@ -328,7 +328,9 @@ const pageSize = 4096
 
 // readStr reads the NUL-terminated string at e.Addr, without its NUL: at
 // most limit (<= MaxStrLen) bytes, as bpf_probe_read_user_str with a
-// limit+1 buffer. It faults if an unreadable byte comes first.
+// limit+1 buffer: like the kernel, it reads up to limit+1 bytes, so a
+// string that fills limit with no NUL faults if the byte after it is
+// unreadable. It faults if an unreadable byte comes first.
 func readStr(e *StrOf, env Env, buf *[MaxStrLen]byte, limit int) ([]byte, error) {
 	addr, err := evalInt(e.Addr, env)
 	if err != nil {
@@ -349,7 +351,17 @@ func readStr(e *StrOf, env Env, buf *[MaxStrLen]byte, limit int) ([]byte, error)
 		}
 		n += chunk
 	}
-	return buf[:limit], nil
+	return buf[:limit], beyond(addr+uint64(limit), env)
+}
+
+// beyond reads the byte after a string cut at its limit: the kernel's
+// bpf_probe_read_user_str reads it too, and faults if it can't.
+func beyond(addr uint64, env Env) error {
+	var b [1]byte
+	if err := env.Read(addr, b[:]); err != nil {
+		return fault(addr, 1, err)
+	}
+	return nil
 }
 
 // readStrSlow continues readStr a byte at a time from buf[n], at addr.
@@ -362,7 +374,7 @@ func readStrSlow(addr uint64, env Env, buf *[MaxStrLen]byte, n, limit int) ([]by
 			return buf[:n], nil
 		}
 	}
-	return buf[:n], nil
+	return buf[:n], beyond(addr, env)
 }
 
 // bufPool recycles read buffers: a slice passed to Env.Read escapes, and
