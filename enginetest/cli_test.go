@@ -1,0 +1,338 @@
+package enginetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/internal/need"
+)
+
+// utapBin is the CLI, built once in TestMain, run as a user would.
+var (
+	utapBin  string
+	buildErr error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "utap-enginetest")
+	if err != nil {
+		panic(err)
+	}
+	utapBin = filepath.Join(dir, "utap")
+	cmd := exec.Command("go", "build", "-o", utapBin, "github.com/utap/utap/cmd/utap")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		// Only the CLI tests need it; they fail with this.
+		buildErr = fmt.Errorf("building cmd/utap: %v\n%s", err, out)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// backends are the CLI's --backend values, each with what it needs.
+var backends = []struct {
+	name string
+	need func(testing.TB)
+}{
+	{"ptrace", need.Root},
+	{"uprobe", need.Uprobes},
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func utap(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	cmd := exec.Command(utapBin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("utap %q still running after a minute", args)
+	}
+	r := cliResult{stdout.String(), stderr.String(), 0}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = exitCode(ee.ProcessState)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var pidRE = regexp.MustCompile(`\[pid \d+\]`)
+
+// TestCLISameAcrossBackends: the same command line on every backend
+// prints the same event lines (pids aside) and passes the command's output
+// and exit status through.
+func TestCLISameAcrossBackends(t *testing.T) {
+	bin := etWork(t)
+	for _, c := range []struct {
+		args  []string
+		specs []string
+		lines int
+	}{
+		{[]string{"args"}, []string{"work(arg1, arg2)", "greet(str(arg1), arg2)", "libc:setvbuf(arg3, arg4)"}, 7},
+		{[]string{"exit", "3"}, []string{"work(arg1, arg2:x)"}, 1},
+		{[]string{"kill"}, []string{"work(arg1, arg2:x)"}, 1},
+	} {
+		argv := append([]string{bin}, c.args...)
+		stdout, code := untraced(t, argv)
+		var first string
+		for _, b := range backends {
+			t.Run(c.args[0]+"/"+b.name, func(t *testing.T) {
+				b.need(t)
+				out := filepath.Join(t.TempDir(), "events")
+				args := []string{"run", "--backend", b.name, "-o", out}
+				for _, s := range c.specs {
+					args = append(args, "-e", s)
+				}
+				r := utap(t, append(append(args, "--"), argv...)...)
+				if r.stdout != stdout || r.code != code || r.stderr != "" {
+					t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stdout %q, no stderr", r.code, r.stdout, r.stderr, code, stdout)
+				}
+				events, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := pidRE.ReplaceAllString(string(events), "[pid N]")
+				if n := strings.Count(got, "\n"); n != c.lines {
+					t.Errorf("%d event lines, want %d:\n%s", n, c.lines, got)
+				}
+				if first == "" {
+					first = got
+				} else if got != first {
+					t.Errorf("events differ from %s's:\n%s\nvs\n%s", backends[0].name, got, first)
+				}
+			})
+		}
+	}
+}
+
+// jsonKeys are the keys of docs/output.md's JSON lines, exactly.
+var jsonKeys = []string{"args", "duration_ns", "func", "kind", "pid", "probe", "ret", "tid", "time_ns"}
+
+func TestCLIJSON(t *testing.T) {
+	bin := etWork(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			out := filepath.Join(t.TempDir(), "events")
+			r := utap(t, "run", "--backend", b.name, "--format", "json", "-o", out,
+				"-e", "work(arg1, arg2:x)", "-e", "greet(str(arg1))", "--", bin, "args")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+			if len(ls) != 6 {
+				t.Fatalf("%d lines, want 6:\n%s", len(ls), data)
+			}
+			for i, l := range ls {
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("line %d %q: %v", i+1, l, err)
+				}
+				if keys := slices.Sorted(mapKeys(m)); !slices.Equal(keys, jsonKeys) {
+					t.Errorf("line %d keys %q, want %q", i+1, keys, jsonKeys)
+				}
+				var ev struct {
+					TimeNs, DurationNs int64 `json:"-"`
+					PID, TID           int
+					Kind, Func         string
+					Args               []any
+					Ret                any
+				}
+				if err := json.Unmarshal([]byte(l), &ev); err != nil {
+					t.Fatalf("line %d %q: %v", i+1, l, err)
+				}
+				if ev.PID <= 0 || ev.TID != ev.PID || ev.Kind != "entry" || ev.Ret != nil || len(ev.Args) == 0 {
+					t.Errorf("line %d: %q", i+1, l)
+				}
+			}
+			if !strings.Contains(ls[3], `"args":[4,"0x3"]`) || !strings.Contains(ls[5], `"args":["world"]`) {
+				t.Errorf("args not as documented: %s", data)
+			}
+		})
+	}
+}
+
+func mapKeys(m map[string]json.RawMessage) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// TestCLIBadInput: one error line naming the thing, exit 2, and the
+// command never run (it would create the marker file).
+func TestCLIBadInput(t *testing.T) {
+	bin := etWork(t)
+	notELF := filepath.Join(t.TempDir(), "notelf")
+	if err := os.WriteFile(notELF, []byte("this is not a program\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPID := fmt.Sprint(gone.ProcessState.Pid())
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			for _, c := range []struct {
+				name string
+				args []string // MARK is replaced by the marker path
+				want []string
+			}{
+				{"unknown symbol", []string{"run", "-e", "no_such_fn(arg1)", "--", bin, "touch", "MARK"}, []string{"no_such_fn"}},
+				{"syntax error", []string{"run", "-e", "work((", "--", bin, "touch", "MARK"}, []string{"work(("}},
+				{"not an ELF", []string{"run", "-e", "work", "--", notELF}, []string{notELF}},
+				{"missing pid", []string{"attach", "-p", deadPID, "-e", "work"}, []string{deadPID}},
+			} {
+				t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+					mark := filepath.Join(t.TempDir(), "ran")
+					args := []string{c.args[0], "--backend", b.name}
+					for _, a := range c.args[1:] {
+						args = append(args, strings.ReplaceAll(a, "MARK", mark))
+					}
+					oneErrorLine(t, utap(t, args...), c.want...)
+					if _, err := os.Stat(mark); err == nil {
+						t.Errorf("the command ran despite the error")
+					}
+				})
+			}
+			t.Run("attach_unknown_symbol", func(t *testing.T) {
+				tr := startTracee(t, "ready", bin, "loop")
+				before := snapshot(t, tr.pid)
+				oneErrorLine(t, utap(t, "attach", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-e", "no_such_fn"), "no_such_fn")
+				if tr.runsOn(t) {
+					t.Error("a failed attach left the process stopped")
+				}
+				sameImage(t, before, snapshot(t, tr.pid), nil)
+			})
+		})
+	}
+}
+
+// oneErrorLine checks the bad-input contract: exit 2, one stderr line
+// starting "utap: " that contains every want.
+func oneErrorLine(t *testing.T, r cliResult, want ...string) {
+	t.Helper()
+	line := strings.TrimSuffix(r.stderr, "\n")
+	if r.code != 2 || strings.Contains(line, "\n") || !strings.HasPrefix(line, "utap: ") {
+		t.Errorf("exit %d, stderr %q; want exit 2 and one line starting \"utap: \"", r.code, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(line, w) {
+			t.Errorf("error %q does not name %q", line, w)
+		}
+	}
+}
+
+// TestCLICtrlC: SIGINT to `utap attach` removes every probe; utap exits 0
+// and the process runs on as before.
+func TestCLICtrlC(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			tr := startTracee(t, "ready", bin, "loop")
+			before := snapshot(t, tr.pid)
+			_, sites := resolvePID(t, tr.pid, "work(arg1)")
+			ours := siteAddrs(t, tr.pid, sites)
+			out := filepath.Join(t.TempDir(), "events")
+			cmd := exec.Command(utapBin, "attach", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			defer cmd.Process.Kill()
+			for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+				data, _ := os.ReadFile(out)
+				if bytes.Count(data, []byte("\n")) >= 3 {
+					break
+				}
+				if time.Since(start) > 10*time.Second {
+					t.Fatalf("no events after 10s; stderr %q", stderr.String())
+				}
+			}
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("utap after SIGINT: %v; stderr %q", err, stderr.String())
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("utap still running 5s after SIGINT")
+			}
+			stopped := tr.runsOn(t)
+			sameImage(t, before, snapshot(t, tr.pid), ours)
+			// Other tests may own uprobes; none may be on this program.
+			if evs := uprobeEvents(t); strings.Contains(evs, bin) {
+				t.Errorf("uprobes left in uprobe_events:\n%s", evs)
+			}
+			if stopped {
+				if b.name != "ptrace" {
+					t.Fatal("the process was left stopped")
+				}
+				t.Skip(bugLeftStopped)
+			}
+		})
+	}
+}
+
+// uprobeEvents is tracefs's uprobe_events, mounting tracefs if needed.
+func uprobeEvents(t *testing.T) string {
+	t.Helper()
+	const dir = "/sys/kernel/tracing"
+	path := filepath.Join(dir, "uprobe_events")
+	if _, err := os.Stat(path); err != nil {
+		if err := syscall.Mount("tracefs", dir, "tracefs", 0, ""); err != nil {
+			t.Fatalf("mounting tracefs on %s: %v", dir, err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
