@@ -37,10 +37,6 @@ type behaviour struct {
 func etWork(t *testing.T) string { return fixture.C(t, "et_work.c") }
 func ptGo(t *testing.T) string   { return fixture.Go(t, "pt_go") }
 
-// bugColdPage skips the rows that read tracee memory not yet faulted in.
-const bugColdPage = "BUG(uprobe): str()/deref of memory the process has not touched yet reads as ? " +
-	"(the non-sleepable BPF read cannot fault the page in) — see report"
-
 var argsLines = []string{"work(1, 2)", "work(3, 4)", "work(5, 6)", "work(4, 3)"}
 
 func behaviours() []behaviour {
@@ -56,8 +52,7 @@ func behaviours() []behaviour {
 		{name: "str compare", fixture: etWork, args: []string{"args"},
 			specs: []string{`greet(n) if str(s) == "world"`}, check: wantLines("greet(8)")},
 		{name: "str in an untouched page", fixture: etWork, args: []string{"cold"},
-			specs: []string{"greet(str(s), n)"}, check: wantLines(`greet("cold", 9)`),
-			skip: map[string]string{"uprobe": bugColdPage}},
+			specs: []string{"greet(str(s), n)"}, check: wantLines(`greet("cold", 9)`)},
 		{name: "deref", fixture: etWork, args: []string{"args"},
 			specs: []string{"peek(*p, n)"}, check: wantLines("peek(?, 1)", "peek(42, 2)")},
 		{name: "faulting deref condition", fixture: etWork, args: []string{"args"},

@@ -33,7 +33,7 @@ var parityCases = []struct {
 	{name: "libc", fixture: etWork, args: []string{"libc"},
 		specs: []string{"libc:open(str(arg1), arg2:x)", "libc:malloc(arg1) if arg1 > 10000", "open@plt"}},
 	{name: "cli_work", fixture: func(t *testing.T) string { return fixture.C(t, "cli_work.c") }, args: []string{"20"},
-		specs: []string{"work(arg1, arg2)", "greet(str(arg1):s)"}, skip: bugColdPage},
+		specs: []string{"work(arg1, arg2)", "greet(str(arg1):s)"}},
 	{name: "go", fixture: ptGo, args: []string{"4", "200"}, specs: []string{"main.work(a, b)"}, unordered: true},
 	{name: "return", fixture: etWork, args: []string{"fib", "8"}, specs: []string{"fib(n)", "return:fib(ret)"}},
 }

@@ -73,6 +73,8 @@ func TestRunModeExitStatus(t *testing.T) {
 		{[]string{"fork"}, false, 2, 7, "fork done\n"},
 		{[]string{"fork"}, true, 3, 7, "fork done\n"},
 		{[]string{"kill"}, false, 1, 128 + 9, ""},
+		{[]string{"orphan"}, false, 1, 0, ""},
+		{[]string{"orphan"}, true, 2, 0, ""},
 	} {
 		var out bytes.Buffer
 		c, res := run(t, &Engine{}, probe.Target{Argv: append([]string{bin}, tc.args...), Stdout: &out, Follow: tc.follow},

@@ -109,7 +109,7 @@ func libcSites(b *testing.B, n int) []probe.Site {
 			if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Vaddr <= s.Value && s.Value < p.Vaddr+p.Filesz {
 				site := probe.Site{Spec: spec, Object: libc, Func: s.Name, FuncAddr: s.Value, Addr: s.Value,
 					FileOffset: s.Value - p.Vaddr + p.Off}
-				if site.Insn, err = readCode(libc, site.FileOffset); err == nil && refuse(site.Insn) == nil {
+				if site.Insn, err = readCode(libc, site.FileOffset, 15); err == nil && refuse(site.Insn) == nil {
 					sites = append(sites, site)
 				}
 			}
@@ -159,3 +159,102 @@ func benchAttach(b *testing.B, n int, noMulti bool) {
 
 func BenchmarkAttach1000Multi(b *testing.B) { benchAttach(b, 1000, false) }
 func BenchmarkAttach1000Perf(b *testing.B)  { benchAttach(b, 1000, true) }
+
+// benchSites is benchEngine for any sites, counting want events per call.
+func benchSites(b *testing.B, e func() *Engine, sites func(bin string) []probe.Site, perCall int) {
+	need.Uprobes(b)
+	bin := fixture.C(b, "up_work.c")
+	ss := sites(bin)
+	slope(b, func(n int) {
+		var count int
+		res, err := e().Trace(context.Background(), probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}},
+			ss, func(ev *probe.Event) { count++ })
+		if err != nil || res.Lost != 0 || count != perCall*n {
+			b.Fatalf("%d events of %d, %d lost, %v", count, perCall*n, res.Lost, err)
+		}
+	})
+}
+
+func specSites(b *testing.B, bin string, kind probe.Kind, text string, fs ...probe.Expr) []probe.Site {
+	return []probe.Site{funcSite(b, bin, "work", 0, &probe.Spec{Text: text, Symbol: "work", Kind: kind, Fetches: fetches(fs...)})}
+}
+
+// BenchmarkReturn: a return probe with its duration (entry stamp + uretprobe).
+func BenchmarkReturn(b *testing.B) {
+	benchSites(b, func() *Engine { return &Engine{} }, func(bin string) []probe.Site {
+		return specSites(b, bin, probe.Return, "return:work(ret)", probe.BuiltinRet)
+	}, 1)
+}
+
+// BenchmarkReturnRetProbes: the same with a uprobe on work's RET.
+func BenchmarkReturnRetProbes(b *testing.B) {
+	benchSites(b, func() *Engine { return &Engine{RetProbes: true} }, func(bin string) []probe.Site {
+		return specSites(b, bin, probe.Return, "return:work(ret)", probe.BuiltinRet)
+	}, 1)
+}
+
+// BenchmarkEntryTwoArgsNoSleep: BenchmarkEntryTwoArgs without sleepable
+// programs (bpf_probe_read_user only).
+func BenchmarkEntryTwoArgsNoSleep(b *testing.B) {
+	saved := kernelReads
+	kernelReads = func() reads { return reads{} }
+	defer func() { kernelReads = saved }()
+	BenchmarkEntryTwoArgs(b)
+}
+
+// BenchmarkEntryDerefNoSleep and BenchmarkEntryDeref: a fetch that reads
+// memory, with and without sleepable reads.
+func BenchmarkEntryDeref(b *testing.B) {
+	benchSites(b, func() *Engine { return &Engine{} }, func(bin string) []probe.Site {
+		return specSites(b, bin, probe.Entry, "work(arg7)", arg(7))
+	}, 1)
+}
+
+func BenchmarkEntryDerefNoSleep(b *testing.B) {
+	saved := kernelReads
+	kernelReads = func() reads { return reads{} }
+	defer func() { kernelReads = saved }()
+	BenchmarkEntryDeref(b)
+}
+
+// BenchmarkFalseCondition: the condition filters every hit in the kernel.
+func BenchmarkFalseCondition(b *testing.B) {
+	cond := &probe.Binary{Op: probe.OpEq, T: probe.S64, X: arg(1), Y: &probe.Const{Val: 1 << 40}}
+	benchSites(b, func() *Engine { return &Engine{} }, func(bin string) []probe.Site {
+		s := specSites(b, bin, probe.Entry, "work if arg1 == 1<<40")
+		s[0].Cond = cond
+		return s
+	}, 0)
+}
+
+func bpftraceSlope(b *testing.B, prog func(bin string) string) {
+	need.Uprobes(b)
+	need.Tool(b, "bpftrace")
+	bin := fixture.C(b, "up_work.c")
+	slope(b, func(n int) {
+		cmd := exec.Command("bpftrace", "-e", prog(bin), "-c", bin+" count "+strconv.Itoa(n))
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("bpftrace: %v\n%s", err, out.String())
+		}
+	})
+}
+
+func BenchmarkBpftraceReturn(b *testing.B) {
+	bpftraceSlope(b, func(bin string) string {
+		return "uprobe:" + bin + ":work { @s[tid] = nsecs } uretprobe:" + bin + ":work { @d = hist(nsecs - @s[tid]); }"
+	})
+}
+
+func BenchmarkBpftraceTwoArgs(b *testing.B) {
+	bpftraceSlope(b, func(bin string) string {
+		return "uprobe:" + bin + ":work { printf(\"%d %d work(%d, %d)\\n\", nsecs, tid, arg0, arg1); }"
+	})
+}
+
+func BenchmarkBpftraceFalseCondition(b *testing.B) {
+	bpftraceSlope(b, func(bin string) string {
+		return "uprobe:" + bin + ":work /arg0 == 1099511627776/ { @c = count(); }"
+	})
+}

@@ -3,7 +3,17 @@
 // from the site's expression IR with cilium/ebpf's asm package, no clang.
 //
 // A program filters (condition evaluated in the kernel), fetches the
-// site's values with bpf_probe_read_user(_str) and writes one fixed-layout
-// record per hit into a BPF ring buffer; failed reservations are counted in
-// a per-CPU map and reported as lost, never dropped silently.
+// site's values and writes one fixed-layout record per hit into a BPF ring
+// buffer; failed reservations are counted in a per-CPU map and reported as
+// lost, never dropped silently. Programs are sleepable where the kernel
+// allows it, so reads fault pages in (bpf_copy_from_user and the
+// bpf_copy_from_user_str kfunc) and fail only where the tracee's own read
+// would; without, they fall back to bpf_probe_read_user.
+//
+// Return probes are kernel uretprobes for C, and uprobes on every RET for
+// Go (whose runtime dies on a hijacked return address) or with
+// Engine.RetProbes. A hidden entry probe stamps each call's entry time for
+// the return's duration. A return probe's fetches are evaluated at the
+// return, as in bpftrace: ret is rax, and argN reads the argument
+// registers as they are then, which the function has usually overwritten.
 package uprobe

@@ -22,6 +22,12 @@ type Engine struct {
 	// NoMulti attaches one perf-link uprobe per site even where a
 	// uprobe_multi link could carry many.
 	NoMulti bool
+	// RetProbes implements every return probe with uprobes on the
+	// function's RET instructions, as for Go, instead of kernel uretprobes:
+	// no nesting limit (the kernel sees the returns of only the outermost
+	// 64 nested probed calls of a thread), but a return made by a tail
+	// call out of the function is not seen.
+	RetProbes bool
 }
 
 var _ probe.Engine = (*Engine)(nil)
@@ -51,16 +57,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
+	s.retProbes = e.RetProbes
 	defer func() {
-		lost, cerr := s.close()
-		res.Lost = lost
-		if lost > 0 {
-			w := e.Log
-			if w == nil {
-				w = os.Stderr
-			}
-			fmt.Fprintf(w, "%d events lost\n", lost)
-		}
+		st, cerr := s.close()
+		res.Lost = st[statLost]
+		e.report(st)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
@@ -85,23 +86,30 @@ var checkSite = check
 
 // check refuses what this engine cannot probe faithfully.
 func check(s *probe.Site) error {
+	_, err := checkedPlan(s, false)
+	return err
+}
+
+// checkedPlan places s's probes and refuses the instructions the kernel
+// mishandles.
+func checkedPlan(s *probe.Site, retProbes bool) (plan, error) {
 	if s.Spec == nil {
-		return fmt.Errorf("uprobe: site %s+%#x has no spec", s.Object, s.FileOffset)
+		return plan{}, fmt.Errorf("uprobe: site %s+%#x has no spec", s.Object, s.FileOffset)
 	}
-	if s.Spec.Kind != probe.Entry {
-		return fmt.Errorf("uprobe: probe %s: %w: return probes", s.Spec.Text, ErrUnsupported)
+	p, err := planSite(s, retProbes)
+	if err != nil {
+		return p, fmt.Errorf("uprobe: probe %s: %w", s.Spec.Text, err)
 	}
-	code := s.Insn
-	if len(code) == 0 {
-		var err error
-		if code, err = readCode(s.Object, s.FileOffset); err != nil {
-			return fmt.Errorf("uprobe: probe %s: %w", s.Spec.Text, err)
+	for _, sp := range p.spots {
+		if err := refuse(sp.insn); err != nil {
+			at := where(s)
+			if sp.addr != s.Addr {
+				at = fmt.Sprintf("%s+%#x", s.Func, sp.addr-s.FuncAddr)
+			}
+			return p, fmt.Errorf("uprobe: probe %s at %s: %w", s.Spec.Text, at, err)
 		}
 	}
-	if err := refuse(code); err != nil {
-		return fmt.Errorf("uprobe: probe %s at %s: %w", s.Spec.Text, where(s), err)
-	}
-	return nil
+	return p, nil
 }
 
 func where(s *probe.Site) string {
@@ -114,20 +122,22 @@ func where(s *probe.Site) string {
 	return fmt.Sprintf("%#x", s.Addr)
 }
 
-func readCode(path string, off uint64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// report writes what the trace could not show.
+func (e *Engine) report(st stats) {
+	w := e.Log
+	if w == nil {
+		w = os.Stderr
 	}
-	defer f.Close()
-	b := make([]byte, 15)
-	n, err := f.ReadAt(b, int64(off))
-	if n == 0 {
-		return nil, fmt.Errorf("reading the instruction at %s+%#x: %w", path, off, err)
+	if n := st[statLost]; n > 0 {
+		fmt.Fprintf(w, "%d events lost\n", n)
 	}
-	return b[:n], nil
+	if n := st[statEntered] - min(st[statEntered], st[statReturned]); n > 0 {
+		fmt.Fprintf(w, "%d returns not seen (calls nested deeper than the kernel's 64 uretprobes, left by longjmp or an exception, or still running)\n", n)
+	}
+	if n := st[statUnentered]; n > 0 {
+		fmt.Fprintf(w, "%d returns without their entry time (duration 0)\n", n)
+	}
 }
-
 func (s *session) followForks() error {
 	prog, l, err := followForks(s.tgids)
 	if err != nil {
@@ -185,6 +195,8 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, emit func(*pro
 		werr = <-exited
 	}
 	res.ExitCode, err = exitCode(werr)
+	// With Follow, the trace ends when the last followed process does.
+	s.awaitFollowed(ctx, c.pid())
 	return res, err
 }
 
@@ -213,7 +225,7 @@ func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*pro
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if !anyAlive(t.PIDs) {
+			if !anyAlive(t.PIDs) && (s.tgids == nil || !s.pruneTgids()) {
 				return nil
 			}
 		}

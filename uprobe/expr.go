@@ -14,18 +14,29 @@ var (
 	ErrUnsupported = errors.New("not supported by the uprobe engine")
 )
 
-// MaxDepth bounds the expression stack: a binary operator keeps its left
-// operand in a stack slot while its right one is computed.
-const MaxDepth = 24
+// MaxDepth bounds the intermediate values an expression keeps on the BPF
+// stack while it computes another operand. Operands are ordered to need
+// the fewest (Sethi-Ullman), so an expression needs k only if it has at
+// least 2^k leaves: any expression the parser accepts (nesting depth 64)
+// and the verifier can load fits.
+const MaxDepth = 12
 
 // Frame layout of a probe program, as offsets from R10 (512 bytes at most).
 const (
-	slotFault  = -8  // nonzero once a memory read faulted
-	slotTmp    = -16 // target of scalar reads, map keys
-	slotStack  = -24 // expression-stack slot d is at slotStack-8*d
-	strBufSize = probe.MaxStrLen + 8
-	slotStrBuf = slotStack - 8*(MaxDepth-1) - strBufSize // string comparisons
+	slotFault   = -8  // nonzero once a memory read faulted
+	slotTmp     = -16 // target of scalar reads, map keys
+	slotAddr    = -24 // an address kept across helper calls
+	slotDur     = -32 // return probes: the call's duration
+	slotKey     = -56 // return probes: the entry-time map key (keySize bytes)
+	slotStack   = -64 // expression-stack slot d is at slotStack-8*d
+	strBufSize  = probe.MaxStrLen + 8
+	slotStrBuf  = slotStack - 8*(MaxDepth-1) - strBufSize // string comparisons
+	chunkLen    = 32                                      // str() == str(): the second is read this many bytes at a time
+	slotChunk   = slotStrBuf - (chunkLen + 8)
+	frameBottom = slotChunk
 )
+
+const _ = uint(512 + frameBottom) // the frame fits in BPF's 512 bytes
 
 // exprGen emits BPF for expressions. R6 holds the pt_regs pointer for the
 // whole program; a value is computed into R0 and R1–R5 are scratch, since
@@ -37,7 +48,8 @@ type exprGen struct {
 	depth   int
 	abi     probe.ABI
 	kind    probe.Kind
-	v4      bool // signed division in the ISA (6.6+)
+	v4      bool  // signed division in the ISA (6.6+)
+	rd      reads // how tracee memory is read
 }
 
 func (g *exprGen) emit(ins ...asm.Instruction) {
@@ -85,8 +97,7 @@ func (g *exprGen) norm(t probe.Type) {
 func (g *exprGen) expr(e probe.Expr) error {
 	switch e := e.(type) {
 	case *probe.Const:
-		g.emit(asm.LoadImm(asm.R0, int64(e.Val), asm.DWord))
-		g.norm(e.Type())
+		g.load(e, asm.R0)
 	case *probe.Arg:
 		return g.arg(e.N)
 	case probe.Builtin:
@@ -118,21 +129,16 @@ func (g *exprGen) expr(e probe.Expr) error {
 }
 
 // read replaces the address in R0 by the t.Size bytes of user memory there.
-// bpf_probe_read_user zeroes its destination when it faults.
+// A failed read zeroes its destination.
 func (g *exprGen) read(t probe.Type) {
 	size := t.Size
 	if size == 0 {
 		size = 8
 	}
 	ok := g.label()
-	g.emit(
-		asm.Mov.Reg(asm.R3, asm.R0),
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, slotTmp),
-		asm.Mov.Imm(asm.R2, int32(size)),
-		asm.FnProbeReadUser.Call(),
-		asm.JEq.Imm(asm.R0, 0, ok),
-	)
+	g.emit(asm.Mov.Reg(asm.R3, asm.R0))
+	g.readInto(asm.RFP, slotTmp, int32(size))
+	g.emit(asm.JEq.Imm(asm.R0, 0, ok))
 	g.setFault()
 	g.mark(ok)
 	g.emit(asm.LoadMem(asm.R0, asm.RFP, slotTmp, sizeOf(size)))
@@ -255,25 +261,6 @@ func (g *exprGen) logic(e *probe.Binary) error {
 	return nil
 }
 
-// push saves R0 in the next stack slot.
-func (g *exprGen) push() error {
-	if g.depth >= MaxDepth {
-		return fmt.Errorf("%w (more than %d pending operands)", ErrTooDeep, MaxDepth)
-	}
-	g.emit(asm.StoreMem(asm.RFP, int16(slotStack-8*g.depth), asm.R0, asm.DWord))
-	g.depth++
-	return nil
-}
-
-// pop moves R0 to R1 and restores the saved left operand into R0.
-func (g *exprGen) pop() {
-	g.depth--
-	g.emit(
-		asm.Mov.Reg(asm.R1, asm.R0),
-		asm.LoadMem(asm.R0, asm.RFP, int16(slotStack-8*g.depth), asm.DWord),
-	)
-}
-
 var aluOps = map[probe.Op]asm.ALUOp{
 	probe.OpAdd: asm.Add, probe.OpSub: asm.Sub, probe.OpMul: asm.Mul,
 	probe.OpAnd: asm.And, probe.OpOr: asm.Or, probe.OpXor: asm.Xor,
@@ -292,16 +279,11 @@ func (g *exprGen) binary(e *probe.Binary) error {
 	if e.X.Type().Str || e.Y.Type().Str {
 		return g.strCompare(e)
 	}
-	if err := g.expr(e.X); err != nil {
+	if err := g.operands(e.X, e.Y); err != nil {
 		return err
 	}
-	if err := g.push(); err != nil {
-		return err
-	}
-	if err := g.expr(e.Y); err != nil {
-		return err
-	}
-	g.pop()
+	// As probe.Eval: an operation is signed when both operands are; a
+	// shift's kind is its left operand's.
 	signed := e.X.Type().Signed && e.Y.Type().Signed
 	if op, ok := aluOps[e.Op]; ok {
 		g.emit(op.Reg(asm.R0, asm.R1))
@@ -321,7 +303,7 @@ func (g *exprGen) binary(e *probe.Binary) error {
 		g.emit(asm.And.Imm(asm.R1, 63), asm.LSh.Reg(asm.R0, asm.R1))
 	case probe.OpShr:
 		g.emit(asm.And.Imm(asm.R1, 63))
-		if signed {
+		if e.X.Type().Signed {
 			g.emit(asm.ArSh.Reg(asm.R0, asm.R1))
 		} else {
 			g.emit(asm.RSh.Reg(asm.R0, asm.R1))
@@ -374,69 +356,6 @@ func (g *exprGen) divide(mod, signed bool) {
 	g.mark(zero)
 	g.emit(asm.Mov.Imm(asm.R0, 0))
 	g.mark(end)
-}
-
-// strCompare compiles str(addr) == "lit" (or !=): the string is read into
-// the frame's string buffer and compared byte by byte, NUL included, over
-// at most MaxStrLen bytes.
-func (g *exprGen) strCompare(e *probe.Binary) error {
-	if e.Op != probe.OpEq && e.Op != probe.OpNe {
-		return fmt.Errorf("%w: strings compare only with == and !=: %s", ErrUnsupported, e)
-	}
-	eq, ne := int32(1), int32(0)
-	if e.Op == probe.OpNe {
-		eq, ne = 0, 1
-	}
-	x, y := e.X, e.Y
-	if _, ok := x.(*probe.StrLit); ok {
-		x, y = y, x
-	}
-	lit, ok := y.(*probe.StrLit)
-	if !ok {
-		return fmt.Errorf("%w: comparing two strings read from memory: %s", ErrUnsupported, e)
-	}
-	if l2, ok := x.(*probe.StrLit); ok {
-		v := ne
-		if trunc(l2.Val) == trunc(lit.Val) {
-			v = eq
-		}
-		g.emit(asm.Mov.Imm(asm.R0, v))
-		return nil
-	}
-	s, ok := x.(*probe.StrOf)
-	if !ok {
-		return fmt.Errorf("%w: string operand %s", ErrUnsupported, x)
-	}
-	if err := g.expr(s.Addr); err != nil {
-		return err
-	}
-	want := []byte(trunc(lit.Val))
-	if len(want) < probe.MaxStrLen {
-		want = append(want, 0)
-	}
-	differ, fault, end := g.label(), g.label(), g.label()
-	g.emit(
-		asm.Mov.Reg(asm.R3, asm.R0),
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, slotStrBuf),
-		asm.Mov.Imm(asm.R2, int32(len(want)+1)),
-		asm.FnProbeReadUserStr.Call(),
-		asm.JSLT.Imm(asm.R0, 0, fault),
-	)
-	for i, b := range want {
-		g.emit(
-			asm.LoadMem(asm.R1, asm.RFP, int16(slotStrBuf+i), asm.Byte),
-			asm.JNE.Imm(asm.R1, int32(b), differ),
-		)
-	}
-	g.emit(asm.Mov.Imm(asm.R0, eq), asm.Ja.Label(end))
-	g.mark(differ)
-	g.emit(asm.Mov.Imm(asm.R0, ne), asm.Ja.Label(end))
-	g.mark(fault)
-	g.setFault()
-	g.emit(asm.Mov.Imm(asm.R0, 0))
-	g.mark(end)
-	return nil
 }
 
 func trunc(s string) string {

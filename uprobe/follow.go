@@ -1,10 +1,13 @@
 package uprobe
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -90,4 +93,57 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 		return nil, nil, fmt.Errorf("attaching the fork tracker to task:task_newtask: %w", hint(err))
 	}
 	return prog, l, nil
+}
+
+// awaitFollowed waits, after the command itself has exited, until every
+// process the fork tracker added has exited too (or ctx is done), taking
+// exited ones out of the traced set as it goes.
+func (s *session) awaitFollowed(ctx context.Context, pid int) {
+	if s.tgids == nil {
+		return
+	}
+	s.tgids.Delete(uint32(pid))
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for s.pruneTgids() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// pruneTgids removes exited processes from the traced set and says
+// whether any traced process is still running.
+func (s *session) pruneTgids() bool {
+	var k, v uint32
+	var dead []uint32
+	alive := false
+	it := s.tgids.Iterate()
+	for it.Next(&k, &v) {
+		if running(int(k)) {
+			alive = true
+		} else {
+			dead = append(dead, k)
+		}
+	}
+	for _, k := range dead {
+		s.tgids.Delete(k)
+	}
+	return alive
+}
+
+// running says whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	state := b[i+2]
+	return state != 'Z' && state != 'X'
 }

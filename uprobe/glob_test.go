@@ -3,6 +3,7 @@ package uprobe
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/utap/utap/internal/fixture"
@@ -34,18 +35,35 @@ func TestOneProgramManySites(t *testing.T) {
 	}
 }
 
+// TestDepthLimit compiles the deepest expressions the parser accepts and
+// refuses, with ErrTooDeep, one that needs more than MaxDepth slots.
 func TestDepthLimit(t *testing.T) {
-	var e probe.Expr = arg(1)
-	for i := 0; i < MaxDepth+1; i++ {
-		e = &probe.Binary{Op: probe.OpAdd, X: arg(1), Y: e, T: probe.U64}
+	var deepest *probe.Spec
+	for n := 2; ; n += 2 {
+		spec, err := probe.Parse("work(" + nested(n) + ", " + strings.Repeat("-(", n) + "arg1" + strings.Repeat(")", n) + ")")
+		if err != nil {
+			break
+		}
+		deepest = spec
 	}
-	site := probe.Site{Spec: &probe.Spec{Text: "deep"}, Fetches: fetches(e)}
-	_, err := compile(&site, probe.Entry, maps{tgids: -1}, true)
+	site := probe.Site{Spec: deepest, Fetches: deepest.Fetches}
+	if _, err := compile(&site, maps{tgids: -1, times: -1}, config{kind: probe.Entry, v4: true}); err != nil {
+		t.Fatalf("%s: %v", deepest.Text, err)
+	}
+	var tree func(h int) probe.Expr
+	tree = func(h int) probe.Expr {
+		if h == 0 {
+			return &probe.Cast{To: probe.S64, X: arg(1)}
+		}
+		return &probe.Binary{Op: probe.OpSub, X: tree(h - 1), Y: tree(h - 1), T: probe.S64}
+	}
+	site.Fetches = fetches(tree(MaxDepth + 1))
+	_, err := compile(&site, maps{tgids: -1, times: -1}, config{kind: probe.Entry, v4: true})
 	if !errors.Is(err, ErrTooDeep) {
 		t.Fatalf("got %v, want ErrTooDeep", err)
 	}
 	site.Fetches = fetches(&probe.Ident{Name: "len"})
-	if _, err := compile(&site, probe.Entry, maps{tgids: -1}, true); !errors.Is(err, ErrUnsupported) {
+	if _, err := compile(&site, maps{tgids: -1, times: -1}, config{kind: probe.Entry, v4: true}); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("unbound name: got %v", err)
 	}
 }

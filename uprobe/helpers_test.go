@@ -36,7 +36,7 @@ func funcSite(t testing.TB, bin, sym string, off uint64, spec *probe.Spec) probe
 					Addr: addr, FileOffset: addr - p.Vaddr + p.Off,
 					Fetches: spec.Fetches, Cond: spec.Cond,
 				}
-				site.Insn, err = readCode(bin, site.FileOffset)
+				site.Insn, err = readCode(bin, site.FileOffset, 15)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,10 +13,12 @@ import (
 //	0  u64 attach cookie (index of the site)
 //	8  u64 tgid<<32 | tid
 //	16 u64 bpf_ktime_get_ns
-//	24 fetch slots: integer = u64 value, u64 fault flag;
-//	   string = s64 bpf_probe_read_user_str result, then the bytes.
+//	24 return probes only: u64 rax, u64 duration in ns (0: entry unseen)
+//	   fetch slots: integer = u64 value, u64 fault flag;
+//	   string = s64 string-read result, then the bytes.
 const (
 	hdrSize     = 24
+	retHdrSize  = hdrSize + 16
 	intSlotSize = 16
 	strSlotSize = 8 + probe.MaxStrLen + 8 // read size MaxStrLen+1, 8-aligned
 )
@@ -39,9 +41,27 @@ const (
 // maps are the file descriptors a program refers to.
 type maps struct {
 	events int // BPF_MAP_TYPE_RINGBUF
-	lost   int // per-CPU u64 counter of failed reservations
+	stats  int // per-CPU u64 counters, indexed by the stat* constants
 	tgids  int // hash of traced tgids, -1 when links filter by PID
+	times  int // return probes: LRU hash of call key → entry time
 	wakeAt int // bytes of unread records that wake the reader
+}
+
+// Counters of the stats map.
+const (
+	statLost      = iota // records the ring had no room for
+	statEntered          // calls whose entry time was recorded
+	statReturned         // returns that found their entry time
+	statUnentered        // returns without an entry time (duration 0)
+	numStats
+)
+
+// config is how one program is generated.
+type config struct {
+	kind probe.Kind
+	v4   bool  // signed division in the ISA (6.6+)
+	rd   reads // how tracee memory is read
+	key  callKey
 }
 
 // program is the generated code for one site, with its record layout.
@@ -52,10 +72,14 @@ type program struct {
 }
 
 // compile generates the probe program of s: filter on tgid (when
-// following forks), condition, reserve, header, fetches, submit.
-func compile(s *probe.Site, kind probe.Kind, m maps, v4 bool) (*program, error) {
-	g := &exprGen{abi: s.ABI, kind: kind, v4: v4}
+// following forks), the entry time of a return probe's call, condition,
+// reserve, header, fetches, submit.
+func compile(s *probe.Site, m maps, c config) (*program, error) {
+	g := &exprGen{abi: s.ABI, kind: c.kind, v4: c.v4, rd: c.rd}
 	p := &program{size: hdrSize}
+	if c.kind == probe.Return {
+		p.size = retHdrSize
+	}
 	for _, f := range s.Fetches {
 		fl := field{off: p.size}
 		switch e := f.Expr.(type) {
@@ -74,17 +98,9 @@ func compile(s *probe.Site, kind probe.Kind, m maps, v4 bool) (*program, error) 
 	}
 
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
-	if m.tgids >= 0 {
-		g.emit(
-			asm.FnGetCurrentPidTgid.Call(),
-			asm.RSh.Imm(asm.R0, 32),
-			asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.Word),
-			asm.LoadMapPtr(asm.R1, m.tgids),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, slotTmp),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "exit"),
-		)
+	g.filterTgid(m)
+	if c.kind == probe.Return {
+		g.takeEntryTime(m, c.key)
 	}
 	if s.Cond != nil {
 		g.emit(storeImm64(asm.RFP, slotFault, 0))
@@ -112,6 +128,9 @@ func compile(s *probe.Site, kind probe.Kind, m maps, v4 bool) (*program, error) 
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.R7, 16, asm.R0, asm.DWord),
 	)
+	if c.kind == probe.Return {
+		g.storeReturn()
+	}
 	for i, f := range s.Fetches {
 		if err := fetch(g, f, p.fields[i]); err != nil {
 			// The verifier insists a reservation is released on every path,
@@ -137,16 +156,7 @@ func compile(s *probe.Site, kind probe.Kind, m maps, v4 bool) (*program, error) 
 		asm.Ja.Label("exit"),
 	)
 	g.mark("lost")
-	g.emit(
-		asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, m.lost),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotTmp),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-	)
+	g.count(m, statLost)
 	g.mark("exit")
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	p.insns = g.insns
@@ -179,11 +189,9 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 	g.emit(
 		asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
 		asm.JNE.Imm(asm.R1, 0, faulted),
-		asm.Mov.Reg(asm.R3, asm.R0),
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Add.Imm(asm.R1, int32(fl.off+8)),
-		asm.Mov.Imm(asm.R2, probe.MaxStrLen+1),
-		asm.FnProbeReadUserStr.Call(),
+	)
+	g.readStrInto(asm.R7, int32(fl.off+8), probe.MaxStrLen+1)
+	g.emit(
 		asm.StoreMem(asm.R7, int16(fl.off), asm.R0, asm.DWord),
 		asm.Ja.Label(done),
 	)
@@ -191,4 +199,37 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 	g.emit(storeImm64(asm.R7, int16(fl.off), -14)) // -EFAULT
 	g.mark(done)
 	return nil
+}
+
+// filterTgid exits unless the caller's process is in the traced set.
+func (g *exprGen) filterTgid(m maps) {
+	if m.tgids < 0 {
+		return
+	}
+	g.emit(
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.Word),
+		asm.LoadMapPtr(asm.R1, m.tgids),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotTmp),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+	)
+}
+
+// count adds one to counter idx of the stats map.
+func (g *exprGen) count(m maps, idx int32) {
+	skip := g.label()
+	g.emit(
+		asm.StoreImm(asm.RFP, slotTmp, int64(idx), asm.Word),
+		asm.LoadMapPtr(asm.R1, m.stats),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotTmp),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+	)
+	g.mark(skip)
 }

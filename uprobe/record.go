@@ -34,6 +34,10 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 		ProbeIndex: s.Probe,
 		Args:       make([]probe.Value, len(p.fields)),
 	}
+	if s.Spec.Kind == probe.Return {
+		ev.Ret = &probe.Value{Int: le.Uint64(raw[hdrSize:]), Signed: true}
+		ev.DurationNs = int64(le.Uint64(raw[hdrSize+8:]))
+	}
 	for i, fl := range p.fields {
 		f := s.Fetches[i]
 		v := probe.Value{Format: f.Format}
@@ -41,20 +45,23 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 		case fieldLit:
 			v.IsStr, v.Str = true, fl.lit
 		case fieldStr:
-			v.IsStr = true
 			n := int64(le.Uint64(raw[fl.off:]))
 			if n <= 0 {
-				v.Err = true
+				v.Err = true // as probe.FetchValue: no other field set
 				break
 			}
+			v.IsStr = true
 			b := raw[fl.off+8 : fl.off+8+int(min(n, probe.MaxStrLen+1))]
 			if i := bytes.IndexByte(b, 0); i >= 0 {
 				b = b[:i]
 			}
 			v.Str = string(b)
 		default:
+			if le.Uint64(raw[fl.off+8:]) != 0 {
+				v.Err = true
+				break
+			}
 			v.Int = le.Uint64(raw[fl.off:])
-			v.Err = le.Uint64(raw[fl.off+8:]) != 0
 			v.Signed = f.Expr.Type().Signed
 		}
 		ev.Args[i] = v

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
@@ -18,17 +20,28 @@ import (
 // session owns every kernel object of one trace. close releases them all,
 // links first so that nothing new arrives while the ring is drained.
 type session struct {
-	sites []probe.Site
-	multi bool // uprobe_multi links are available and wanted
+	sites     []probe.Site
+	multi     bool  // uprobe_multi links are available and wanted
+	retProbes bool  // return probes on RET instructions, never uretprobes
+	rd        reads // how programs read tracee memory
 
-	events, lost, tgids *ebpf.Map
-	progs               []*ebpf.Program // distinct programs
-	progOf              []int           // site index → progs index
-	layout              []*program      // site index → record layout
-	multiProg           []bool          // progs index → loaded for uprobe_multi
-	links               []link.Link     // kept referenced: a collected link detaches
-	rd                  *ringbuf.Reader
-	readDone            chan error
+	events, stats, tgids, times *ebpf.Map
+	progs                       []*ebpf.Program // distinct programs
+	byCode                      map[string]int  // program text → progs index
+	layout                      []*program      // site index → record layout
+	placed                      []placement
+	links                       []link.Link // kept referenced: a collected link detaches
+	ring                        *ringbuf.Reader
+	readDone                    chan error
+}
+
+// placement is one kernel probe: a spot of a site, with its program.
+type placement struct {
+	obj    string
+	off    uint64
+	cookie uint64 // the site's index
+	uret   bool
+	prog   int
 }
 
 // haveV4 says whether the kernel has signed division (the v4 ISA, 6.6+);
@@ -45,16 +58,16 @@ func newSession(ringSize int, follow, noMulti bool) (*session, error) {
 	if ringSize == 0 {
 		ringSize = defaultRingSize
 	}
-	s := &session{multi: !noMulti && features.HaveBPFLinkUprobeMulti() == nil}
+	s := &session{multi: !noMulti && features.HaveBPFLinkUprobeMulti() == nil, rd: kernelReads(), byCode: map[string]int{}}
 	var err error
 	s.events, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)})
 	if err != nil {
 		return nil, fmt.Errorf("creating the ring buffer (%d bytes, a power of two multiple of the page size): %w", ringSize, hint(err))
 	}
-	s.lost, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_lost", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: 1})
+	s.stats, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_stats", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats})
 	if err != nil {
 		s.close()
-		return nil, fmt.Errorf("creating the lost-event counter: %w", hint(err))
+		return nil, fmt.Errorf("creating the counters: %w", hint(err))
 	}
 	if follow {
 		s.tgids, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_tgids", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16})
@@ -67,65 +80,84 @@ func newSession(ringSize int, follow, noMulti bool) (*session, error) {
 }
 
 func (s *session) maps() maps {
-	m := maps{events: s.events.FD(), lost: s.lost.FD(), tgids: -1, wakeAt: int(s.events.MaxEntries() / 4)}
+	m := maps{events: s.events.FD(), stats: s.stats.FD(), tgids: -1, times: -1, wakeAt: int(s.events.MaxEntries() / 4)}
 	if s.tgids != nil {
 		m.tgids = s.tgids.FD()
 	}
+	if s.times != nil {
+		m.times = s.times.FD()
+	}
 	return m
 }
+
+// maxOpenCalls bounds the calls whose entry time is kept; the least
+// recently entered are forgotten first (their returns get no duration).
+const maxOpenCalls = 1 << 17
 
 // load compiles every site and loads one program per distinct code: the
 // sites of a glob usually share one, told apart by their attach cookie.
 func (s *session) load(sites []probe.Site) error {
 	s.sites = sites
 	v4 := haveV4()
-	byCode := map[string]int{}
-	var specs []*ebpf.ProgramSpec
-	var users []int
+	for i := range sites {
+		if sites[i].Spec.Kind == probe.Return && s.times == nil {
+			var err error
+			s.times, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_times", Type: ebpf.LRUHash, KeySize: keySize, ValueSize: 8, MaxEntries: maxOpenCalls})
+			if err != nil {
+				return fmt.Errorf("creating the entry-time map: %w", hint(err))
+			}
+		}
+	}
 	for i := range sites {
 		site := &sites[i]
-		p, err := compile(site, site.Spec.Kind, s.maps(), v4)
+		pl, err := planSite(site, s.retProbes)
+		if err != nil {
+			return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
+		}
+		c := config{kind: site.Spec.Kind, v4: v4, rd: s.rd, key: pl.key}
+		p, err := compile(site, s.maps(), c)
 		if err != nil {
 			return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
 		}
 		s.layout = append(s.layout, p)
-		key := p.insns.String()
-		idx, ok := byCode[key]
-		if !ok {
-			idx = len(specs)
-			byCode[key] = idx
-			specs = append(specs, &ebpf.ProgramSpec{
-				Name: "utap_probe", Type: ebpf.Kprobe, License: "GPL", Instructions: p.insns,
-			})
-			users = append(users, 0)
-		}
-		users[idx]++
-		s.progOf = append(s.progOf, idx)
-	}
-	for i, spec := range specs {
-		// Always a multi link when possible: closing a perf-link uprobe costs
-		// ~0.16 s on 6.18 (BenchmarkAttach1000Perf), a multi link ~20 µs per site.
-		multi := s.multi
-		if multi {
-			spec.AttachType = ebpf.AttachTraceUprobeMulti
-		}
-		prog, err := ebpf.NewProgram(spec)
+		event, err := s.program(p.insns, site)
 		if err != nil {
-			return fmt.Errorf("loading the program of probe %s: %w", s.firstUser(i).Spec.Text, verifierReason(err))
+			return err
 		}
-		s.progs = append(s.progs, prog)
-		s.multiProg = append(s.multiProg, multi)
+		for _, sp := range pl.spots {
+			prog := event
+			if sp.stamp {
+				if prog, err = s.program(compileStamp(s.maps(), pl.key), site); err != nil {
+					return err
+				}
+			}
+			s.placed = append(s.placed, placement{obj: site.Object, off: sp.off, cookie: uint64(i), uret: sp.uret, prog: prog})
+		}
 	}
 	return nil
 }
 
-func (s *session) firstUser(prog int) *probe.Site {
-	for i, p := range s.progOf {
-		if p == prog {
-			return &s.sites[i]
-		}
+// program loads insns, or finds them loaded already.
+func (s *session) program(insns asm.Instructions, site *probe.Site) (int, error) {
+	key := insns.String()
+	if i, ok := s.byCode[key]; ok {
+		return i, nil
 	}
-	return nil
+	spec := &ebpf.ProgramSpec{
+		Name: "utap_probe", Type: ebpf.Kprobe, License: "GPL", Instructions: insns, Flags: s.rd.progFlags(),
+	}
+	// Always a multi link when possible: closing a perf-link uprobe costs
+	// ~0.16 s on 6.18 (BenchmarkAttach1000Perf), a multi link ~20 µs per site.
+	if s.multi {
+		spec.AttachType = ebpf.AttachTraceUprobeMulti
+	}
+	prog, err := ebpf.NewProgram(spec)
+	if err != nil {
+		return 0, fmt.Errorf("loading the program of probe %s: %w", site.Spec.Text, verifierReason(err))
+	}
+	s.progs = append(s.progs, prog)
+	s.byCode[key] = len(s.progs) - 1
+	return len(s.progs) - 1, nil
 }
 
 // verifierReason keeps the verifier's last lines (its reason), not the log.
@@ -139,38 +171,50 @@ func verifierReason(err error) error {
 	return hint(err)
 }
 
-// attach places every site's uprobe, filtered on each of pids (0: every
-// process, the programs then filter on the tgid map).
+// attach places every probe, filtered on each of pids (0: every process,
+// the programs then filter on the tgid map).
 func (s *session) attach(pids []int) error {
 	type group struct {
+		prog        int
 		obj         string
+		uret        bool
 		offs, cooks []uint64
 	}
-	groups := map[[2]any]*group{}
-	var order [][2]any
-	for i := range s.sites {
-		k := [2]any{s.progOf[i], s.sites[i].Object}
+	type gkey struct {
+		prog int
+		obj  string
+		uret bool
+	}
+	groups := map[gkey]*group{}
+	var order []*group
+	for _, p := range s.placed {
+		k := gkey{p.prog, p.obj, p.uret}
 		g, ok := groups[k]
 		if !ok {
-			g = &group{obj: s.sites[i].Object}
+			g = &group{prog: p.prog, obj: p.obj, uret: p.uret}
 			groups[k] = g
-			order = append(order, k)
+			order = append(order, g)
 		}
-		g.offs = append(g.offs, s.sites[i].FileOffset)
-		g.cooks = append(g.cooks, uint64(i))
+		g.offs = append(g.offs, p.off)
+		g.cooks = append(g.cooks, p.cookie)
 	}
-	for _, k := range order {
-		g := groups[k]
-		pi := k[0].(int)
+	// The kernel runs a breakpoint's consumers newest first: attaching in
+	// reverse makes two probes at one address report in the user's order.
+	slices.Reverse(order)
+	for _, g := range order {
 		ex, err := link.OpenExecutable(g.obj)
 		if err != nil {
 			return fmt.Errorf("opening %s: %w", g.obj, err)
 		}
+		prog := s.progs[g.prog]
 		for _, pid := range pids {
-			if s.multiProg[pi] {
-				l, err := ex.UprobeMulti(nil, s.progs[pi], &link.UprobeMultiOptions{
-					Addresses: g.offs, Cookies: g.cooks, PID: uint32(pid),
-				})
+			if s.multi {
+				opts := &link.UprobeMultiOptions{Addresses: g.offs, Cookies: g.cooks, PID: uint32(pid)}
+				attach := ex.UprobeMulti
+				if g.uret {
+					attach = ex.UretprobeMulti
+				}
+				l, err := attach(nil, prog, opts)
 				if err != nil {
 					return fmt.Errorf("attaching %d probes to %s: %w", len(g.offs), g.obj, hint(err))
 				}
@@ -178,7 +222,12 @@ func (s *session) attach(pids []int) error {
 				continue
 			}
 			for j, off := range g.offs {
-				l, err := ex.Uprobe("", s.progs[pi], &link.UprobeOptions{Address: off, Cookie: g.cooks[j], PID: pid})
+				opts := &link.UprobeOptions{Address: off, Cookie: g.cooks[j], PID: pid}
+				attach := ex.Uprobe
+				if g.uret {
+					attach = ex.Uretprobe
+				}
+				l, err := attach("", prog, opts)
 				if err != nil {
 					site := &s.sites[g.cooks[j]]
 					return fmt.Errorf("attaching probe %s at %s+%#x: %w", site.Spec.Text, g.obj, off, hint(err))
@@ -195,8 +244,8 @@ func (s *session) read(emit func(*probe.Event)) error {
 	var rec ringbuf.Record
 	var ev probe.Event
 	for {
-		s.rd.SetDeadline(time.Now().Add(pollInterval))
-		err := s.rd.ReadInto(&rec)
+		s.ring.SetDeadline(time.Now().Add(pollInterval))
+		err := s.ring.ReadInto(&rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			continue
 		}
@@ -218,7 +267,7 @@ func (s *session) startReading(emit func(*probe.Event)) error {
 	if err != nil {
 		return fmt.Errorf("opening the ring buffer: %w", err)
 	}
-	s.rd = rd
+	s.ring = rd
 	s.readDone = make(chan error, 1)
 	go func() { s.readDone <- s.read(emit) }()
 	return nil
@@ -237,30 +286,34 @@ func (s *session) detach() error {
 }
 
 // close detaches, drains what is already in the ring, and releases all.
-// It returns how many events the programs could not reserve room for.
-func (s *session) close() (lost uint64, err error) {
+func (s *session) close() (st stats, err error) {
 	errs := []error{s.detach()}
-	if s.rd != nil {
-		errs = append(errs, s.rd.Flush(), <-s.readDone, s.rd.Close())
+	if s.ring != nil {
+		errs = append(errs, s.ring.Flush(), <-s.readDone, s.ring.Close())
 	}
-	if s.lost != nil {
-		var per []uint64
-		if e := s.lost.Lookup(uint32(0), &per); e == nil {
-			for _, n := range per {
-				lost += n
+	if s.stats != nil {
+		for i := range st {
+			var per []uint64
+			if e := s.stats.Lookup(uint32(i), &per); e == nil {
+				for _, n := range per {
+					st[i] += n
+				}
 			}
 		}
 	}
 	for _, p := range s.progs {
 		p.Close()
 	}
-	for _, m := range []*ebpf.Map{s.events, s.lost, s.tgids} {
+	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times} {
 		if m != nil {
 			m.Close()
 		}
 	}
-	return lost, errors.Join(errs...)
+	return st, errors.Join(errs...)
 }
+
+// stats are the programs' counters, summed over CPUs.
+type stats [numStats]uint64
 
 // hint adds what to do to the errno-shaped errors of loading and attaching.
 func hint(err error) error {

@@ -1,0 +1,118 @@
+package uprobe
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/uretprobe"
+)
+
+// spot is one kernel probe a site needs.
+type spot struct {
+	off   uint64 // file offset
+	addr  uint64 // link-time address, for messages
+	insn  []byte // the instruction there
+	uret  bool   // a uretprobe: fires after the function returns
+	stamp bool   // the hidden entry probe of a return probe
+}
+
+// plan is where a site's probes go and how its calls are keyed.
+type plan struct {
+	spots []spot
+	key   callKey
+}
+
+// planSite places a site's probes:
+//   - an entry probe: one uprobe at the site;
+//   - a return probe of a C function: a kernel uretprobe, and a stamp
+//     uprobe at the entry for the duration;
+//   - a return probe of a Go function (or with retProbes): a uprobe on
+//     every RET of the function and the stamp after Go's stack-split
+//     prologue (uretprobe.GoEntry), since a uretprobe's foreign return
+//     address kills Go programs (golang/go#22008).
+//
+// Kernel uretprobes nest at most 64 deep per thread (MAX_URETPROBE_DEPTH):
+// deeper calls' returns are not seen. RET probes have no such limit but
+// miss a return made by a tail call out of the function.
+func planSite(s *probe.Site, retProbes bool) (plan, error) {
+	if s.Spec.Kind != probe.Return {
+		insn := s.Insn
+		if len(insn) == 0 {
+			var err error
+			if insn, err = readCode(s.Object, s.FileOffset, 15); err != nil {
+				return plan{}, err
+			}
+		}
+		return plan{spots: []spot{{off: s.FileOffset, addr: s.Addr, insn: insn}}}, nil
+	}
+	if s.Addr != s.FuncAddr {
+		return plan{}, fmt.Errorf("%w: a return probe goes at a function's start, not at %s", ErrUnsupported, where(s))
+	}
+	method := uretprobe.Strategy(s, false)
+	if retProbes {
+		method = uretprobe.RetProbes
+	}
+	if method == uretprobe.Hijack {
+		insn := s.Insn
+		if len(insn) == 0 {
+			var err error
+			if insn, err = readCode(s.Object, s.FileOffset, 15); err != nil {
+				return plan{}, err
+			}
+		}
+		at := spot{off: s.FileOffset, addr: s.Addr, insn: insn}
+		stamp, uret := at, at
+		stamp.stamp, uret.uret = true, true
+		return plan{spots: []spot{stamp, uret}, key: callKey{spAdjust: -8}}, nil
+	}
+	if s.FuncSize == 0 {
+		return plan{}, fmt.Errorf("%w: %s's size is unknown, so its RET instructions cannot be found", uretprobe.ErrRefused, s.Func)
+	}
+	code, err := readCode(s.Object, s.FileOffset, int(s.FuncSize))
+	if err != nil {
+		return plan{}, err
+	}
+	if len(code) < int(s.FuncSize) {
+		return plan{}, fmt.Errorf("%w: %s is cut short in %s", uretprobe.ErrRefused, s.Func, s.Object)
+	}
+	rets, err := uretprobe.RetSites(code, s.FuncAddr)
+	if err != nil {
+		return plan{}, err
+	}
+	if len(rets) == 0 {
+		return plan{}, fmt.Errorf("%w: %s has no RET instruction (it only tail-calls or never returns)", uretprobe.ErrRefused, s.Func)
+	}
+	entry := s.FuncAddr
+	if s.GoFunc {
+		if entry, err = uretprobe.GoEntry(code, s.FuncAddr); err != nil {
+			return plan{}, err
+		}
+	}
+	at := func(addr uint64) spot {
+		i := addr - s.FuncAddr
+		return spot{off: s.FileOffset + i, addr: addr, insn: code[i:min(i+15, uint64(len(code)))]}
+	}
+	p := plan{key: callKey{goroutine: s.GoFunc}}
+	stamp := at(entry)
+	stamp.stamp = true
+	p.spots = append(p.spots, stamp)
+	for _, r := range rets {
+		p.spots = append(p.spots, at(r))
+	}
+	return p, nil
+}
+
+func readCode(path string, off uint64, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	got, err := f.ReadAt(b, int64(off))
+	if got == 0 {
+		return nil, fmt.Errorf("reading the code at %s+%#x: %w", path, off, err)
+	}
+	return b[:got], nil
+}

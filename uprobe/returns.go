@@ -1,0 +1,136 @@
+package uprobe
+
+import "github.com/cilium/ebpf/asm"
+
+// A return event's duration: a hidden entry probe (the stamp) records
+// bpf_ktime_get_ns under a key naming the call, and the return probe
+// takes it back. The key is 24 bytes:
+//
+//	thread calls:    pid_tgid, site, stack position of the return address
+//	goroutine calls: g (r14),  site, g.stack.hi - that position
+//
+// The stack position of the return address tells recursive calls apart.
+// At entry it is rsp; at a RET (probed before it runs) rsp again; in a
+// kernel uretprobe, which runs after the return, rsp-8. Go goroutines move
+// between threads and the runtime copies their stacks elsewhere as they
+// grow, so a Go call is keyed by its goroutine (r14 holds g in Go's
+// register ABI, and a g does not move) and its depth below the stack's top,
+// which copying preserves. The site (attach cookie) keeps a tail call's
+// two frames at one position apart.
+type callKey struct {
+	goroutine bool
+	spAdjust  int32 // added to rsp: -8 in a uretprobe
+}
+
+const keySize = 24
+
+// gStackHi is the offset of g.stack.hi in the Go runtime's g (stack{lo,
+// hi} is its first field).
+const gStackHi = 8
+
+// regR14 is r14's offset in pt_regs: the g register of Go's ABIInternal.
+const regR14 = 8
+
+// storeKey writes the call key to slotKey. R6 holds pt_regs.
+func (g *exprGen) storeKey(k callKey) {
+	if k.goroutine {
+		g.emit(
+			asm.LoadMem(asm.R3, asm.R6, regR14, asm.DWord),
+			asm.StoreMem(asm.RFP, slotKey, asm.R3, asm.DWord),
+			asm.Add.Imm(asm.R3, gStackHi),
+		)
+		// A g is always mapped and touched: no need to fault pages in.
+		g.emit(
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, slotKey+16),
+			asm.Mov.Imm(asm.R2, 8),
+			asm.FnProbeReadUser.Call(),
+			asm.LoadMem(asm.R0, asm.RFP, slotKey+16, asm.DWord),
+			asm.LoadMem(asm.R1, asm.R6, regSP, asm.DWord),
+			asm.Sub.Reg(asm.R0, asm.R1),
+		)
+	} else {
+		g.emit(
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.StoreMem(asm.RFP, slotKey, asm.R0, asm.DWord),
+			asm.LoadMem(asm.R0, asm.R6, regSP, asm.DWord),
+		)
+		if k.spAdjust != 0 {
+			g.emit(asm.Add.Imm(asm.R0, k.spAdjust))
+		}
+	}
+	g.emit(
+		asm.StoreMem(asm.RFP, slotKey+16, asm.R0, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.FnGetAttachCookie.Call(),
+		asm.StoreMem(asm.RFP, slotKey+8, asm.R0, asm.DWord),
+	)
+}
+
+// compileStamp generates the hidden entry program of return probes: it
+// records the entry time of every call. Its rsp needs no adjusting.
+func compileStamp(m maps, k callKey) asm.Instructions {
+	k.spAdjust = 0
+	g := &exprGen{}
+	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
+	g.filterTgid(m)
+	g.storeKey(k)
+	g.emit(
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.DWord),
+		asm.LoadMapPtr(asm.R1, m.times),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotKey),
+		asm.Mov.Reg(asm.R3, asm.RFP),
+		asm.Add.Imm(asm.R3, slotTmp),
+		asm.Mov.Imm(asm.R4, 0), // BPF_ANY
+		asm.FnMapUpdateElem.Call(),
+	)
+	g.count(m, statEntered)
+	g.mark("exit")
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	return g.insns
+}
+
+// takeEntryTime moves the call's entry time from the times map to slotDur
+// (0 when unseen), before the condition: a return the condition drops
+// must still release its entry.
+func (g *exprGen) takeEntryTime(m maps, k callKey) {
+	none, done := g.label(), g.label()
+	g.storeKey(k)
+	g.emit(
+		asm.LoadMapPtr(asm.R1, m.times),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, none),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+		asm.StoreMem(asm.RFP, slotDur, asm.R1, asm.DWord),
+		asm.LoadMapPtr(asm.R1, m.times),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotKey),
+		asm.FnMapDeleteElem.Call(),
+	)
+	g.count(m, statReturned)
+	g.emit(asm.Ja.Label(done))
+	g.mark(none)
+	g.emit(storeImm64(asm.RFP, slotDur, 0))
+	g.count(m, statUnentered)
+	g.mark(done)
+}
+
+// storeReturn fills a return record's rax and duration; R0 holds the
+// record's time, R7 the record.
+func (g *exprGen) storeReturn() {
+	unseen := g.label()
+	g.emit(
+		asm.LoadMem(asm.R1, asm.R6, retReg, asm.DWord),
+		asm.StoreMem(asm.R7, hdrSize, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, slotDur, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, unseen),
+		asm.Sub.Reg(asm.R0, asm.R1),
+		asm.Mov.Reg(asm.R1, asm.R0),
+	)
+	g.mark(unseen)
+	g.emit(asm.StoreMem(asm.R7, hdrSize+8, asm.R1, asm.DWord))
+}

@@ -1,0 +1,172 @@
+package uprobe
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/probe"
+)
+
+// resolve parses specs and resolves them in bin as the CLI does.
+func resolve(t *testing.T, bin string, texts ...string) []probe.Site {
+	t.Helper()
+	var specs []*probe.Spec
+	for _, text := range texts {
+		s, err := probe.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	sites, err := elfsym.Resolve(specs, elfsym.Target{Exe: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sites {
+		if err := sites[i].Bind(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sites
+}
+
+// traceLog runs e and returns the events and what the engine reported.
+func traceLog(t *testing.T, e *Engine, argv []string, sites []probe.Site) (*collector, string) {
+	t.Helper()
+	var log bytes.Buffer
+	e.Log = &log
+	c, res := run(t, e, probe.Target{Argv: argv}, sites)
+	if res.ExitCode != 0 || res.Lost != 0 {
+		t.Fatalf("%v: exit %d, %d lost", argv, res.ExitCode, res.Lost)
+	}
+	return c, log.String()
+}
+
+// TestReturnRecursion: 10,000 nested calls. RET probes see every return;
+// kernel uretprobes the outermost 64, and the rest are reported unseen.
+func TestReturnRecursion(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_ret.c", "-O2")
+	sites := resolve(t, bin, "return:rec(ret)", "rec(arg1)")
+	const depth = 10000
+	c, log := traceLog(t, &Engine{RetProbes: true}, []string{bin, "rec", "10000"}, sites)
+	if c.n != 2*(depth+1) || log != "" {
+		t.Fatalf("RET probes: %d events, want %d; log %q", c.n, 2*(depth+1), log)
+	}
+	// Entries go down n = depth..0, then returns come back up ret = 0..depth.
+	for i, ev := range c.evs[:min(len(c.evs), 10000)] {
+		if i <= depth {
+			if ev.Kind != "entry" || int(ev.Args[0].Int) != depth-i {
+				t.Fatalf("event %d: %+v, want the entry of rec(%d)", i, ev, depth-i)
+			}
+			continue
+		}
+		r := i - depth - 1
+		if ev.Kind != "return" || ev.Ret == nil || int(ev.Ret.Int) != r || int(ev.Args[0].Int) != r || ev.DurationNs <= 0 {
+			t.Fatalf("event %d: %+v, want rec's return %d with a duration", i, ev, r)
+		}
+	}
+
+	c, log = traceLog(t, &Engine{}, []string{bin, "rec", "10000"}, sites[:1])
+	if c.n != 64 || !strings.HasPrefix(log, "9937 returns not seen") {
+		t.Fatalf("uretprobes: %d returns, log %q; want the outermost 64 and 9937 unseen", c.n, log)
+	}
+	for i, ev := range c.evs {
+		if int(ev.Ret.Int) != depth-63+i || ev.DurationNs <= 0 {
+			t.Fatalf("return %d: %+v", i, ev)
+		}
+	}
+}
+
+func TestReturnMutualRecursion(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_ret.c", "-O2")
+	sites := resolve(t, bin, "return:ping(ret)", "return:pong(ret)")
+	for _, e := range []*Engine{{RetProbes: true}, {}} {
+		c, log := traceLog(t, e, []string{bin, "mutual", "60"}, sites)
+		if c.n != 60 || log != "" {
+			t.Fatalf("RetProbes=%v: %d returns, log %q; want 60", e.RetProbes, c.n, log)
+		}
+		for i, ev := range c.evs {
+			want := "pong"
+			if i%2 == 1 { // ping(60) calls pong(59) ... ping(2) calls pong(1)
+				want = "ping"
+			}
+			if ev.Func != want || int(ev.Ret.Int) != i+1 || ev.DurationNs <= 0 {
+				t.Fatalf("RetProbes=%v: return %d: %+v, want %s returning %d", e.RetProbes, i, ev, want, i+1)
+			}
+		}
+	}
+}
+
+func TestReturnThreads(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_ret.c", "-O2")
+	sites := resolve(t, bin, "return:leaf(ret) if ret % 2 == 0")
+	for _, e := range []*Engine{{RetProbes: true}, {}} {
+		c, log := traceLog(t, e, []string{bin, "threads", "4", "2000"}, sites)
+		if c.n != 4*1000 || log != "" {
+			t.Fatalf("RetProbes=%v: %d returns, log %q; want 4000", e.RetProbes, c.n, log)
+		}
+		next := map[int]uint64{}
+		for _, ev := range c.evs[:4000] {
+			if ev.Ret.Int != next[ev.TID] || ev.DurationNs <= 0 || ev.Kind != "return" {
+				t.Fatalf("RetProbes=%v: %+v, want ret %d on thread %d", e.RetProbes, ev, next[ev.TID], ev.TID)
+			}
+			next[ev.TID] += 6
+		}
+	}
+}
+
+// TestReturnDuration: nap(50) sleeps 50 ms.
+func TestReturnDuration(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_ret.c", "-O2")
+	sites := resolve(t, bin, "return:nap(ret)")
+	for _, e := range []*Engine{{RetProbes: true}, {}} {
+		c, _ := traceLog(t, e, []string{bin, "nap", "50"}, sites)
+		if c.n != 1 {
+			t.Fatalf("%d events", c.n)
+		}
+		d := c.evs[0].DurationNs
+		if d < 50e6 || d > 50e6*1.05 {
+			t.Errorf("RetProbes=%v: nap(50) took %d ns", e.RetProbes, d)
+		}
+		t.Logf("RetProbes=%v: nap(50): %.3f ms", e.RetProbes, float64(d)/1e6)
+	}
+}
+
+// TestReturnGo probes a Go function whose big frames make goroutine
+// stacks grow while calls are open, on 8 goroutines with GC: every return
+// pairs with its entry, and the program is unharmed.
+func TestReturnGo(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.Go(t, "up_retgo")
+	sites := resolve(t, bin, "main.deep(arg1)", "return:main.deep(ret)")
+	if !sites[1].GoFunc {
+		t.Fatal("main.deep is not seen as a Go function")
+	}
+	var out bytes.Buffer
+	var log bytes.Buffer
+	c, res := run(t, &Engine{Log: &log}, probe.Target{Argv: []string{bin, "8", "3", "1000"}, Stdout: &out}, sites)
+	const calls = 8 * 3 * 1001
+	if res.ExitCode != 0 || out.String() != "1500\n" || c.n != 2*calls || log.Len() != 0 || res.Lost != 0 {
+		t.Fatalf("exit %d, output %q, %d events (want %d), log %q", res.ExitCode, out.String(), c.n, 2*calls, log.String())
+	}
+	var entries, returns int
+	for _, ev := range c.evs {
+		if ev.Kind == "entry" {
+			entries++
+			continue
+		}
+		returns++
+		if ev.DurationNs <= 0 {
+			t.Fatalf("return without duration: %+v", ev)
+		}
+	}
+	t.Logf("first %d events: %d entries, %d returns", len(c.evs), entries, returns)
+}
