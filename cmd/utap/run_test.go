@@ -74,3 +74,21 @@ func TestRunProbesFileJSONAndSummary(t *testing.T) {
 var pidPrefix = regexp.MustCompile(`(?m)^\[pid \d+\] `)
 
 func stripPIDs(s string) string { return pidPrefix.ReplaceAllString(s, "") }
+
+// TestRunDurations: -T adds a return probe beside each entry probe and
+// shows the call's time on the return line, on both engines.
+func TestRunDurations(t *testing.T) {
+	bin := fixture.C(t, "cli_work.c")
+	for _, backend := range []string{"ptrace", "uprobe"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == "uprobe" {
+				need.Uprobes(t)
+			}
+			r := utap(t, "run", "-q", "-T", "--backend", backend, "-e", "work(a, b)", "--", bin, "2")
+			want := regexp.MustCompile(`^work\(0, 0\)\nwork\(\) = 0 <0\.\d{6}>\nwork\(1, 2\)\nwork\(\) = 4 <0\.\d{6}>\n$`)
+			if r.code != 0 || !want.MatchString(stripPIDs(r.stderr)) {
+				t.Errorf("exit %d, events:\n%s", r.code, r.stderr)
+			}
+		})
+	}
+}

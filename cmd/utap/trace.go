@@ -72,6 +72,9 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("T") || c.Bool("c") {
+		specs = withReturns(specs)
+	}
 	var t probe.Target
 	var resolveTarget elfsym.Target
 	if attach {
