@@ -28,9 +28,9 @@ func snapshot(t *testing.T, pid int, bin string) (string, []byte) {
 	defer m.close()
 	var code []byte
 	for _, mp := range ms {
-		if mp.path == bin && strings.Contains(mp.perms, "x") {
-			b := make([]byte, mp.end-mp.start)
-			if err := m.readByMem(b, mp.start); err != nil {
+		if mp.Path == bin && strings.Contains(mp.Perms, "x") {
+			b := make([]byte, mp.End-mp.Start)
+			if err := m.readByMem(b, mp.Start); err != nil {
 				t.Fatal(err)
 			}
 			code = append(code, b...)

@@ -14,46 +14,96 @@ import (
 )
 
 // traceOnce runs pt_count with one thread and n calls under the engine and
-// returns the wall time and the number of events.
-func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int) {
+// returns the wall time, the number of events and of ptrace stops.
+func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int, int64) {
 	events := 0
+	var st runStats
 	start := time.Now()
-	_, err := (&Engine{}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
+	_, err := (&Engine{stats: &st}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
 		sites, func(*probe.Event) { events++ })
 	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Since(start), events
+	return time.Since(start), events, st.stops
 }
 
-// benchHit reports µs per event as the slope between two runs, so the
-// fixed costs (fork, exec, install, exit) cancel out.
-func benchHit(b *testing.B, extra int) {
+// benchCalls reports µs and ptrace stops per call of work as the slope
+// between two runs, so the fixed costs (fork, exec, install, exit) cancel
+// out; perCall is the number of events each call must produce.
+func benchCalls(b *testing.B, sites []probe.Site, perCall int) {
 	need.Root(b)
+	bin := fixture.C(b, "pt_count.c")
+	const n1, n2 = 2000, 20000
+	var us, stops float64
+	for range b.N {
+		t1, e1, s1 := traceOnce(b, bin, sites, n1)
+		t2, e2, s2 := traceOnce(b, bin, sites, n2)
+		if e1 != perCall*n1 || e2 != perCall*n2 {
+			b.Fatalf("events %d, %d; want %d, %d", e1, e2, perCall*n1, perCall*n2)
+		}
+		us += float64(t2-t1) / float64(n2-n1) / 1e3
+		stops += float64(s2-s1) / float64(n2-n1)
+	}
+	b.ReportMetric(us/float64(b.N), "µs/call")
+	b.ReportMetric(stops/float64(b.N), "stops/call")
+}
+
+// workSites is the entry probe work(arg1, arg2) and extra probes on the
+// never-called f0, f1...
+func workSites(b *testing.B, extra int) []probe.Site {
 	bin := fixture.C(b, "pt_count.c")
 	sites := []probe.Site{siteAt(b, bin, "work", 0, argFetch(1), argFetch(2))}
 	for i := range extra {
 		sites = append(sites, siteAt(b, bin, fmt.Sprintf("f%d", i), 0))
 	}
-	const n1, n2 = 2000, 20000
-	var total float64
-	for range b.N {
-		t1, e1 := traceOnce(b, bin, sites, n1)
-		t2, e2 := traceOnce(b, bin, sites, n2)
-		if e1 != n1 || e2 != n2 {
-			b.Fatalf("events %d, %d; want %d, %d", e1, e2, n1, n2)
-		}
-		total += float64(t2-t1) / float64(n2-n1) / 1e3
-	}
-	b.ReportMetric(total/float64(b.N), "µs/event")
+	return sites
 }
 
-func BenchmarkHit(b *testing.B)           { benchHit(b, 0) }
-func BenchmarkHit1000Probes(b *testing.B) { benchHit(b, 999) }
+// BenchmarkHit: an entry probe fetching two arguments.
+func BenchmarkHit(b *testing.B)           { benchCalls(b, workSites(b, 0), 1) }
+func BenchmarkHit1000Probes(b *testing.B) { benchCalls(b, workSites(b, 999), 1) }
 
 // BenchmarkHitPinned pins tracer and tracee to CPU 0.
 func BenchmarkHitPinned(b *testing.B) {
 	pinCPU = 0
 	defer func() { pinCPU = -1 }()
-	benchHit(b, 0)
+	benchCalls(b, workSites(b, 0), 1)
+}
+
+// BenchmarkFalseCondition: the probe traps but its condition never holds.
+func BenchmarkFalseCondition(b *testing.B) {
+	bin := fixture.C(b, "pt_count.c")
+	spec, err := probe.Parse("work(arg1, arg2) if arg2 == 12345")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := siteAt(b, bin, "work", 0)
+	s.Spec = spec
+	if err := s.Bind(); err != nil {
+		b.Fatal(err)
+	}
+	benchCalls(b, []probe.Site{s}, 0)
+}
+
+// BenchmarkEntryReturn: entry and return probes on the same function, the
+// return by hijacking (two stops per call).
+func BenchmarkEntryReturn(b *testing.B) {
+	bin := fixture.C(b, "pt_count.c")
+	sites := append(workSites(b, 0), retSite(b, bin, "work"))
+	benchCalls(b, sites, 2)
+}
+
+// BenchmarkEntryReturnPinned is BenchmarkEntryReturn on one CPU.
+func BenchmarkEntryReturnPinned(b *testing.B) {
+	pinCPU = 0
+	defer func() { pinCPU = -1 }()
+	BenchmarkEntryReturn(b)
+}
+
+// BenchmarkEntryReturnRetProbes: the same with RET probes (as for Go, or
+// with the CET shadow stack on).
+func BenchmarkEntryReturnRetProbes(b *testing.B) {
+	shadowStackEnabled = func(int) (bool, error) { return true, nil }
+	defer func() { shadowStackEnabled = defaultShadowStackEnabled }()
+	BenchmarkEntryReturn(b)
 }

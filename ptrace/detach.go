@@ -51,6 +51,11 @@ func (tr *tracer) consumeWake() {
 func (tr *tracer) detachProcess(p *process) {
 	var regs unix.PtraceRegs
 	for _, th := range p.threads {
+		if th.listen && th.stopped {
+			tr.takeLateTrap(th)
+		}
+	}
+	for _, th := range p.threads {
 		if !th.stopped || getRegs(th.tid, &regs) != nil {
 			continue
 		}
@@ -62,6 +67,8 @@ func (tr *tracer) detachProcess(p *process) {
 		}
 	}
 	if p.shared == nil {
+		// Return addresses first: restoring reads the trampoline's frames.
+		tr.restoreReturns(p)
 		for _, bp := range p.bps {
 			p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 		}
@@ -87,6 +94,40 @@ func (tr *tracer) detachProcess(p *process) {
 		}
 	}
 	tr.dropProcess(p)
+}
+
+// takeLateTrap handles a thread that entered its group-stop with the
+// SIGTRAP of one of our int3s still pending (get_signal takes the stop
+// before dequeuing the signal): once untraced and continued, that trap
+// would kill the process. The thread runs just long enough to take it,
+// as a hit, and is detached with SIGSTOP to rejoin the group-stop.
+func (tr *tracer) takeLateTrap(th *thread) {
+	p := th.p
+	var regs unix.PtraceRegs
+	if getRegs(th.tid, &regs) != nil || !sigPending(th.tid, unix.SIGTRAP) {
+		return
+	}
+	if _, ok := p.bps[regs.Rip-1]; !ok && (p.tramp == 0 || regs.Rip-1 != p.tramp) {
+		return
+	}
+	th.listen, th.stopped = false, false
+	if cont(th.tid, 0) != nil {
+		return
+	}
+	for range 16 {
+		tid, ws, err := wait(th.tid, 0)
+		if err != nil {
+			return
+		}
+		tr.handle(tid, ws)
+		if th.stopped || tr.threads[th.tid] != th {
+			break
+		}
+	}
+	if th.stopped && th.sig == 0 {
+		th.sig = int(unix.SIGSTOP)
+	}
+	tr.stats.lateTraps++
 }
 
 // pickThread chooses a stopped thread to run injected code: one not in a

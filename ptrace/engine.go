@@ -12,7 +12,15 @@ import (
 )
 
 // Engine is the ptrace breakpoint engine.
-type Engine struct{}
+type Engine struct {
+	stats *runStats // tests and benchmarks: filled in when Trace returns
+}
+
+// runStats counts what a trace cost.
+type runStats struct {
+	stops     int64 // ptrace stops handled
+	lateTraps int   // traps taken at detach from threads in group-stop
+}
 
 var _ probe.Engine = (*Engine)(nil)
 
@@ -62,6 +70,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		stop()
 		if tr.err != nil {
 			tr.killLeader()
+		}
+		if e.stats != nil {
+			*e.stats = tr.stats
 		}
 		out <- outcome{res: probe.Result{ExitCode: tr.exitCode}, err: tr.err}
 	}()

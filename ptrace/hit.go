@@ -39,6 +39,10 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			tr.hit(th, bp, &regs)
 			return
 		}
+		if p.tramp != 0 && regs.Rip-1 == p.tramp {
+			tr.trampoline(th, &regs)
+			return
+		}
 		if p.armed && regs.Rip-1 == p.entry {
 			tr.atEntry(th, &regs)
 			return
@@ -128,6 +132,7 @@ func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	if p.report {
 		tr.report(th, bp, regs)
 	}
+	tr.retHit(th, bp, regs)
 	switch bp.action {
 	case ssol.Emulate:
 		if err := bp.in.Emulate(regs, p.mem); err != nil {
@@ -196,28 +201,37 @@ func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	env := hitEnv{regs: regs, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
 	var now int64
 	for _, s := range bp.sites {
-		env.abi = s.ABI
-		if !probe.EvalCond(s.Cond, &env) {
+		ev := newEvent(th, s, &env, "entry")
+		if ev == nil {
 			continue
 		}
 		if now == 0 {
 			now = tr.clock.now()
 		}
-		ev := &probe.Event{
-			TimeNs:     now,
-			PID:        th.p.pid,
-			TID:        th.tid,
-			Probe:      s.Spec.Text,
-			Func:       s.Func,
-			Kind:       "entry",
-			ProbeIndex: s.Probe,
-		}
-		if len(s.Fetches) > 0 {
-			ev.Args = make([]probe.Value, len(s.Fetches))
-			for i, f := range s.Fetches {
-				ev.Args[i] = probe.FetchValue(f, &env)
-			}
-		}
+		ev.TimeNs = now
 		tr.emit(ev)
 	}
+}
+
+// newEvent returns the event of s at env, nil if its condition is false.
+func newEvent(th *thread, s *probe.Site, env *hitEnv, kind string) *probe.Event {
+	env.abi = s.ABI
+	if !probe.EvalCond(s.Cond, env) {
+		return nil
+	}
+	ev := &probe.Event{
+		PID:        th.p.pid,
+		TID:        th.tid,
+		Probe:      s.Spec.Text,
+		Func:       s.Func,
+		Kind:       kind,
+		ProbeIndex: s.Probe,
+	}
+	if len(s.Fetches) > 0 {
+		ev.Args = make([]probe.Value, len(s.Fetches))
+		for i, f := range s.Fetches {
+			ev.Args[i] = probe.FetchValue(f, env)
+		}
+	}
+	return ev
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
+	"github.com/utap/utap/uretprobe"
 )
 
 // atEntry runs at the temporary breakpoint on the program's entry point:
@@ -36,44 +37,6 @@ func (tr *tracer) atEntry(th *thread, regs *unix.PtraceRegs) {
 	tr.resumeAll(p)
 }
 
-// plan computes the breakpoints of sites in p, analysing every
-// instruction before anything is written.
-func plan(p *process, sites []probe.Site) (map[uint64]*breakpoint, error) {
-	ms, err := readMaps(p.pid)
-	if err != nil {
-		return nil, err
-	}
-	objs := map[string]object{}
-	bps := map[uint64]*breakpoint{}
-	for i := range sites {
-		s := &sites[i]
-		o, ok := objs[s.Object]
-		if !ok {
-			o = objectOf(s.Object)
-			objs[s.Object] = o
-		}
-		addr, ok := runtimeAddr(ms, o, s.FileOffset)
-		if !ok {
-			continue // not mapped in this process image
-		}
-		if bp := bps[addr]; bp != nil {
-			bp.sites = append(bp.sites, s)
-			continue
-		}
-		code := make([]byte, 16)
-		n, err := readCode(p.mem, code, addr)
-		if err != nil {
-			return nil, fmt.Errorf("%s: reading code at %#x: %w", siteName(s), addr, err)
-		}
-		act, text, in, err := analyze(code[:n], addr)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)
-		}
-		bps[addr] = &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n], sites: []*probe.Site{s}}
-	}
-	return bps, nil
-}
-
 // readCode reads up to len(p) bytes at addr, fewer at the end of a mapping.
 func readCode(m *memory, p []byte, addr uint64) (int, error) {
 	for n := len(p); n > 0; n-- {
@@ -96,15 +59,26 @@ func siteName(s *probe.Site) string {
 // install puts sites' breakpoints into p, whose threads are all stopped;
 // th is one of them, to run the injected mmap.
 func (tr *tracer) install(p *process, th *thread, sites []probe.Site) error {
-	bps, err := plan(p, sites)
+	pl, err := tr.plan(p, sites)
 	if err != nil {
 		return err
 	}
+	bps := pl.bps
 	if len(bps) == 0 {
 		return nil
 	}
-	if err := tr.placeSlots(p, th, bps); err != nil {
+	if err := tr.placeSlots(p, th, bps, pl.hijacks); err != nil {
 		return err
+	}
+	if p.tramp == 0 && len(p.areas) > 0 {
+		p.tramp = p.areas[0].start
+	}
+	for _, g := range pl.groups {
+		g.id = len(p.groups)
+		p.groups = append(p.groups, g)
+		if g.method == uretprobe.RetProbes && p.calls == nil {
+			p.calls = uretprobe.NewCalls(retLimit)
+		}
 	}
 	for _, bp := range bps {
 		if bp.slotN > 0 {
@@ -134,15 +108,28 @@ func (tr *tracer) install(p *process, th *thread, sites []probe.Site) error {
 
 // placeSlots maps SSOL areas and gives each Boost and Step breakpoint its
 // slot. Slot 0 of each area is a lone int3, the return trampoline.
-func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint) error {
+func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint, tramp bool) error {
 	var need []*breakpoint
 	for _, bp := range bps {
 		if bp.action == ssol.Boost || bp.action == ssol.Step {
 			need = append(need, bp)
 		}
 	}
-	if len(need) == 0 {
+	if len(need) == 0 && (!tramp || p.tramp != 0) {
 		return nil
+	}
+	if len(need) == 0 {
+		// Return probes need the trampoline even with no slot to place.
+		for _, bp := range bps {
+			if bp.hijack != nil {
+				start, err := tr.mapArea(p, th, bp.addr, bp.addr, 4096)
+				if err != nil {
+					return err
+				}
+				p.areas = append(p.areas, area{start: start, size: 4096})
+				return p.mem.WriteAt(trampolineCode(), start)
+			}
+		}
 	}
 	sort.Slice(need, func(i, j int) bool { return need[i].addr < need[j].addr })
 	// One area per ±2 GiB region, so rel32 jumps back and rewritten
@@ -161,11 +148,7 @@ func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint)
 			return err
 		}
 		p.areas = append(p.areas, area{start: start, size: size})
-		trampoline := make([]byte, ssol.SlotSize)
-		for i := range trampoline {
-			trampoline[i] = 0xcc
-		}
-		if err := p.mem.WriteAt(trampoline, start); err != nil {
+		if err := p.mem.WriteAt(trampolineCode(), start); err != nil {
 			return err
 		}
 		for i, bp := range group {
@@ -174,6 +157,15 @@ func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint)
 		}
 	}
 	return nil
+}
+
+// trampolineCode fills slot 0: int3s, the first the return trampoline.
+func trampolineCode() []byte {
+	b := make([]byte, ssol.SlotSize)
+	for i := range b {
+		b[i] = 0xcc
+	}
+	return b
 }
 
 func pageRound(n uint64) uint64 { return (n + 4095) &^ 4095 }
@@ -225,11 +217,11 @@ func within(a, lo, hi, size, reach uint64) bool {
 func gaps(ms []mapping, size uint64) []uint64 {
 	var out []uint64
 	for i, m := range ms {
-		if i > 0 && ms[i-1].end+size <= m.start && m.start-size >= 1<<16 {
-			out = append(out, m.start-size)
+		if i > 0 && ms[i-1].End+size <= m.Start && m.Start-size >= 1<<16 {
+			out = append(out, m.Start-size)
 		}
-		if i+1 < len(ms) && m.end+size <= ms[i+1].start {
-			out = append(out, m.end)
+		if i+1 < len(ms) && m.End+size <= ms[i+1].Start {
+			out = append(out, m.End)
 		}
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"errors"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/uretprobe"
 )
 
 // loop handles stops until every traced process is gone or the context
@@ -49,6 +51,7 @@ func (tr *tracer) handle(tid int, ws unix.WaitStatus) {
 		return
 	}
 	th.stopped = true
+	tr.stats.stops++
 	sig := int(ws.StopSignal())
 	switch ev := event(ws); ev {
 	case 0:
@@ -91,7 +94,7 @@ func (tr *tracer) eventStop(th *thread, sig int) {
 	if getRegs(th.tid, &regs) != nil {
 		return
 	}
-	if _, ok := th.p.bps[regs.Rip-1]; ok && sigPending(th.tid, unix.SIGTRAP) {
+	if _, ok := th.p.bps[regs.Rip-1]; (ok || (th.p.tramp != 0 && regs.Rip-1 == th.p.tramp)) && sigPending(th.tid, unix.SIGTRAP) {
 		th.stopped = false
 		cont(th.tid, 0)
 	}
@@ -154,12 +157,21 @@ func (tr *tracer) newChild(th *thread, ev int) {
 	if ev == unix.PTRACE_EVENT_CLONE {
 		nt = tr.addThread(p, tid)
 	} else {
+		// The child's thread returns through the forking thread's frames.
+		var inherited *uretprobe.ShadowStack
+		if th.shadow != nil && th.shadow.Len() > 0 {
+			inherited = th.shadow.Clone()
+		}
 		np, err := newProcess(tid)
 		if err != nil {
 			tr.fail(err)
 			return
 		}
 		np.entry = p.entry
+		np.tramp, np.groups = p.tramp, p.groups
+		if p.calls != nil {
+			np.calls = uretprobe.NewCalls(retLimit)
+		}
 		switch {
 		case ev == unix.PTRACE_EVENT_VFORK:
 			// Shared memory: the child sees (and may hit) the parent's
@@ -182,9 +194,12 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		default:
 			np.bps, np.slots, np.areas = p.bps, p.slots, p.areas
 			np.release = true
+			np.inherit = inherited
+			inherited = nil
 		}
 		tr.procs[tid] = np
 		nt = tr.addThread(np, tid)
+		nt.shadow = inherited
 	}
 	if tr.early[tid] {
 		// Its first stop came before this event: handle it now.
@@ -210,6 +225,12 @@ func (tr *tracer) releaseChild(p *process) {
 	}
 	if p.armed {
 		p.mem.WriteAt([]byte{p.entryB}, p.entry)
+	}
+	if p.inherit != nil {
+		var regs unix.PtraceRegs
+		if getRegs(th.tid, &regs) == nil {
+			p.inherit.Restore(p.mem, regs.Rsp)
+		}
 	}
 	for _, a := range p.areas {
 		tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
@@ -242,6 +263,7 @@ func (tr *tracer) exec(th *thread) {
 	p.mem = mem
 	p.bps, p.slots, p.removed, p.areas = map[uint64]*breakpoint{}, map[uint64]*breakpoint{}, map[uint64]bool{}, nil
 	p.armed = false
+	p.tramp, p.groups, p.calls, p.inherit, th.shadow = 0, nil, nil, nil, nil
 	vforked := p.shared != nil
 	p.shared = nil
 	if vforked && !p.report {

@@ -5,47 +5,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/elfsym"
 )
 
 // mapping is one line of /proc/PID/maps.
-// TODO(elfsym): use elfsym.Maps once it lands; kept local so the engine
-// runs against the stub.
-type mapping struct {
-	start, end, offset uint64
-	perms              string
-	inode              uint64
-	path               string
-}
+type mapping = elfsym.Mapping
 
-func readMaps(pid int) ([]mapping, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return nil, err
-	}
-	var ms []mapping
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		lo, hi, _ := strings.Cut(f[0], "-")
-		var m mapping
-		m.start, _ = strconv.ParseUint(lo, 16, 64)
-		m.end, _ = strconv.ParseUint(hi, 16, 64)
-		m.perms = f[1]
-		m.offset, _ = strconv.ParseUint(f[2], 16, 64)
-		m.inode, _ = strconv.ParseUint(f[4], 10, 64)
-		if len(f) >= 6 {
-			m.path = strings.Join(f[5:], " ")
-		}
-		ms = append(ms, m)
-	}
-	return ms, nil
-}
+var readMaps = elfsym.Maps
 
 // object identifies an ELF file in the maps by path or by inode, since the
 // maps show the path the loader opened (symlinks resolved).
@@ -67,19 +37,19 @@ func objectOf(path string) object {
 }
 
 func (o object) is(m mapping) bool {
-	return m.path == o.path || (o.inode != 0 && m.inode == o.inode && m.path != "")
+	return m.Path == o.path || (o.inode != 0 && m.Inode == o.inode && m.Path != "")
 }
 
-// runtimeAddr maps a file offset of an object to its address in the
-// process: the mapping that holds that offset gives it directly, with no
-// need for the ELF's program headers.
-func runtimeAddr(ms []mapping, o object, fileOff uint64) (uint64, bool) {
+// mappingOf returns the executable mapping of o that holds the file
+// offset fileOff: it gives the runtime address directly, with no need for
+// the ELF's program headers.
+func mappingOf(ms []mapping, o object, fileOff uint64) (mapping, bool) {
 	for _, m := range ms {
-		if o.is(m) && strings.Contains(m.perms, "x") && fileOff >= m.offset && fileOff < m.offset+(m.end-m.start) {
-			return m.start + fileOff - m.offset, true
+		if o.is(m) && strings.Contains(m.Perms, "x") && fileOff >= m.Offset && fileOff < m.Offset+(m.End-m.Start) {
+			return m, true
 		}
 	}
-	return 0, false
+	return mapping{}, false
 }
 
 // auxvEntry reads AT_ENTRY, the program's entry point, from /proc/PID/auxv.

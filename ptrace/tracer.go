@@ -6,6 +6,7 @@ import (
 
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
+	"github.com/utap/utap/uretprobe"
 )
 
 // tracer is the state of one Trace call. Only the locked goroutine touches
@@ -18,6 +19,7 @@ type tracer struct {
 	threads map[int]*thread
 	procs   map[int]*process
 	early   map[int]bool // tids that stopped before their parent's clone/fork event
+	elfs    map[string]*objInfo
 
 	leader   int // run mode: the command's pid
 	exitCode int
@@ -25,6 +27,7 @@ type tracer struct {
 
 	clock clock
 	wake  waker
+	stats runStats
 }
 
 // process is one traced address space (a thread group).
@@ -43,6 +46,11 @@ type process struct {
 	shared  *process
 	release bool // fork child without Follow: clean and detach at its first stop
 	holding bool // quiescing: keep its threads stopped
+
+	tramp   uint64                 // return trampoline (an int3 at offset 0 of the first area), 0 if none
+	groups  []*retGroup            // return probes, by Frame.Site / Calls site id
+	calls   *uretprobe.Calls       // entry/RET pairing of RetProbes functions
+	inherit *uretprobe.ShadowStack // fork child without Follow: the forking thread's frames, to restore
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -55,10 +63,15 @@ type breakpoint struct {
 	action ssol.Action
 	in     relocatable
 	text   string
-	code   []byte // the original instruction's bytes (at most 16)
-	slot   uint64 // slot address for Boost and Step
-	slotN  int    // bytes written in the slot
-	sites  []*probe.Site
+	code   []byte        // the original instruction's bytes (at most 16)
+	slot   uint64        // slot address for Boost and Step
+	slotN  int           // bytes written in the slot
+	sites  []*probe.Site // entry probes reported here
+
+	hijack   *retGroup   // return probes of the function starting here (Hijack)
+	enter    []*retGroup // RetProbes: calls of these open here
+	rets     []*retGroup // RetProbes: calls of these return at this RET
+	unwinder bool        // an unwinder's entry: restore hijacked return addresses first
 }
 
 // thread is one traced task.
@@ -72,6 +85,7 @@ type thread struct {
 	vfork       bool // blocked in vfork until VFORK_DONE: cannot stop
 	dead        bool // could not be interrupted: exiting
 	step        *stepping
+	shadow      *uretprobe.ShadowStack // hijacked return addresses, nil until the first
 }
 
 // stepping is a thread running a Step slot, until its trailing int3.
@@ -102,6 +116,7 @@ func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tra
 		threads: map[int]*thread{},
 		procs:   map[int]*process{},
 		early:   map[int]bool{},
+		elfs:    map[string]*objInfo{},
 		clock:   newClock(),
 	}
 }

@@ -1,0 +1,79 @@
+package ptrace
+
+import (
+	"debug/elf"
+	"slices"
+
+	"github.com/utap/utap/uretprobe"
+)
+
+// objInfo is what the engine reads of an ELF file itself (symbols and
+// sites come from elfsym): its load segments, its rseq critical-section
+// descriptors and where the unwinders start.
+type objInfo struct {
+	loads     []elf.ProgHeader
+	rseq      *elf.Section // __rseq_cs: struct rseq_cs descriptors, nil if none
+	unwinders []unwinderSym
+}
+
+type unwinderSym struct {
+	name string
+	off  uint64 // file offset
+}
+
+// objInfo reads path once per trace; nil if it is not a readable ELF.
+func (tr *tracer) objInfo(path string) *objInfo {
+	if oi, ok := tr.elfs[path]; ok {
+		return oi
+	}
+	var oi *objInfo
+	if f, err := elf.Open(path); err == nil {
+		oi = readObjInfo(f)
+		f.Close()
+	}
+	tr.elfs[path] = oi
+	return oi
+}
+
+func readObjInfo(f *elf.File) *objInfo {
+	oi := &objInfo{rseq: f.Section("__rseq_cs")}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			oi.loads = append(oi.loads, p.ProgHeader)
+		}
+	}
+	dyn, _ := f.DynamicSymbols()
+	syms, _ := f.Symbols()
+	seen := map[string]bool{}
+	for _, s := range append(dyn, syms...) {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(uretprobe.Unwinders, s.Name) {
+			continue
+		}
+		if off, ok := oi.fileOffset(s.Value); ok {
+			seen[s.Name] = true
+			oi.unwinders = append(oi.unwinders, unwinderSym{s.Name, off})
+		}
+	}
+	return oi
+}
+
+// fileOffset maps a link-time address to its offset in the file.
+func (oi *objInfo) fileOffset(addr uint64) (uint64, bool) {
+	for _, p := range oi.loads {
+		if addr >= p.Vaddr && addr < p.Vaddr+p.Filesz {
+			return addr - p.Vaddr + p.Off, true
+		}
+	}
+	return 0, false
+}
+
+// bias returns runtime minus link-time addresses for the object mapped
+// by m.
+func (oi *objInfo) bias(m mapping) (uint64, bool) {
+	for _, p := range oi.loads {
+		if m.Offset >= p.Off && m.Offset < p.Off+p.Filesz {
+			return m.Start - (p.Vaddr + m.Offset - p.Off), true
+		}
+	}
+	return 0, false
+}

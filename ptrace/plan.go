@@ -1,0 +1,195 @@
+package ptrace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/uretprobe"
+)
+
+// planned is what install writes: the breakpoints and the return probes.
+type planned struct {
+	bps     map[uint64]*breakpoint
+	groups  []*retGroup
+	hijacks bool // some call's return address will be hijacked: map the trampoline
+}
+
+// planner computes the breakpoints of sites in one process, analysing
+// every instruction before anything is written.
+type planner struct {
+	tr     *tracer
+	p      *process
+	ms     []mapping
+	objs   map[string]object
+	byFunc map[uint64]*retGroup // by the function's runtime start
+	shstk  int8                 // CET shadow stack: 0 not read yet, 1 on, -1 off
+	planned
+}
+
+func (tr *tracer) plan(p *process, sites []probe.Site) (*planned, error) {
+	ms, err := readMaps(p.pid)
+	if err != nil {
+		return nil, err
+	}
+	pl := &planner{tr: tr, p: p, ms: ms, objs: map[string]object{}, byFunc: map[uint64]*retGroup{}}
+	pl.bps = map[uint64]*breakpoint{}
+	for i := range sites {
+		s := &sites[i]
+		if s.Spec != nil && s.Spec.Kind == probe.Return {
+			if err := pl.ret(s); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		addr, ok, err := pl.addr(s, s.FileOffset)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue // not mapped in this process image
+		}
+		bp, err := pl.bp(s, addr)
+		if err != nil {
+			return nil, err
+		}
+		bp.sites = append(bp.sites, s)
+	}
+	if pl.hijacks {
+		if err := pl.unwinders(); err != nil {
+			return nil, err
+		}
+	}
+	return &pl.planned, nil
+}
+
+// addr returns the runtime address of the file offset off of s's object,
+// refusing writable code and rseq critical sections.
+func (pl *planner) addr(s *probe.Site, off uint64) (uint64, bool, error) {
+	o, ok := pl.objs[s.Object]
+	if !ok {
+		o = objectOf(s.Object)
+		pl.objs[s.Object] = o
+	}
+	m, ok := mappingOf(pl.ms, o, off)
+	if !ok {
+		return 0, false, nil
+	}
+	addr := m.Start + off - m.Offset
+	if strings.Contains(m.Perms, "w") {
+		// Code the program may rewrite (a JIT, self-modifying code) would
+		// overwrite the int3 or copy it.
+		return 0, false, fmt.Errorf("%s: %w: %#x is in a writable and executable mapping (%s %s)",
+			siteName(s), ErrRefused, addr, m.Perms, m.Path)
+	}
+	if err := pl.checkRseq(s, m, addr); err != nil {
+		return 0, false, err
+	}
+	return addr, true, nil
+}
+
+// bp returns the breakpoint planned at addr, analysing its instruction
+// the first time.
+func (pl *planner) bp(s *probe.Site, addr uint64) (*breakpoint, error) {
+	if bp := pl.bps[addr]; bp != nil {
+		return bp, nil
+	}
+	code := make([]byte, 16)
+	n, err := readCode(pl.p.mem, code, addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading code at %#x: %w", siteName(s), addr, err)
+	}
+	pl.unpatch(code[:n], addr)
+	act, text, in, err := analyze(code[:n], addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)
+	}
+	bp := &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n]}
+	pl.bps[addr] = bp
+	return bp, nil
+}
+
+// unpatch puts back the original bytes of breakpoints already in.
+func (pl *planner) unpatch(code []byte, addr uint64) {
+	for a, bp := range pl.p.bps {
+		if a >= addr && a < addr+uint64(len(code)) {
+			code[a-addr] = bp.orig
+		}
+	}
+}
+
+// ret plans the return probe s: a hidden entry breakpoint that hijacks
+// the return address, or breakpoints at the entry and every RET.
+func (pl *planner) ret(s *probe.Site) error {
+	// The function's start: the return address is at [rsp] there.
+	startOff := s.FileOffset - (s.Addr - s.FuncAddr)
+	start, ok, err := pl.addr(s, startOff)
+	if err != nil || !ok {
+		return err
+	}
+	if g := pl.byFunc[start]; g != nil {
+		g.sites = append(g.sites, s)
+		return nil
+	}
+	g := &retGroup{sites: []*probe.Site{s}, method: uretprobe.Strategy(s, pl.shadowStack()), goABI: s.GoFunc}
+	pl.byFunc[start] = g
+	pl.groups = append(pl.groups, g)
+	if g.method == uretprobe.Hijack {
+		bp, err := pl.bp(s, start)
+		if err != nil {
+			return err
+		}
+		bp.hijack = g
+		pl.hijacks = true
+		return nil
+	}
+	if s.FuncSize == 0 {
+		return fmt.Errorf("%s: %w: %w", siteName(s), uretprobe.ErrRefused, errNoSize)
+	}
+	code := make([]byte, s.FuncSize)
+	if err := pl.p.mem.readByMem(code, start); err != nil {
+		return fmt.Errorf("%s: reading the function: %w", siteName(s), err)
+	}
+	pl.unpatch(code, start)
+	entry := start
+	if s.GoFunc {
+		if entry, err = uretprobe.GoEntry(code, start); err != nil {
+			return fmt.Errorf("%s: %w", siteName(s), err)
+		}
+	}
+	rets, err := uretprobe.RetSites(code, start)
+	if err != nil {
+		return fmt.Errorf("%s: %w", siteName(s), err)
+	}
+	bp, err := pl.bp(s, entry)
+	if err != nil {
+		return err
+	}
+	bp.enter = append(bp.enter, g)
+	for _, r := range rets {
+		bp, err := pl.bp(s, r)
+		if err != nil {
+			return err
+		}
+		bp.rets = append(bp.rets, g)
+	}
+	return nil
+}
+
+// shadowStack tells whether the process runs with the CET shadow stack,
+// on which a hijacked return faults.
+func (pl *planner) shadowStack() bool {
+	if pl.shstk == 0 {
+		pl.shstk = -1
+		if on, _ := shadowStackEnabled(pl.p.pid); on {
+			pl.shstk = 1
+		}
+	}
+	return pl.shstk > 0
+}
+
+// shadowStackEnabled is a variable so tests can take the CET path on
+// machines without it.
+var shadowStackEnabled = defaultShadowStackEnabled
+
+var defaultShadowStackEnabled = uretprobe.ShadowStackEnabled

@@ -1,0 +1,168 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/uretprobe"
+)
+
+// Return probes come in two kinds (uretprobe.Strategy):
+//
+//   - Hijack (C, C++): the function's first instruction carries a
+//     breakpoint (hidden when only the return is probed) at which the
+//     return address at [rsp] is swapped for the trampoline, an int3 at
+//     offset 0 of the SSOL area, and pushed on the thread's ShadowStack.
+//     The trampoline trap pops it, reports and sets rip to the original.
+//     Two stops per call in all.
+//   - RetProbes (Go; any function of a process with the CET shadow stack):
+//     return addresses are never touched. A breakpoint at the entry (after
+//     Go's stack check: uretprobe.GoEntry) opens the call in a
+//     uretprobe.Calls and one on every RET closes it, for the duration.
+//     Go calls are keyed by goroutine, not thread: r14 holds the g in Go's
+//     ABIInternal, and a goroutine may return on another thread than it
+//     entered on; positions are uretprobe.GoPos from g.stack.hi, which
+//     survive the runtime copying the stack. Assembly (ABI0) functions do
+//     not keep r14 = g: their durations may be missing, never their events.
+
+// retLimit bounds a thread's hijacked frames: deep enough for 10,000-deep
+// recursion, small enough to bound the tracer's memory (48 bytes a frame).
+const retLimit = 1 << 16
+
+// retGroup is the return probes of one function in one process image.
+type retGroup struct {
+	id     int // index in process.groups: Frame.Site and the Calls site
+	sites  []*probe.Site
+	method uretprobe.Method
+	goABI  bool // Calls keyed by goroutine
+}
+
+// shadowOf returns th's shadow stack, created at its first hijack.
+func (p *process) shadowOf(th *thread) *uretprobe.ShadowStack {
+	if th.shadow == nil {
+		th.shadow = uretprobe.NewShadowStack(p.tramp, retLimit)
+	}
+	return th.shadow
+}
+
+// retHit does the return-probe work of bp at a hit, regs as at the
+// breakpoint (rip = bp.addr, before the displaced instruction runs).
+func (tr *tracer) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	p := th.p
+	if bp.unwinder && th.shadow != nil {
+		// The unwinder reads every return address above it: put them back.
+		th.shadow.Restore(p.mem, regs.Rsp)
+	}
+	if bp.hijack == nil && len(bp.enter) == 0 && len(bp.rets) == 0 {
+		return
+	}
+	now := tr.clock.now()
+	for _, g := range bp.rets {
+		key, pos := p.callKey(th, g, regs)
+		dur, _ := p.calls.Return(key, g.id, pos, now)
+		if p.report {
+			tr.reportReturn(th, g, regs, now, dur)
+		}
+	}
+	for _, g := range bp.enter {
+		key, pos := p.callKey(th, g, regs)
+		p.calls.Enter(key, g.id, pos, now)
+	}
+	if bp.hijack != nil && p.report && !bp.unwinder {
+		// On error (too deep, unreadable stack) nothing was hijacked and
+		// this call's return goes unreported, counted in the stack's Stats.
+		p.shadowOf(th).Push(p.mem, uretprobe.Frame{SP: regs.Rsp, Site: bp.hijack.id, EntryTime: now})
+	}
+}
+
+// callKey returns the stack a RetProbes call nests on and its position.
+func (p *process) callKey(th *thread, g *retGroup, regs *unix.PtraceRegs) (key, pos uint64) {
+	if !g.goABI {
+		return uint64(th.tid), regs.Rsp
+	}
+	// r14 is the g; g.stack.hi is its second word.
+	var b [8]byte
+	if regs.R14 == 0 || p.mem.ReadAt(b[:], regs.R14+8) != nil {
+		return uint64(th.tid), regs.Rsp
+	}
+	return regs.R14, uretprobe.GoPos(binary.LittleEndian.Uint64(b[:]), regs.Rsp)
+}
+
+// trampoline handles a trap on the trampoline: a hijacked call returned.
+func (tr *tracer) trampoline(th *thread, regs *unix.PtraceRegs) {
+	p := th.p
+	var frames []uretprobe.Frame
+	err := uretprobe.ErrLost
+	if th.shadow != nil {
+		frames, err = th.shadow.Pop(p.mem, regs.Rsp)
+	}
+	if err != nil || len(frames) == 0 {
+		// Nowhere to return to: what the kernel does for a lost uretprobe.
+		tr.fail(fmt.Errorf("pid %d tid %d: return trampoline: %w", p.pid, th.tid, err))
+		th.sig = int(unix.SIGILL)
+		return
+	}
+	regs.Rip = frames[0].OrigRet
+	if p.report {
+		now := tr.clock.now()
+		for _, f := range frames {
+			tr.reportReturn(th, p.groups[f.Site], regs, now, now-f.EntryTime)
+		}
+	}
+	tr.setRegs(th, regs)
+}
+
+// reportReturn emits the return events of g whose condition holds, with
+// the registers at the return.
+func (tr *tracer) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64) {
+	env := hitEnv{regs: regs, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
+	for _, s := range g.sites {
+		if ev := newEvent(th, s, &env, "return"); ev != nil {
+			ev.TimeNs, ev.DurationNs = now, dur
+			ev.Ret = &probe.Value{Int: regs.Rax, Signed: true}
+			tr.emit(ev)
+		}
+	}
+}
+
+// leaveTrampoline moves a thread stopped on the trampoline (about to trap
+// there, or with the trap pending) to its original return address, before
+// the area goes away.
+func (tr *tracer) leaveTrampoline(th *thread, regs *unix.PtraceRegs) {
+	p := th.p
+	if p.tramp == 0 || (regs.Rip != p.tramp && regs.Rip != p.tramp+1) {
+		return
+	}
+	if th.shadow == nil {
+		return
+	}
+	frames, err := th.shadow.Pop(p.mem, regs.Rsp)
+	if err != nil || len(frames) == 0 {
+		return
+	}
+	regs.Rip = frames[0].OrigRet
+	tr.setRegs(th, regs)
+}
+
+// restoreReturns puts back every return address p's threads have
+// hijacked; they are all stopped.
+func (tr *tracer) restoreReturns(p *process) error {
+	var first error
+	var regs unix.PtraceRegs
+	for _, th := range p.threads {
+		if th.shadow == nil || th.shadow.Len() == 0 || !th.stopped || getRegs(th.tid, &regs) != nil {
+			continue
+		}
+		tr.leaveTrampoline(th, &regs)
+		if _, err := th.shadow.Restore(p.mem, regs.Rsp); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+var errNoSize = errors.New("function size unknown: cannot find its returns")

@@ -1,0 +1,43 @@
+package ptrace
+
+import (
+	"strings"
+
+	"github.com/utap/utap/probe"
+)
+
+// unwinders puts an internal breakpoint on every unwinder entry point
+// (uretprobe.Unwinders) of the objects mapped now: an unwinder finds each
+// frame's unwind info from its return address and must never meet the
+// trampoline. A thread entering one has its hijacked return addresses put
+// back (retHit); those calls lose their return events and the program
+// unwinds exactly as untraced. An unwinder loaded later by dlopen (glibc
+// loads libgcc_s for pthread_cancel and backtrace) is not covered.
+func (pl *planner) unwinders() error {
+	seen := map[string]bool{}
+	for _, m := range pl.ms {
+		if !strings.HasPrefix(m.Path, "/") || !strings.Contains(m.Perms, "x") || seen[m.Path] {
+			continue
+		}
+		seen[m.Path] = true
+		oi := pl.tr.objInfo(m.Path)
+		if oi == nil {
+			continue
+		}
+		o := object{path: m.Path, inode: m.Inode}
+		for _, u := range oi.unwinders {
+			um, ok := mappingOf(pl.ms, o, u.off)
+			if !ok {
+				continue
+			}
+			addr := um.Start + u.off - um.Offset
+			s := &probe.Site{Func: u.name, FuncAddr: addr, Addr: addr}
+			bp, err := pl.bp(s, addr)
+			if err != nil {
+				return err
+			}
+			bp.unwinder = true
+		}
+	}
+	return nil
+}
