@@ -132,24 +132,6 @@ func TestDifferentialBPF(t *testing.T) {
 	t.Logf("%d hits agree on all three legs; %d expressions refused by the uprobe engine", ran, refused)
 }
 
-// hasStr says whether e reads a string.
-func hasStr(e probe.Expr) bool {
-	switch n := e.(type) {
-	case *probe.StrOf:
-		return true
-	case *probe.Unary:
-		return hasStr(n.X)
-	case *probe.Cast:
-		return hasStr(n.X)
-	case *probe.Deref:
-		return hasStr(n.Addr)
-	case *probe.Binary:
-		return hasStr(n.X) || hasStr(n.Y)
-	case *probe.Ternary:
-		return hasStr(n.Cond) || hasStr(n.Then) || hasStr(n.Else)
-	}
-	return false
-}
 
 func mustInsns(e probe.Expr, v4 bool) asm.Instructions {
 	insns, _ := uprobe.ExprInsns(e, probe.ABISysV, probe.Return, v4)
