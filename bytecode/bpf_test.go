@@ -132,7 +132,6 @@ func TestDifferentialBPF(t *testing.T) {
 	t.Logf("%d hits agree on all three legs; %d expressions refused by the uprobe engine", ran, refused)
 }
 
-
 func mustInsns(e probe.Expr, v4 bool) asm.Instructions {
 	insns, _ := uprobe.ExprInsns(e, probe.ABISysV, probe.Return, v4)
 	return insns
