@@ -40,6 +40,9 @@ type Target struct {
 
 // Result is what a finished trace reports.
 type Result struct {
-	ExitCode int    // run mode: the command's exit status (128+sig when killed)
+	// ExitCode is, in run mode, the command's exit status (128+sig when
+	// killed), or -1 when ctx ended the trace first: the probes are gone
+	// and the command runs on, untraced, never killed by the tracer.
+	ExitCode int
 	Lost     uint64 // events the engine could not deliver
 }

@@ -163,7 +163,8 @@ func (s *session) linkPIDs(pids []int) ([]int, error) {
 }
 
 // runCommand starts t.Argv held at exec, attaches, lets it run and waits
-// for it to exit (or kills it when ctx is done).
+// for it to exit. When ctx is done first the probes go and the command runs
+// on untraced (ExitCode -1): a tracer must not kill what it traces.
 func (s *session) runCommand(ctx context.Context, t probe.Target, emit func(*probe.Event)) (probe.Result, error) {
 	var res probe.Result
 	c, err := startHeld(t)
@@ -191,8 +192,8 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, emit func(*pro
 	select {
 	case werr = <-exited:
 	case <-ctx.Done():
-		c.cmd.Process.Kill()
-		werr = <-exited
+		res.ExitCode = -1
+		return res, nil
 	}
 	res.ExitCode, err = exitCode(werr)
 	// With Follow, the trace ends when the last followed process does.

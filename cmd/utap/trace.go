@@ -7,10 +7,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -128,8 +126,7 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	w := output.Periodic(fw, 100*time.Millisecond)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stopped := interruptible(!attach)
 	if d := c.Duration("duration"); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
@@ -166,6 +163,10 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	if res.Lost > 0 {
 		fmt.Fprintf(os.Stderr, "utap: %d events lost\n", res.Lost)
+	}
+	if !attach && res.ExitCode == -1 {
+		// Stopped before the command ended: it runs on untraced.
+		return exitError{128 + int(stopped())}
 	}
 	if !attach && res.ExitCode != 0 {
 		return exitError{res.ExitCode}
