@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 	"github.com/utap/utap/probe"
@@ -139,21 +138,19 @@ func assertNothingLeft(t *testing.T, bin string) {
 	if b, err := os.ReadFile("/sys/kernel/tracing/uprobe_events"); err == nil && bytes.Contains(b, []byte(bin)) {
 		t.Errorf("uprobe_events still lists %s:\n%s", bin, b)
 	}
-	var id ebpf.ProgramID
-	for {
-		var err error
-		id, err = ebpf.ProgramGetNextID(id)
-		if err != nil {
-			break
-		}
-		p, err := ebpf.NewProgramFromID(id)
+	// Our process must hold no BPF object or perf event any more. (Looking
+	// at every loaded program instead would see other utap runs on the
+	// machine, such as the compare tests'.)
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		target, err := os.Readlink("/proc/self/fd/" + fd.Name())
 		if err != nil {
 			continue
 		}
-		info, err := p.Info()
-		p.Close()
-		if err == nil && strings.HasPrefix(info.Name, "utap_") {
-			t.Errorf("program %s (id %d) is still loaded", info.Name, id)
+		for _, kind := range []string{"bpf-prog", "bpf-link", "bpf-map", "[perf_event]"} {
+			if strings.Contains(target, kind) {
+				t.Errorf("fd %s (%s) is still open after Trace returned", fd.Name(), target)
+			}
 		}
 	}
 }
