@@ -24,7 +24,7 @@ func chooseEngine(name string, sites []probe.Site) (probe.Engine, string, error)
 		return &uprobe.Engine{}, "", nil
 	case "auto", "":
 		if err := uprobe.Available(); err != nil {
-			return &ptrace.Engine{}, fmt.Sprintf("backend ptrace: kernel uprobes unavailable: %v", err), nil
+			return &ptrace.Engine{}, fmt.Sprintf("backend ptrace: %v", err), nil
 		}
 		if err := uprobe.Check(sites); err != nil {
 			return &ptrace.Engine{}, fmt.Sprintf("backend ptrace: %v", err), nil
