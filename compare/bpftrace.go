@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -12,11 +13,17 @@ type bpftrace struct{}
 func (bpftrace) Name() string { return "bpftrace" }
 
 func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
-	if s.Scaling {
+	if s.Scaling && !s.Attach {
 		return nil, nil
 	}
 	if _, err := lookPath("bpftrace"); err != nil {
 		return nil, err
+	}
+	switch {
+	case s.Attach:
+		return bpftraceAttach(s, w)
+	case s.Specs != nil:
+		return userBpftrace(s, w)
 	}
 	loc := "uprobe:" + w.Exe + ":" + w.Target
 	// uprobes on the executable's inode fire in every process running it:
@@ -50,5 +57,27 @@ func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 			return []string{"bpftrace", "-q", "-o", out, "-e", prog, "-c", strings.Join(wl, " ")}
 		},
 		Count: func(out, _ string) (int, error) { return countLines(out, prefixed("E", "R ")) },
+	}, nil
+}
+
+// bpftraceAttach attaches uprobes on the target and never-called
+// functions to one process and exits from BEGIN, which runs once every
+// probe is attached.
+func bpftraceAttach(s Scenario, w *Workload) (*Plan, error) {
+	if len(w.Idle) < s.Probes-1 {
+		return nil, notApplicable("the workload has %d never-called functions, %d needed", len(w.Idle), s.Probes-1)
+	}
+	return &Plan{
+		Attach: func(pid string, probes int, out string) []string {
+			locs := []string{"uprobe:" + w.Exe + ":" + w.Target}
+			for _, f := range w.Idle[:max(0, min(probes-1, len(w.Idle)))] {
+				locs = append(locs, "uprobe:"+w.Exe+":"+f)
+			}
+			prog := strings.Join(locs, ", ") + " { printf(\"E\\n\"); } BEGIN { exit(); }"
+			// bpftrace refuses more than 512 probes unless told (BEGIN counts).
+			return []string{"env", "BPFTRACE_MAX_PROBES=" + strconv.Itoa(probes+1),
+				"bpftrace", "-q", "-o", out, "-p", pid, "-e", prog}
+		},
+		Count: func(out, _ string) (int, error) { return countLines(out, prefixed("E")) },
 	}, nil
 }

@@ -19,7 +19,7 @@ const IdleFuncs = 999
 // utap ships no binaries and no C file sits in a Go package directory.
 func cSource() string {
 	var b strings.Builder
-	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall
+	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall|wait
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +33,18 @@ __attribute__((noinline)) long utap_workload_target(long a, long b) {
 	return a * 2 + b;
 }
 
+// Never called (but in wait mode): probes on these cost installation,
+// never a hit.
+`)
+	for i := 0; i < IdleFuncs; i++ {
+		fmt.Fprintf(&b, "__attribute__((noinline, used)) long %s(long a) { __asm__ volatile(\"\" ::: \"memory\"); return a + %d; }\n", idleName(i), i)
+	}
+	b.WriteString("static long (*const idle[])(long) = {\n")
+	for i := 0; i < IdleFuncs; i++ {
+		fmt.Fprintf(&b, "\t%s,\n", idleName(i))
+	}
+	fmt.Fprintf(&b, "};\nstatic const long nidle = %d;\n", IdleFuncs)
+	b.WriteString(`
 static long calls, nthreads, syscalls;
 static long sums[1024];
 
@@ -50,7 +62,7 @@ static void *worker(void *p) {
 
 int main(int argc, char **argv) {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s CALLS THREADS call|syscall\n", argv[0]);
+		fprintf(stderr, "usage: %s CALLS THREADS call|syscall|wait\n", argv[0]);
 		return 2;
 	}
 	calls = atol(argv[1]);
@@ -58,6 +70,16 @@ int main(int argc, char **argv) {
 	syscalls = strcmp(argv[3], "syscall") == 0;
 	if (nthreads < 1 || nthreads > 1024)
 		return 2;
+	if (strcmp(argv[3], "wait") == 0) {
+		// Tracers attach and detach while this waits; then every probed
+		// function runs once: a breakpoint left behind kills the process.
+		char line[16];
+		if (fgets(line, sizeof line, stdin) == NULL)
+			return 4;
+		for (long i = 0; i < nidle; i++)
+			if (idle[i](1) != 1 + i)
+				return 3;
+	}
 	pthread_t th[1024];
 	for (long i = 0; i < nthreads; i++)
 		if (pthread_create(&th[i], NULL, worker, (void *)i) != 0)
@@ -70,12 +92,7 @@ int main(int argc, char **argv) {
 	printf("%ld\n", s);
 	return 0;
 }
-
-// Never called: probes on these cost installation, never a hit.
 `)
-	for i := 0; i < IdleFuncs; i++ {
-		fmt.Fprintf(&b, "__attribute__((noinline, used)) long %s(long a) { __asm__ volatile(\"\" ::: \"memory\"); return a + %d; }\n", idleName(i), i)
-	}
 	return b.String()
 }
 

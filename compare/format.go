@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 )
 
 // Write writes the report in format: text, json or markdown.
@@ -34,28 +35,78 @@ func us(x float64) string {
 
 // cells are a row's measured columns as text, shared by text and markdown.
 type cells struct {
-	min, med, max, ratio, events, startup, note string
+	min, med, max, ratio, events, startup, drift, note string
 }
 
-func rowCells(r *Row) cells {
+func rowCells(r *Row, runs int) cells {
 	if r.Skip != "" {
-		return cells{min: "n/a", med: "n/a", max: "n/a", ratio: "-", events: "-", startup: "-", note: "n/a: " + r.Skip}
+		return cells{min: "n/a", med: "n/a", max: "n/a", ratio: "-", events: "-", startup: "-", drift: "-", note: "n/a: " + r.Skip}
 	}
 	c := cells{
 		min: us(r.PerEvent.Min), med: us(r.PerEvent.Median), max: us(r.PerEvent.Max),
 		ratio:   "-",
 		events:  fmt.Sprintf("%d/%d", r.Seen, r.Expected),
 		startup: fmt.Sprintf("%.1f", r.Startup),
+		drift:   "-",
 	}
+	if r.Mode == ModeTotal {
+		c.startup = "-"
+	}
+	var notes []string
 	switch {
+	case r.Baseline && r.Mode == ModeTotal:
+		notes = append(notes, "untraced: its time is subtracted from the rows below")
 	case r.Baseline:
-		c.note = "untraced: subtracted from the rows below"
+		notes = append(notes, "untraced: subtracted from the rows below")
 	case r.Flag != "":
-		c.note = "not ranked: " + r.Flag
+		notes = append(notes, "not ranked: "+r.Flag)
 	case r.Ratio > 0:
 		c.ratio = fmt.Sprintf("%.1fx", r.Ratio)
 	case r.PerEvent.Median <= 0:
-		c.note = "below the measurement noise"
+		notes = append(notes, "below the measurement noise")
 	}
+	if runs > 1 && !r.Baseline && r.Drift > 0 {
+		c.drift = fmt.Sprintf("±%.0f%%", 100*r.Drift)
+		if r.Unsteady() {
+			notes = append(notes, fmt.Sprintf("unsteady: medians of %d runs spread beyond ±%.0f%%", len(r.Medians), 100*MaxDrift))
+		}
+	}
+	if r.Note != "" {
+		notes = append(notes, r.Note)
+	}
+	c.note = strings.Join(notes, "; ")
 	return c
 }
+
+// split parts the rows into the per-call table and the attach table.
+func split(rows []Row) (perCall, attach []*Row) {
+	for i := range rows {
+		if rows[i].Mode == ModeAttach {
+			attach = append(attach, &rows[i])
+		} else {
+			perCall = append(perCall, &rows[i])
+		}
+	}
+	return perCall, attach
+}
+
+// unitText says what a per-call row's cost is per.
+func unitText(rep *Report) string {
+	if rep.Unit == "event" {
+		return "event of your probes"
+	}
+	return "call of the probed function"
+}
+
+// totalMode reports whether the rows ran the user's command at one count.
+func totalMode(rep *Report) bool {
+	for _, r := range rep.Rows {
+		if r.Mode == ModeTotal {
+			return true
+		}
+	}
+	return false
+}
+
+// attachTitle heads the attach table in every format.
+const attachTitle = "Attach and detach of 1,000 probes in a waiting process: ms per 1,000 probes (slope between runs with 1 and 1,000 probes); fixed ms: a run with no probes, start-up included"

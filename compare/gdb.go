@@ -20,6 +20,9 @@ func (gdb) Plan(s Scenario, w *Workload) (*Plan, error) {
 	}
 	ex := []string{"set pagination off", "set confirm off", "set startup-with-shell off", "set breakpoint pending on",
 		"set print thread-events off", "set print inferior-events off"}
+	if s.Specs != nil {
+		return userGdb(s, w, ex)
+	}
 	fn := w.Target
 	if s.Mode == ModeSyscall {
 		fn = "getppid"

@@ -13,6 +13,12 @@ func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Scaling {
 		return nil, nil
 	}
+	if s.Specs != nil {
+		if _, err := lookPath("ltrace"); err != nil {
+			return nil, err
+		}
+		return userLtrace(s, w)
+	}
 	if w.Static {
 		return nil, notApplicable("ltrace needs .dynsym and the dynamic loader; the %s workload is a static binary", w.Target)
 	}

@@ -24,6 +24,9 @@ func (perf) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if _, err := lookPath("perf"); err != nil {
 		return nil, err
 	}
+	if s.Specs != nil {
+		return userPerf(s, w)
+	}
 	name := perfGroup + ":" + strings.ReplaceAll(s.Name, "-", "_")
 	var defs [][]string // perf probe -a arguments
 	var events []string
@@ -62,17 +65,7 @@ func (perf) Plan(s Scenario, w *Workload) (*Plan, error) {
 			}
 			return append(append(argv, "--"), wl...)
 		},
-		// perf stat -x, writes "count,unit,event,...": sum our events.
-		Count: func(out, _ string) (int, error) {
-			return countLines(out, func(l string) int {
-				f := strings.Split(l, ",")
-				if len(f) < 3 || !slices.Contains(events, f[2]) {
-					return 0
-				}
-				n, _ := strconv.Atoi(f[0]) // "<not counted>" counts 0
-				return n
-			})
-		},
+		Count: func(out, _ string) (int, error) { return countLines(out, perfCounts(events)) },
 	}
 	if len(defs) > 0 {
 		var shown []string
@@ -97,4 +90,17 @@ func (perf) Plan(s Scenario, w *Workload) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// perfCounts reads a line of `perf stat -x,` output, "count,unit,event,...",
+// as that many events when the event is one of ours.
+func perfCounts(events []string) func(string) int {
+	return func(l string) int {
+		f := strings.Split(l, ",")
+		if len(f) < 3 || !slices.Contains(events, f[2]) {
+			return 0
+		}
+		n, _ := strconv.Atoi(f[0]) // "<not counted>" counts 0
+		return n
+	}
 }

@@ -11,6 +11,8 @@ type Report struct {
 	Machine  string    `json:"machine"`  // kernel, CPUs, as uname and nproc say
 	Workload string    `json:"workload"` // which workload program ran (C or Go) and why
 	Repeat   int       `json:"repeat"`
+	Runs     int       `json:"runs,omitempty"` // whole runs merged (--runs): each row's Drift is over them
+	Unit     string    `json:"unit,omitempty"` // what a row's cost is per: "call" (the default) or "event"
 	Date     time.Time `json:"date"`
 	Rows     []Row     `json:"rows"`
 }
@@ -35,11 +37,30 @@ type Row struct {
 	// Skip says why a row was not measured at all (n/a).
 	Flag string `json:"flag,omitempty"`
 	Skip string `json:"skip,omitempty"`
+	// Note says something about how a measured row was measured.
+	Note string `json:"note,omitempty"`
 
 	// Baseline marks the untraced workload's row: its PerEvent and Startup
 	// are the raw ones the traced rows have had subtracted.
 	Baseline bool `json:"baseline,omitempty"`
+
+	// Mode is how the row was measured: "" by the slope between two call
+	// counts; ModeTotal by one count, start-up included; ModeAttach in ms
+	// per 1,000 probes attached and detached (Calls are probe counts).
+	Mode string `json:"mode,omitempty"`
+	// Values are the row's cost in each repetition, what PerEvent sums up.
+	Values []float64 `json:"values,omitempty"`
+	// Medians are the row's median in each of several runs (--runs), and
+	// Drift the largest distance of one from their median, as a fraction.
+	Medians []float64 `json:"medians,omitempty"`
+	Drift   float64   `json:"drift,omitempty"`
 }
+
+// Row modes.
+const (
+	ModeTotal  = "total"
+	ModeAttach = "attach"
+)
 
 // Ranked reports whether the row takes part in the ratio ranking.
 func (r *Row) Ranked() bool { return r.Skip == "" && r.Flag == "" && !r.Baseline }

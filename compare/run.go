@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -25,8 +26,13 @@ type Config struct {
 	// Timeout bounds one run; 0 means 30 × Budget, at least a minute.
 	Timeout time.Duration
 
+	// Calls, when set, are the two call counts of every row (the user's
+	// {N}), instead of counts calibrated to Budget.
+	Calls [2]int
+
 	Dir      string    // scratch directory: event files, probe lists
 	Progress io.Writer // one updating status line; nil for quiet
+	Prefix   string    // starts the status line (which of several runs)
 }
 
 // Defaults for the CLI flags.
@@ -40,6 +46,17 @@ const (
 // tool's cost before its counts are chosen.
 const calibrationCalls = 1000
 
+// Attach rows: calibrationProbes probes estimate a tool's cost per probe;
+// a tool too slow to attach all the scenario's probes within
+// attachBudget × Budget attaches fewer, and its row says so.
+const (
+	calibrationProbes = 20
+	attachBudget      = 10
+	// attachTries runs of each count make one sample, the quickest kept:
+	// attaching takes well under a second.
+	attachTries = 3
+)
+
 // job is one row being measured.
 type job struct {
 	row      Row
@@ -50,6 +67,11 @@ type job struct {
 	worst    int // largest |seen - expected| so far
 	failed   error
 	setupRan bool
+
+	single bool      // the user's command without {N}: one run per repetition
+	walls  []float64 // single: each repetition's wall time, µs
+	wait   *waiter   // attach rows: the process attached to
+	broken error     // attach rows: the process misbehaved after detach
 }
 
 // Run measures every tool on every scenario and returns the report (rows
@@ -68,11 +90,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	r.calibrate(ctx)
 	r.measure(ctx)
+	r.finishWaiters(ctx)
 	r.status("")
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Workload: cfg.Workload.Name, Repeat: cfg.Repeat, Date: time.Now().UTC().Truncate(time.Second)}
+	rep := &Report{Workload: cfg.Workload.Name, Repeat: cfg.Repeat, Runs: 1, Date: time.Now().UTC().Truncate(time.Second)}
+	if cfg.Workload.User {
+		rep.Unit = "event"
+	}
 	for _, j := range r.jobs {
 		rep.Rows = append(rep.Rows, j.result())
 	}
@@ -89,17 +115,28 @@ type runner struct {
 // plan makes a job per scenario and tool, the untraced baseline first.
 func (r *runner) plan() error {
 	w := r.cfg.Workload
+	single := w.Single && w.User
+	mode := ""
+	if single {
+		mode = ModeTotal
+	}
 	for _, sc := range r.cfg.Scenarios {
-		base := &job{sc: sc, row: Row{Tool: "untraced", Scenario: sc.Name, Baseline: true}}
-		base.row.Command = r.shown(sc, nil)
-		r.jobs = append(r.jobs, base)
+		var base *job
+		if !sc.Attach {
+			base = &job{sc: sc, single: single, row: Row{Tool: "untraced", Scenario: sc.Name, Baseline: true, Mode: mode}}
+			base.row.Command = r.shown(sc, nil)
+			r.jobs = append(r.jobs, base)
+		}
 		first := len(r.jobs)
 		for _, t := range r.cfg.Tools {
 			p, err := t.Plan(sc, w)
 			if p == nil && err == nil {
 				continue
 			}
-			j := &job{sc: sc, plan: p, base: base, row: Row{Tool: t.Name(), Scenario: sc.Name}}
+			j := &job{sc: sc, plan: p, base: base, single: single, row: Row{Tool: t.Name(), Scenario: sc.Name, Mode: mode}}
+			if sc.Attach {
+				j.row.Mode = ModeAttach
+			}
 			switch {
 			case errors.Is(err, ErrNotApplicable):
 				j.row.Skip = strings.TrimPrefix(err.Error(), ErrNotApplicable.Error()+": ")
@@ -110,7 +147,7 @@ func (r *runner) plan() error {
 			}
 			r.jobs = append(r.jobs, j)
 		}
-		if len(r.jobs) == first {
+		if len(r.jobs) == first && base != nil {
 			// No tool takes part (scaling rows without utap): no baseline either.
 			r.jobs = r.jobs[:first-1]
 		}
@@ -124,11 +161,27 @@ func (r *runner) shown(sc Scenario, p *Plan) string {
 	w := r.cfg.Workload
 	argv := w.argv("N", sc.Threads, sc.Mode)
 	prefix := ""
-	if p != nil {
+	switch {
+	case p != nil && p.Attach != nil:
+		argv = p.Attach("PID", sc.Probes, "OUT")
+	case p != nil:
 		argv = p.Argv(argv, "OUT")
 		prefix = p.Shown
 	}
-	s := strings.ReplaceAll(prefix+shellJoin(argv), w.Exe, "BIN")
+	for i, a := range argv {
+		if !w.User {
+			a = strings.ReplaceAll(a, w.Exe, "BIN")
+		}
+		// bpftrace's list of a thousand probes
+		if len(a) > 300 {
+			a = a[:200] + fmt.Sprintf("…(%d bytes)", len(a))
+		}
+		argv[i] = a
+	}
+	s := prefix + shellJoin(argv)
+	if !w.User {
+		s = strings.ReplaceAll(s, w.Exe, "BIN")
+	}
 	s = strings.ReplaceAll(s, r.cfg.Dir, "DIR")
 	if exe, err := os.Executable(); err == nil {
 		s = strings.ReplaceAll(s, exe, "utap")
@@ -158,19 +211,61 @@ func (r *runner) calibrate(ctx context.Context) {
 			}
 		}
 		r.status(fmt.Sprintf("calibrating %s, %s", j.row.Tool, j.sc.Name))
-		a, err := r.run(ctx, j, 0)
-		if err != nil {
+		if err := r.calibrateJob(ctx, j); err != nil {
 			j.fail(err)
-			continue
 		}
-		b, err := r.run(ctx, j, calibrationCalls)
+	}
+}
+
+// calibrateJob chooses j's two counts from a quick pair of runs, which
+// also warm caches up; the user's command without {N} has one warm-up run.
+func (r *runner) calibrateJob(ctx context.Context, j *job) error {
+	lo, hi := 0, calibrationCalls
+	switch {
+	case j.single:
+		_, err := r.run(ctx, j, 0)
+		return err
+	case j.sc.Attach:
+		wt, err := startWaiter(r.cfg.Workload)
 		if err != nil {
-			j.fail(err)
-			continue
+			return err
 		}
-		us, _ := Slope(a, b)
+		j.wait = wt
+		lo, hi = 1, min(calibrationProbes, j.sc.Probes)
+	case r.cfg.Calls[1] > 0:
+		// Counts given: one warm-up run.
+		j.row.Calls = r.cfg.Calls
+		_, err := r.run(ctx, j, r.cfg.Calls[0])
+		return err
+	case r.cfg.Workload.User:
+		lo = 1 // a program may refuse a count of 0
+	}
+	a, err := r.run(ctx, j, lo)
+	if err != nil {
+		return err
+	}
+	b, err := r.run(ctx, j, hi)
+	if err != nil {
+		return err
+	}
+	us, _ := Slope(a, b)
+	switch {
+	case j.sc.Attach:
+		j.row.Calls = attachCounts(us, j.sc.Probes, attachBudget*r.cfg.Budget)
+	default:
 		j.row.Calls = Counts(us, r.cfg.Budget, r.cfg.Events)
 	}
+	return nil
+}
+
+// attachCounts are the probe counts of an attach row: 1 and all of them,
+// or as many as a tool costing usPerProbe attaches within budget.
+func attachCounts(usPerProbe float64, probes int, budget time.Duration) [2]int {
+	n := probes
+	if usPerProbe > 0 && float64(budget.Microseconds())/usPerProbe < float64(n) {
+		n = max(roundDown(int(float64(budget.Microseconds())/usPerProbe)), calibrationProbes)
+	}
+	return [2]int{1, n}
 }
 
 // Counts picks the two call counts of a row from its estimated cost per
@@ -208,6 +303,15 @@ func (r *runner) measure(ctx context.Context) {
 			if rep%2 == 1 {
 				order = []int{1, 0}
 			}
+			if j.single {
+				s, err := r.run(ctx, j, 0)
+				if err != nil {
+					j.fail(err)
+					continue
+				}
+				j.walls = append(j.walls, float64(s.Wall)/float64(time.Microsecond))
+				continue
+			}
 			var pair [2]Sample
 			var err error
 			for _, k := range order {
@@ -229,25 +333,46 @@ func (r *runner) run(ctx context.Context, j *job, calls int) (Sample, error) {
 	w, sc := r.cfg.Workload, j.sc
 	argv := w.argv(strconv.Itoa(calls), sc.Threads, sc.Mode)
 	events := filepath.Join(r.cfg.Dir, "events")
-	if j.plan != nil {
+	switch {
+	case sc.Attach:
+		argv = j.plan.Attach(strconv.Itoa(j.wait.pid()), calls, events)
+	case j.plan != nil:
 		argv = j.plan.Argv(argv, events)
 	}
 	r.done++
 	r.status("")
-	wall, err := runOnce(ctx, r.cfg.Dir, argv, r.cfg.Timeout)
-	if err != nil {
-		return Sample{}, err
+	tries := 1
+	if sc.Attach {
+		tries = attachTries
+	}
+	wall := time.Duration(math.MaxInt64)
+	for range tries {
+		// Noise only adds to a run's time: the quickest try is the truest.
+		w, err := runOnce(ctx, r.cfg.Dir, argv, r.cfg.Timeout)
+		if err != nil {
+			return Sample{}, err
+		}
+		wall = min(wall, w)
+		if sc.Attach {
+			r.checkWaiter(j)
+		}
+		if w > time.Second {
+			break // a slow tool's noise is small beside its cost
+		}
 	}
 	stdout := filepath.Join(r.cfg.Dir, "stdout")
 	want := Checksum(calls)
 	if sc.Mode == ModeSyscall {
 		want = int64(calls)
 	}
-	if err := checkOutput(stdout, want); err != nil {
-		return Sample{}, err
+	if !w.User && !sc.Attach {
+		if err := checkOutput(stdout, want); err != nil {
+			return Sample{}, err
+		}
 	}
 	s := Sample{Calls: calls, Wall: wall}
-	expected := calls * sc.EventsPerCall()
+	expected := sc.Expected(calls)
+	var err error
 	if j.plan == nil {
 		s.Seen = expected
 	} else if s.Seen, err = j.plan.Count(events, stdout); err != nil {
@@ -294,6 +419,9 @@ func (j *job) result() Row {
 		row.Calls = [2]int{}
 		return row
 	}
+	if j.single {
+		return j.totalResult()
+	}
 	us, ms := j.slopes()
 	if j.base != nil {
 		bus, bms := j.base.slopes()
@@ -305,13 +433,74 @@ func (j *job) result() Row {
 			}
 		}
 	}
+	if per := j.sc.Expect.PerN; j.sc.Specs != nil && per > 0 {
+		// The slope is per unit of N, which makes per events.
+		for i := range us {
+			us[i] /= float64(per)
+		}
+	}
+	row.Values = us
 	row.PerEvent = Summarize(us)
 	row.Startup = Median(ms)
 	if math.IsNaN(row.Startup) {
 		row.Startup = 0
 	}
 	row.Flag = CheckEvents(row.Seen, row.Expected)
+	if j.broken != nil {
+		row.Flag = j.broken.Error()
+	}
+	if j.sc.Attach && row.Calls[1] < j.sc.Probes {
+		row.Note = fmt.Sprintf("slow: measured up to %d probes, scaled to %d", row.Calls[1], j.sc.Probes)
+	}
 	return row
+}
+
+// totalResult is the row of the user's command without {N}: each
+// repetition's extra wall time over the untraced median, per expected event.
+func (j *job) totalResult() Row {
+	row := j.row
+	row.Calls = [2]int{}
+	var base float64
+	if j.base != nil {
+		base = Median(j.base.walls)
+	}
+	n := float64(max(j.sc.Expect.Const, 1))
+	var us []float64
+	for _, w := range j.walls {
+		us = append(us, (w-base)/n)
+	}
+	row.Values = us
+	row.PerEvent = Summarize(us)
+	row.Flag = CheckEvents(row.Seen, row.Expected)
+	return row
+}
+
+// checkWaiter flags the row of a tool that left its process stopped or
+// traced, and wakes the process so the next runs measure the same thing.
+func (r *runner) checkWaiter(j *job) {
+	if err := j.wait.check(); err != nil {
+		if j.broken == nil {
+			j.broken = err
+		}
+		syscall.Kill(j.wait.pid(), syscall.SIGCONT)
+	}
+}
+
+// finishWaiters lets every attach row's process run on and flags the rows
+// whose process misbehaved.
+func (r *runner) finishWaiters(ctx context.Context) {
+	for _, j := range r.jobs {
+		if j.wait == nil {
+			continue
+		}
+		if ctx.Err() != nil || j.failed != nil {
+			j.wait.kill()
+			continue
+		}
+		if err := j.wait.finish(10 * time.Second); j.broken == nil {
+			j.broken = err
+		}
+	}
 }
 
 func (r *runner) status(msg string) {
@@ -323,12 +512,15 @@ func (r *runner) status(msg string) {
 		return
 	}
 	if msg != "" {
-		fmt.Fprintf(r.cfg.Progress, "\r\033[Kutap compare: run %d/%d: %s", r.done, r.all, msg)
+		fmt.Fprintf(r.cfg.Progress, "\r\033[Kutap compare: %srun %d/%d: %s", r.cfg.Prefix, r.done, r.all, msg)
 	}
 }
 
 func (r *runner) cleanup() {
 	for _, j := range r.jobs {
+		if j.wait != nil {
+			j.wait.kill()
+		}
 		if j.setupRan && j.plan.Cleanup != nil {
 			j.plan.Cleanup()
 		}

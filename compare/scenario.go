@@ -29,12 +29,28 @@ type Scenario struct {
 
 	// Scaling rows run utap's engines only: they ask how utap's cost grows.
 	Scaling bool
+	// Attach rows time attaching Probes probes to a waiting process and
+	// detaching them again, in ms per 1,000 probes (utap and bpftrace).
+	Attach bool
+
+	// Specs are the user's own probes, for the user's own command
+	// (Workload.User); Expect is how many events a run should report.
+	Specs  []string
+	Expect Expect
+}
+
+// Expected is how many events a run making calls calls should report.
+func (s Scenario) Expected(calls int) int {
+	if s.Specs != nil {
+		return s.Expect.At(calls)
+	}
+	return calls * s.EventsPerCall()
 }
 
 // EventsPerCall is how many events one call of the target should report.
 func (s Scenario) EventsPerCall() int {
 	switch {
-	case s.Cond == CondFalse:
+	case s.Cond == CondFalse, s.Attach:
 		return 0
 	case s.Return:
 		return 2
@@ -43,7 +59,7 @@ func (s Scenario) EventsPerCall() int {
 }
 
 // Scenarios lists every scenario in report order; --scenario picks by Name
-// or by group (threads, probes).
+// or by group (threads, probes, attach).
 func Scenarios() []Scenario {
 	base := Scenario{Mode: ModeCall, Threads: 1, Probes: 1}
 	with := func(name, title string, f func(*Scenario)) Scenario {
@@ -70,6 +86,9 @@ func Scenarios() []Scenario {
 			s.Probes, s.Scaling = p, true
 		}))
 	}
+	list = append(list, with("attach-1000", "attach and detach of 1,000 probes in a waiting process", func(s *Scenario) {
+		s.Probes, s.Scaling, s.Attach = 1000, true, true
+	}))
 	return list
 }
 
@@ -88,7 +107,7 @@ func SelectScenarios(names []string) ([]Scenario, error) {
 		}
 		found := false
 		for _, s := range all {
-			if s.Name == n || strings.HasPrefix(s.Name, n+"-") && (n == "threads" || n == "probes") {
+			if s.Name == n || strings.HasPrefix(s.Name, n+"-") && (n == "threads" || n == "probes" || n == "attach") {
 				out = append(out, s)
 				found = true
 			}
@@ -98,7 +117,7 @@ func SelectScenarios(names []string) ([]Scenario, error) {
 			for _, s := range all {
 				known = append(known, s.Name)
 			}
-			return nil, fmt.Errorf("unknown scenario %q (known: %s, threads, probes, all)", n, strings.Join(known, ", "))
+			return nil, fmt.Errorf("unknown scenario %q (known: %s, threads, probes, attach, all)", n, strings.Join(known, ", "))
 		}
 	}
 	return out, nil

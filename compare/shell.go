@@ -19,3 +19,6 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ShellJoin is shellJoin for the CLI: the report's own command line.
+func ShellJoin(argv []string) string { return shellJoin(argv) }

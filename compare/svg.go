@@ -17,6 +17,8 @@ const (
 	svgRow    = 20
 	svgHeader = 26 // a scenario's title
 	svgTop    = 56
+	// svgCharWidth is about the width of a character at font-size 12.
+	svgCharWidth = 6.5
 )
 
 // toolColor picks a bar colour: utap's engines stand out from the peers.
@@ -32,21 +34,77 @@ func toolColor(tool string) string {
 
 // WriteSVG draws the report as horizontal bars, one group per scenario, on
 // a log scale of µs per call: bar to the median, whisker from min to max.
-// Flagged rows are hatched, n/a rows say why in words.
+// Flagged rows are hatched, n/a rows say why in words. The attach rows,
+// in ms per 1,000 probes, get a panel and a scale of their own below.
 func WriteSVG(w io.Writer, rep *Report) error {
+	perCall, attach := split(rep.Rows)
+	var panels []svgPanel
+	if p := newPanel(perCall, fmt.Sprintf("µs per %s", strings.Fields(unitText(rep))[0])); p.rows > 0 {
+		panels = append(panels, p)
+	}
+	if p := newPanel(attach, "attach + detach, ms per 1,000 probes"); p.rows > 0 {
+		p.title = "Attach and detach of 1,000 probes, ms (log scale; lower is better)"
+		panels = append(panels, p)
+	}
+	width := svgLabel + svgPlot + svgRight
+	height := svgTop
+	for i, p := range panels {
+		height += p.height()
+		if i > 0 {
+			height += svgGap
+		}
+	}
+	height += 6
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
+	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f3d3d3"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c0392b" stroke-width="2"/></pattern></defs>` + "\n")
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
+	fmt.Fprintf(&b, `<text x="10" y="20" font-size="15" font-weight="bold">Per-%s tracing overhead, µs (log scale; lower is better)</text>`+"\n", strings.Fields(unitText(rep))[0])
+	reps := fmt.Sprintf("%d repetitions", rep.Repeat)
+	if rep.Runs > 1 {
+		reps = fmt.Sprintf("%d runs × %d repetitions", rep.Runs, rep.Repeat)
+	}
+	sub := rep.Workload + "; " + reps + "; bar: median, whisker: min–max"
+	fmt.Fprintf(&b, `<text x="10" y="38" fill="#555">%s</text>`+"\n", html.EscapeString(short(sub, 150)))
+	y := svgTop
+	for i, p := range panels {
+		if i > 0 {
+			y += svgGap
+			fmt.Fprintf(&b, `<text x="10" y="%d" font-size="15" font-weight="bold">%s</text>`+"\n", y-14, html.EscapeString(p.title))
+		}
+		y = p.draw(&b, y, rep.Runs)
+	}
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// svgGap separates two panels, room for the second one's title.
+const svgGap = 36
+
+// svgPanel is one chart: rows grouped by scenario on one log axis.
+type svgPanel struct {
+	list         []*Row
+	rows, groups int
+	d0, d1       float64 // decades of the axis
+	axis, title  string
+}
+
+func newPanel(list []*Row, axis string) svgPanel {
+	p := svgPanel{axis: axis}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	rows, groups := 0, 0
 	last := ""
-	for i := range rep.Rows {
-		r := &rep.Rows[i]
+	for _, r := range list {
 		if r.Baseline {
 			continue
 		}
+		p.list = append(p.list, r)
 		if r.Scenario != last {
-			groups++
+			p.groups++
 			last = r.Scenario
 		}
-		rows++
+		p.rows++
 		if r.Skip != "" {
 			continue
 		}
@@ -59,72 +117,76 @@ func WriteSVG(w io.Writer, rep *Report) error {
 	if math.IsInf(lo, 1) {
 		lo, hi = 1, 10
 	}
-	d0, d1 := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	if d1 <= d0 {
-		d1 = d0 + 1
+	p.d0, p.d1 = math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if p.d1 <= p.d0 {
+		p.d1 = p.d0 + 1
 	}
-	xOf := func(v float64) float64 {
-		if v <= 0 {
-			return svgLabel
-		}
-		f := (math.Log10(v) - d0) / (d1 - d0)
-		return svgLabel + math.Max(0, math.Min(1, f))*svgPlot
+	return p
+}
+
+func (p *svgPanel) height() int { return p.groups*svgHeader + p.rows*svgRow + 40 }
+
+func (p *svgPanel) x(v float64) float64 {
+	if v <= 0 {
+		return svgLabel
 	}
-	width := svgLabel + svgPlot + svgRight
-	height := svgTop + groups*svgHeader + rows*svgRow + 40
+	f := (math.Log10(v) - p.d0) / (p.d1 - p.d0)
+	return svgLabel + math.Max(0, math.Min(1, f))*svgPlot
+}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
-	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f3d3d3"/><line x1="0" y1="0" x2="0" y2="6" stroke="#c0392b" stroke-width="2"/></pattern></defs>` + "\n")
-	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
-	fmt.Fprintf(&b, `<text x="10" y="20" font-size="15" font-weight="bold">Per-call tracing overhead, µs (log scale; lower is better)</text>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="38" fill="#555">%s; %d repetitions, bar: median, whisker: min–max</text>`+"\n", html.EscapeString(rep.Workload), rep.Repeat)
-
-	plotBottom := height - 34
-	for d := d0; d <= d1; d++ {
-		x := xOf(math.Pow(10, d))
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x, svgTop, x, plotBottom)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%s</text>`+"\n", x, plotBottom+16, tick(d))
+// draw draws the panel from y down and returns where it ends.
+func (p *svgPanel) draw(b *strings.Builder, top, runs int) int {
+	bottom := top + p.height() - 34
+	for d := p.d0; d <= p.d1; d++ {
+		x := p.x(math.Pow(10, d))
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>`+"\n", x, top, x, bottom)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%s</text>`+"\n", x, bottom+16, tick(d))
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#555">µs per call</text>`+"\n", svgLabel+svgPlot/2, plotBottom+30)
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="middle" fill="#555">%s</text>`+"\n", svgLabel+svgPlot/2, bottom+30, html.EscapeString(p.axis))
 
-	y := svgTop
-	last = ""
-	for i := range rep.Rows {
-		r := &rep.Rows[i]
-		if r.Baseline {
-			continue
-		}
+	y := top
+	last := ""
+	for _, r := range p.list {
 		if r.Scenario != last {
 			last = r.Scenario
 			y += svgHeader
-			fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y-8, html.EscapeString(r.Scenario))
+			fmt.Fprintf(b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y-8, html.EscapeString(r.Scenario))
 		}
 		mid := y + svgRow/2
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", svgLabel-8, mid+4, html.EscapeString(r.Tool))
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", svgLabel-8, mid+4, html.EscapeString(r.Tool))
 		switch {
 		case r.Skip != "":
-			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#999" font-style="italic">n/a: %s</text>`+"\n", svgLabel+4, mid+4, html.EscapeString(short(r.Skip, 90)))
+			fmt.Fprintf(b, `<text x="%d" y="%d" fill="#999" font-style="italic">n/a: %s</text>`+"\n", svgLabel+4, mid+4, html.EscapeString(short(r.Skip, 90)))
 		default:
 			fill := toolColor(r.Tool)
 			note := us(r.PerEvent.Median)
 			if r.Ratio > 0 {
 				note += fmt.Sprintf(" (%.1fx)", r.Ratio)
 			}
-			if r.Flag != "" {
-				fill, note = "url(#hatch)", note+" "+short(r.Flag, 28)
+			if runs > 1 && r.Unsteady() {
+				note += fmt.Sprintf(" unsteady ±%.0f%%", 100*r.Drift)
 			}
-			x1 := xOf(r.PerEvent.Median)
-			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", svgLabel, mid-svgBar/2, math.Max(1, x1-svgLabel), svgBar, fill)
-			wl, wh := xOf(r.PerEvent.Min), xOf(r.PerEvent.Max)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", wl, mid, wh, mid)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", math.Max(x1, wh)+6, mid+4, html.EscapeString(note))
+			if r.Flag != "" {
+				fill, note = "url(#hatch)", note+" "+short(r.Flag, 48)
+			}
+			if r.Note != "" {
+				note += " (" + short(r.Note, 48) + ")"
+			}
+			x1 := p.x(r.PerEvent.Median)
+			fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", svgLabel, mid-svgBar/2, math.Max(1, x1-svgLabel), svgBar, fill)
+			wl, wh := p.x(r.PerEvent.Min), p.x(r.PerEvent.Max)
+			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", wl, mid, wh, mid)
+			lx := math.Max(x1, wh) + 6
+			if lx+svgCharWidth*float64(len([]rune(note))) > svgLabel+svgPlot+svgRight {
+				// No room right of the bar: write inside it, in white.
+				fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="end" fill="white">%s</text>`+"\n", x1-6, mid+4, html.EscapeString(note))
+				break
+			}
+			fmt.Fprintf(b, `<text x="%.1f" y="%d">%s</text>`+"\n", lx, mid+4, html.EscapeString(note))
 		}
 		y += svgRow
 	}
-	b.WriteString("</svg>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return top + p.height()
 }
 
 // tick labels a power of ten of µs.

@@ -8,29 +8,31 @@ import (
 )
 
 // WriteText writes the report as an aligned table, one scenario after the
-// other, like the uprobes paper's table; commands follow the table.
+// other, like the uprobes paper's table; the attach table and the
+// commands follow.
 func WriteText(w io.Writer, rep *Report) error {
 	fmt.Fprintf(w, "workload: %s\n", rep.Workload)
 	if rep.Machine != "" {
 		fmt.Fprintf(w, "machine:  %s\n", rep.Machine)
 	}
-	fmt.Fprintf(w, "µs per call of the probed function (wall clock, untraced cost subtracted), %d repetitions\n\n", rep.Repeat)
-	table := [][]string{{"scenario", "tool", "min", "median", "max", "ratio", "events", "startup ms", ""}}
-	last := ""
-	for i := range rep.Rows {
-		r := &rep.Rows[i]
-		sc := r.Scenario
-		if sc == last {
-			sc = ""
+	perCall, attach := split(rep.Rows)
+	if len(perCall) > 0 {
+		fmt.Fprintf(w, "µs per %s (wall clock, untraced cost subtracted), %s\n", unitText(rep), repetitions(rep))
+		if totalMode(rep) {
+			fmt.Fprintln(w, "(no {N} in the command: one count, so start-up and tear-down are in the cost)")
 		}
-		last = r.Scenario
-		c := rowCells(r)
-		table = append(table, []string{sc, r.Tool, c.min, c.med, c.max, c.ratio, c.events, c.startup, c.note})
+		fmt.Fprintln(w)
+		writeRows(w, rep, perCall, "startup ms")
 	}
-	// Names to the left, numbers to the right, the free-text note last.
-	writeTable(w, table, "llrrrrrrl")
+	if len(attach) > 0 {
+		if len(perCall) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s, %s\n\n", attachTitle, repetitions(rep))
+		writeRows(w, rep, attach, "fixed ms")
+	}
 
-	fmt.Fprint(w, "\ncommands (BIN: the workload, N: calls, OUT: the event file):\n")
+	fmt.Fprint(w, "\ncommands (BIN: the workload, N: calls, OUT: the event file, PID: the waiting workload):\n")
 	for _, r := range rep.Rows {
 		if r.Command != "" {
 			fmt.Fprintf(w, "  %-11s %-12s %s\n", r.Scenario, r.Tool, r.Command)
@@ -40,6 +42,39 @@ func WriteText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(w, "\nmade by: %s\n", rep.Command)
 	}
 	return nil
+}
+
+func writeRows(w io.Writer, rep *Report, rows []*Row, fixed string) {
+	head := []string{"scenario", "tool", "min", "median", "max", "ratio", "events", fixed}
+	align := "llrrrrrr"
+	if rep.Runs > 1 {
+		head, align = append(head, "runs"), align+"r"
+	}
+	table := [][]string{append(head, "")}
+	last := ""
+	for _, r := range rows {
+		sc := r.Scenario
+		if sc == last {
+			sc = ""
+		}
+		last = r.Scenario
+		c := rowCells(r, rep.Runs)
+		line := []string{sc, r.Tool, c.min, c.med, c.max, c.ratio, c.events, c.startup}
+		if rep.Runs > 1 {
+			line = append(line, c.drift)
+		}
+		table = append(table, append(line, c.note))
+	}
+	// Names to the left, numbers to the right, the free-text note last.
+	writeTable(w, table, align+"l")
+}
+
+// repetitions says how many measurements each row sums up.
+func repetitions(rep *Report) string {
+	if rep.Runs > 1 {
+		return fmt.Sprintf("%d runs of %d repetitions (runs: how far one run's median lies from the median of the runs)", rep.Runs, rep.Repeat)
+	}
+	return fmt.Sprintf("%d repetitions", rep.Repeat)
 }
 
 // writeTable aligns cells in columns, each l(eft) or r(ight) per align.

@@ -37,6 +37,9 @@ type Plan struct {
 	Setup, Cleanup func() error
 	// Shown is what Setup does as a command line, for the report.
 	Shown string
+	// Attach, set instead of Argv in the attach rows, attaches probes
+	// probes to process pid and detaches at once.
+	Attach func(pid string, probes int, out string) []string
 }
 
 // Peers lists the peer tools by name, in report order.

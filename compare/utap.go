@@ -21,9 +21,14 @@ func (u Utap) Name() string { return "utap " + u.Backend }
 // Plan runs `utap run -q --format json -o OUT`: every event is encoded and
 // written, the cost a user pays, and the lines of OUT are the count.
 func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if s.Attach {
+		return u.planAttach(s, w)
+	}
 	fn := w.Target
 	var specs []string
 	switch {
+	case s.Specs != nil:
+		specs = s.Specs
 	case s.Mode == ModeSyscall:
 		if !w.Libc {
 			return nil, notApplicable("the Go workload makes its system calls without libc")
@@ -42,17 +47,20 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 		specs = append(specs, "return:"+fn+"(ret)")
 	}
 	args := []string{"run", "--backend", u.Backend, "-q", "--format", "json"}
-	if s.Probes > 1 {
-		if len(w.Idle) < s.Probes-1 {
-			return nil, notApplicable("the workload has %d never-called functions, %d needed", len(w.Idle), s.Probes-1)
-		}
-		file := filepath.Join(u.Dir, fmt.Sprintf("probes-%d.txt", s.Probes))
-		lines := append(append([]string{}, specs...), w.Idle[:s.Probes-1]...)
-		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	switch {
+	case s.Specs != nil && len(specs) > maxInline:
+		file := filepath.Join(u.Dir, "user-probes.txt")
+		if err := os.WriteFile(file, []byte(strings.Join(specs, "\n")+"\n"), 0o644); err != nil {
 			return nil, err
 		}
 		args = append(args, "--probes", file)
-	} else {
+	case s.Specs == nil && s.Probes > 1:
+		file, err := u.probesFile(s.Probes, specs, w)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--probes", file)
+	default:
 		for _, sp := range specs {
 			args = append(args, "-e", sp)
 		}
@@ -63,6 +71,39 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 			return append(append(argv, "-o", out, "--"), wl...)
 		},
 		// Idle probes never fire, so every line is the target's (or getppid's).
+		Count: func(out, _ string) (int, error) { return countLines(out, nonEmpty) },
+	}, nil
+}
+
+// maxInline is how many of the user's specs go on the command line as -e;
+// more go to a probes file.
+const maxInline = 8
+
+// probesFile writes the specs and then never-called functions, n probes
+// in all, to a probes file in Dir.
+func (u Utap) probesFile(n int, specs []string, w *Workload) (string, error) {
+	if len(w.Idle) < n-len(specs) {
+		return "", notApplicable("the workload has %d never-called functions, %d needed", len(w.Idle), n-len(specs))
+	}
+	file := filepath.Join(u.Dir, fmt.Sprintf("probes-%d.txt", n))
+	lines := append(append([]string{}, specs...), w.Idle[:n-len(specs)]...)
+	return file, os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+// planAttach runs `utap attach --duration 1ms`: the engines install every
+// probe before they look at the deadline, so the run is start-up,
+// resolving, attaching and detaching.
+func (u Utap) planAttach(s Scenario, w *Workload) (*Plan, error) {
+	if len(w.Idle) < s.Probes-1 {
+		return nil, notApplicable("the workload has %d never-called functions, %d needed", len(w.Idle), s.Probes-1)
+	}
+	return &Plan{
+		Attach: func(pid string, probes int, out string) []string {
+			// A failed write shows as utap's own error in the row.
+			file, _ := u.probesFile(probes, []string{w.Target}, w)
+			return []string{u.Exe, "attach", "--backend", u.Backend, "-q", "--format", "json",
+				"-p", pid, "--probes", file, "--duration", "1ms", "-o", out}
+		},
 		Count: func(out, _ string) (int, error) { return countLines(out, nonEmpty) },
 	}, nil
 }

@@ -27,12 +27,19 @@ type Workload struct {
 	Static bool
 	// Libc is set when the syscall mode goes through libc's getppid.
 	Libc bool
+
+	// User marks the user's own command: no checksum to check, no Target;
+	// Single when its command line has no {N}, so it runs at one count only.
+	User, Single bool
 }
 
 // Workload modes.
 const (
 	ModeCall    = "call"
 	ModeSyscall = "syscall"
+	// ModeWait waits for a line on standard input, then calls every
+	// function once: the attach rows' target (C workload only).
+	ModeWait = "wait"
 )
 
 // TargetB is the second argument of every call of the target: conditions on
