@@ -349,22 +349,8 @@ func wantFib(calls int) func(*testing.T, *outcome) {
 // symAddr is the link-time address of a function of bin.
 func symAddr(t *testing.T, bin, name string) uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-			return s.Value
-		}
-	}
-	t.Fatalf("%s: no function %s", bin, name)
-	return 0
+	s, _ := fixture.Func(t, bin, name)
+	return s.Value
 }
 
 // firstInsnLen is the length of a function's first instruction, so

@@ -2,12 +2,12 @@ package uprobe
 
 import (
 	"context"
-	"debug/elf"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/probe"
 )
 
@@ -15,37 +15,17 @@ import (
 // in the real pipeline) and binds spec to it, at byte offset off.
 func funcSite(t testing.TB, bin, sym string, off uint64, spec *probe.Spec) probe.Site {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
+	s, fileOff := fixture.Func(t, bin, sym)
+	site := probe.Site{
+		Spec: spec, Object: bin, Func: sym, FuncAddr: s.Value, FuncSize: s.Size,
+		Addr: s.Value + off, FileOffset: fileOff + off,
+		Fetches: spec.Fetches, Cond: spec.Cond,
+	}
+	var err error
+	if site.Insn, err = readCode(bin, site.FileOffset, 15); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name != sym || elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
-			continue
-		}
-		addr := s.Value + off
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_LOAD && p.Vaddr <= addr && addr < p.Vaddr+p.Filesz {
-				site := probe.Site{
-					Spec: spec, Object: bin, Func: sym, FuncAddr: s.Value, FuncSize: s.Size,
-					Addr: addr, FileOffset: addr - p.Vaddr + p.Off,
-					Fetches: spec.Fetches, Cond: spec.Cond,
-				}
-				site.Insn, err = readCode(bin, site.FileOffset, 15)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return site
-			}
-		}
-	}
-	t.Fatalf("%s: no function %s", bin, sym)
-	return probe.Site{}
+	return site
 }
 
 // collector gathers emitted events.
