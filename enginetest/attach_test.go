@@ -56,10 +56,7 @@ func TestAttach(t *testing.T) {
 					stopped := tr.runsOn(t)
 					sameImage(t, before, snapshot(t, tr.pid), ours)
 					if stopped {
-						if eng.Name() != "ptrace" {
-							t.Fatal("the process was left stopped")
-						}
-						t.Skip(bugLeftStopped)
+						t.Fatal("the process was left stopped")
 					}
 				})
 			}

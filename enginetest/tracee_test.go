@@ -101,11 +101,6 @@ func (tr *tracee) runsOn(t *testing.T) (leftStopped bool) {
 	return leftStopped
 }
 
-// bugLeftStopped skips a ptrace attach test whose tracee was left stopped
-// after detaching, once every other check has run (their failures stand).
-const bugLeftStopped = "BUG(ptrace): after cancel, the attached process is sometimes left stopped (T) " +
-	"— likely the watcher's wake-up SIGSTOP leaking past detach — see report"
-
 func statusField(t *testing.T, pid int, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

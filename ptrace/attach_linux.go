@@ -42,6 +42,11 @@ func (tr *tracer) attach(pid int) (*process, error) {
 				continue
 			}
 			if err := seize(tid, seizeOptions); err != nil {
+				if tid != pid && errors.Is(err, unix.EPERM) && tracedByUs(tid) {
+					// Created by a thread seized already: attached by the
+					// kernel, adopted at its parent's clone event.
+					continue
+				}
 				if tid == pid || !isESRCH(err) {
 					return p, seizeError(tid, err)
 				}
@@ -54,4 +59,10 @@ func (tr *tracer) attach(pid int) (*process, error) {
 			return p, nil
 		}
 	}
+}
+
+// tracedByUs tells whether tid's tracer is this process.
+func tracedByUs(tid int) bool {
+	v, err := statusField(tid, "TracerPid")
+	return err == nil && v == strconv.Itoa(os.Getpid())
 }

@@ -15,7 +15,7 @@ import (
 
 // traceOnce runs pt_count with one thread and n calls under the engine and
 // returns the wall time, the number of events and of ptrace stops.
-func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int, int64) {
+func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int, runStats) {
 	events := 0
 	var st runStats
 	start := time.Now()
@@ -24,7 +24,7 @@ func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Durati
 	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Since(start), events, st.stops
+	return time.Since(start), events, st
 }
 
 // benchCalls reports µs and ptrace stops per call of work as the slope
@@ -34,7 +34,7 @@ func benchCalls(b *testing.B, sites []probe.Site, perCall int) {
 	need.Root(b)
 	bin := fixture.C(b, "pt_count.c")
 	const n1, n2 = 2000, 20000
-	var us, stops float64
+	var us, stops, polled float64
 	for range b.N {
 		t1, e1, s1 := traceOnce(b, bin, sites, n1)
 		t2, e2, s2 := traceOnce(b, bin, sites, n2)
@@ -42,10 +42,12 @@ func benchCalls(b *testing.B, sites []probe.Site, perCall int) {
 			b.Fatalf("events %d, %d; want %d, %d", e1, e2, perCall*n1, perCall*n2)
 		}
 		us += float64(t2-t1) / float64(n2-n1) / 1e3
-		stops += float64(s2-s1) / float64(n2-n1)
+		stops += float64(s2.stops-s1.stops) / float64(n2-n1)
+		polled += float64(s2.polled) / float64(s2.polled+s2.blocked)
 	}
 	b.ReportMetric(us/float64(b.N), "µs/call")
 	b.ReportMetric(stops/float64(b.N), "stops/call")
+	b.ReportMetric(polled/float64(b.N), "polled/stop")
 }
 
 // workSites is the entry probe work(arg1, arg2) and extra probes on the
@@ -106,4 +108,12 @@ func BenchmarkEntryReturnRetProbes(b *testing.B) {
 	shadowStackEnabled = func(int) (bool, error) { return true, nil }
 	defer func() { shadowStackEnabled = defaultShadowStackEnabled }()
 	BenchmarkEntryReturn(b)
+}
+
+// BenchmarkHitNoSpin is BenchmarkHit with the loop blocking in wait4 at
+// once (no polling after PTRACE_CONT).
+func BenchmarkHitNoSpin(b *testing.B) {
+	defer func(w int64) { spinWindow = w }(spinWindow)
+	spinWindow = 0
+	benchCalls(b, workSites(b, 0), 1)
 }

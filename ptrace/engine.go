@@ -20,6 +20,8 @@ type Engine struct {
 type runStats struct {
 	stops     int64 // ptrace stops handled
 	lateTraps int   // traps taken at detach from threads in group-stop
+	polled    int64 // stops found by polling after a resume
+	blocked   int64 // waits that blocked (no poll, or the poll found nothing)
 }
 
 var _ probe.Engine = (*Engine)(nil)
@@ -72,6 +74,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			tr.killLeader()
 		}
 		if e.stats != nil {
+			tr.stats.polled, tr.stats.blocked = tr.poll.hits, tr.poll.blocked
 			*e.stats = tr.stats
 		}
 		out <- outcome{res: probe.Result{ExitCode: tr.exitCode}, err: tr.err}
@@ -179,10 +182,14 @@ func (w *waker) signal() bool {
 	w.cancelled.Store(true)
 	target := w.target.Load()
 	pid, tid := int(target>>32), int(uint32(target))
+	// Recorded before sending: the loop may take the stop before Tgkill
+	// returns, and must know it for ours, or it would deliver it and
+	// leave the process in a group-stop once detached.
+	w.sent.Store(int64(tid))
 	if unix.Tgkill(pid, tid, unix.SIGSTOP) != nil {
+		w.sent.Store(0)
 		return false
 	}
-	w.sent.Store(int64(tid))
 	return true
 }
 

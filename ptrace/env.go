@@ -17,6 +17,8 @@ type hitEnv struct {
 	pid  int
 	tid  int
 	mem  *memory
+	args []uint64 // the argument registers of abi (loadArgs), in buf
+	buf  [9]uint64
 }
 
 var errNoArg = errors.New("no such argument")

@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 )
 
@@ -57,6 +56,14 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 	}
 	if sig == int(unix.SIGSTOP) && si.Code == siTkill && si.pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
 		tr.wake.consumed = true
+		return
+	}
+	if p.tramp != 0 && regs.Rip == p.tramp && th.shadow != nil {
+		// A signal arriving as a hijacked call returns, before the
+		// trampoline's int3: its frame would save the trampoline as the
+		// resume point, which is gone once detached. Return now.
+		tr.returnAt(th, &regs)
+		th.sig = sig
 		return
 	}
 	if st := th.step; st != nil {
@@ -196,12 +203,12 @@ func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
 	th.sig = st.deferred
 }
 
-// report emits one event per site at bp whose condition holds.
+// report queues one event per site at bp whose condition holds.
 func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
-	env := hitEnv{regs: regs, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
+	env := tr.hitEnvFor(th, regs)
 	var now int64
-	for _, s := range bp.sites {
-		ev := newEvent(th, s, &env, "entry")
+	for _, sp := range bp.sites {
+		ev := tr.newEvent(th, sp, env, "entry")
 		if ev == nil {
 			continue
 		}
@@ -209,29 +216,6 @@ func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 			now = tr.clock.now()
 		}
 		ev.TimeNs = now
-		tr.emit(ev)
+		tr.queue(ev)
 	}
-}
-
-// newEvent returns the event of s at env, nil if its condition is false.
-func newEvent(th *thread, s *probe.Site, env *hitEnv, kind string) *probe.Event {
-	env.abi = s.ABI
-	if !probe.EvalCond(s.Cond, env) {
-		return nil
-	}
-	ev := &probe.Event{
-		PID:        th.p.pid,
-		TID:        th.tid,
-		Probe:      s.Spec.Text,
-		Func:       s.Func,
-		Kind:       kind,
-		ProbeIndex: s.Probe,
-	}
-	if len(s.Fetches) > 0 {
-		ev.Args = make([]probe.Value, len(s.Fetches))
-		for i, f := range s.Fetches {
-			ev.Args[i] = probe.FetchValue(f, env)
-		}
-	}
-	return ev
 }

@@ -84,7 +84,7 @@ func (tr *tracer) install(p *process, th *thread, sites []probe.Site) error {
 		if bp.slotN > 0 {
 			code, err := bp.in.Slot(bp.slot)
 			if err != nil {
-				return fmt.Errorf("%s: slot for %s: %w", siteName(bp.sites[0]), bp.text, err)
+				return fmt.Errorf("%s: slot for %s: %w", bp.name, bp.text, err)
 			}
 			if err := p.mem.WriteAt(code, bp.slot); err != nil {
 				return err

@@ -16,7 +16,7 @@ func (tr *tracer) loop() {
 			tr.detachAll()
 			return
 		}
-		tid, ws, err := wait(-1, 0)
+		tid, ws, err := tr.next()
 		if err != nil {
 			if err != unix.ECHILD {
 				tr.fail(err)
@@ -34,8 +34,13 @@ func (tr *tracer) fail(err error) {
 }
 
 // handle classifies one wait status and, unless the thread's process is
-// being quiesced, resumes the thread.
+// being quiesced, resumes the thread; then it emits the events reported.
 func (tr *tracer) handle(tid int, ws unix.WaitStatus) {
+	tr.handleStop(tid, ws)
+	tr.flush()
+}
+
+func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	th := tr.threads[tid]
 	if ws.Exited() || ws.Signaled() {
 		tr.exited(tid, th, ws)
@@ -155,7 +160,9 @@ func (tr *tracer) newChild(th *thread, ev int) {
 	p := th.p
 	var nt *thread
 	if ev == unix.PTRACE_EVENT_CLONE {
-		nt = tr.addThread(p, tid)
+		if nt = tr.threads[tid]; nt == nil {
+			nt = tr.addThread(p, tid)
+		}
 	} else {
 		// The child's thread returns through the forking thread's frames.
 		var inherited *uretprobe.ShadowStack

@@ -53,7 +53,11 @@ func (tr *tracer) plan(p *process, sites []probe.Site) (*planned, error) {
 		if err != nil {
 			return nil, err
 		}
-		bp.sites = append(bp.sites, s)
+		sp, err := compileSite(s)
+		if err != nil {
+			return nil, err
+		}
+		bp.sites = append(bp.sites, sp)
 	}
 	if pl.hijacks {
 		if err := pl.unwinders(); err != nil {
@@ -104,7 +108,7 @@ func (pl *planner) bp(s *probe.Site, addr uint64) (*breakpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)
 	}
-	bp := &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n]}
+	bp := &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n], name: siteName(s)}
 	pl.bps[addr] = bp
 	return bp, nil
 }
@@ -127,11 +131,15 @@ func (pl *planner) ret(s *probe.Site) error {
 	if err != nil || !ok {
 		return err
 	}
+	sp, err := compileSite(s)
+	if err != nil {
+		return err
+	}
 	if g := pl.byFunc[start]; g != nil {
-		g.sites = append(g.sites, s)
+		g.sites = append(g.sites, sp)
 		return nil
 	}
-	g := &retGroup{sites: []*probe.Site{s}, method: uretprobe.Strategy(s, pl.shadowStack()), goABI: s.GoFunc}
+	g := &retGroup{sites: []*siteProg{sp}, method: uretprobe.Strategy(s, pl.shadowStack()), goABI: s.GoFunc}
 	pl.byFunc[start] = g
 	pl.groups = append(pl.groups, g)
 	if g.method == uretprobe.Hijack {

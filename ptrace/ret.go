@@ -36,7 +36,7 @@ const retLimit = 1 << 16
 // retGroup is the return probes of one function in one process image.
 type retGroup struct {
 	id     int // index in process.groups: Frame.Site and the Calls site
-	sites  []*probe.Site
+	sites  []*siteProg
 	method uretprobe.Method
 	goABI  bool // Calls keyed by goroutine
 }
@@ -94,17 +94,28 @@ func (p *process) callKey(th *thread, g *retGroup, regs *unix.PtraceRegs) (key, 
 
 // trampoline handles a trap on the trampoline: a hijacked call returned.
 func (tr *tracer) trampoline(th *thread, regs *unix.PtraceRegs) {
+	if err := tr.returnAt(th, regs); err != nil {
+		// Nowhere to return to: what the kernel does for a lost uretprobe.
+		tr.fail(fmt.Errorf("pid %d tid %d: return trampoline: %w", th.p.pid, th.tid, err))
+		th.sig = int(unix.SIGILL)
+	}
+}
+
+// returnAt completes the return of a thread on the trampoline (rsp just
+// above the hijacked slot): pops its frames, reports them and sets rip to
+// the original return address.
+func (tr *tracer) returnAt(th *thread, regs *unix.PtraceRegs) error {
 	p := th.p
 	var frames []uretprobe.Frame
 	err := uretprobe.ErrLost
 	if th.shadow != nil {
 		frames, err = th.shadow.Pop(p.mem, regs.Rsp)
 	}
-	if err != nil || len(frames) == 0 {
-		// Nowhere to return to: what the kernel does for a lost uretprobe.
-		tr.fail(fmt.Errorf("pid %d tid %d: return trampoline: %w", p.pid, th.tid, err))
-		th.sig = int(unix.SIGILL)
-		return
+	if err == nil && len(frames) == 0 {
+		err = uretprobe.ErrLost
+	}
+	if err != nil {
+		return err
 	}
 	regs.Rip = frames[0].OrigRet
 	if p.report {
@@ -114,17 +125,18 @@ func (tr *tracer) trampoline(th *thread, regs *unix.PtraceRegs) {
 		}
 	}
 	tr.setRegs(th, regs)
+	return nil
 }
 
 // reportReturn emits the return events of g whose condition holds, with
 // the registers at the return.
 func (tr *tracer) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64) {
-	env := hitEnv{regs: regs, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
-	for _, s := range g.sites {
-		if ev := newEvent(th, s, &env, "return"); ev != nil {
+	env := tr.hitEnvFor(th, regs)
+	for _, sp := range g.sites {
+		if ev := tr.newEvent(th, sp, env, "return"); ev != nil {
 			ev.TimeNs, ev.DurationNs = now, dur
 			ev.Ret = &probe.Value{Int: regs.Rax, Signed: true}
-			tr.emit(ev)
+			tr.queue(ev)
 		}
 	}
 }

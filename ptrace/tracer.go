@@ -25,9 +25,12 @@ type tracer struct {
 	exitCode int
 	err      error // first fatal error met while tracing
 
-	clock clock
-	wake  waker
-	stats runStats
+	clock   clock
+	wake    waker
+	stats   runStats
+	env     hitEnv         // reused at every hit
+	pending []*probe.Event // reported, emitted once the thread runs on
+	poll    poller
 }
 
 // process is one traced address space (a thread group).
@@ -63,10 +66,11 @@ type breakpoint struct {
 	action ssol.Action
 	in     relocatable
 	text   string
-	code   []byte        // the original instruction's bytes (at most 16)
-	slot   uint64        // slot address for Boost and Step
-	slotN  int           // bytes written in the slot
-	sites  []*probe.Site // entry probes reported here
+	name   string      // the first site's name, for errors
+	code   []byte      // the original instruction's bytes (at most 16)
+	slot   uint64      // slot address for Boost and Step
+	slotN  int         // bytes written in the slot
+	sites  []*siteProg // entry probes reported here
 
 	hijack   *retGroup   // return probes of the function starting here (Hijack)
 	enter    []*retGroup // RetProbes: calls of these open here
