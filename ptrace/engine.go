@@ -37,6 +37,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		res probe.Result
 		err error
 	}
+	defer quietStops()()
 	tr := newTracer(t, sites, emit)
 	out := make(chan outcome, 1)
 	var copiers []func()
