@@ -107,6 +107,13 @@ func behaviours() []behaviour {
 		{name: "return value", fixture: etWork, args: []string{"args"},
 			specs: []string{"return:work(ret)"},
 			check: wantLines("work(3) = 3", "work(7) = 7", "work(11) = 11", "work(7) = 7")},
+		// An exception unwinding through frames with live return probes:
+		// the program's output and exit status must not change (a kernel
+		// uretprobe's trampoline would make the unwinder abort it).
+		{name: "c++ exception through return probes", args: []string{"3"},
+			fixture: func(t *testing.T) string { return fixture.C(t, "pt_throw.cc", "-O1", "-g") },
+			specs:   []string{"return:middle(ret)", "return:leaf(ret)"},
+			check:   wantLines("leaf(1) = 1", "leaf(2) = 2", "leaf(3) = 3")},
 		{name: "return recursion and durations", fixture: etWork, args: []string{"fib", "10"},
 			specs: []string{"fib(n)", "return:fib(ret)"}, check: wantFib(177)},
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/uretprobe"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,7 +59,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
-	s.retProbes = e.RetProbes
+	s.retProbes = e.RetProbes || uretprobe.UsesUnwinder(t.Argv, objects(sites), t.PIDs)
 	defer func() {
 		st, cerr := s.close()
 		res.Lost = st[statLost]
@@ -240,4 +242,15 @@ func anyAlive(pids []int) bool {
 		}
 	}
 	return false
+}
+
+// objects lists the distinct objects sites are in.
+func objects(sites []probe.Site) []string {
+	var objs []string
+	for _, s := range sites {
+		if !slices.Contains(objs, s.Object) {
+			objs = append(objs, s.Object)
+		}
+	}
+	return objs
 }
