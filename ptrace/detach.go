@@ -51,9 +51,7 @@ func (tr *tracer) consumeWake() {
 func (tr *tracer) detachProcess(p *process) {
 	var regs unix.PtraceRegs
 	for _, th := range p.threads {
-		if th.listen && th.stopped {
-			tr.takeLateTrap(th)
-		}
+		tr.takeLateTrap(th)
 	}
 	for _, th := range p.threads {
 		if !th.stopped || getRegs(th.tid, &regs) != nil {
@@ -100,34 +98,33 @@ func (tr *tracer) detachProcess(p *process) {
 // SIGTRAP of one of our int3s still pending (get_signal takes the stop
 // before dequeuing the signal): once untraced and continued, that trap
 // would kill the process. The thread runs just long enough to take it,
-// as a hit, and is detached with SIGSTOP to rejoin the group-stop.
+// as a hit; detached, it rejoins the group-stop (the kernel sets
+// JOBCTL_STOP_PENDING again on detach while the group-stop is in effect).
+// A thread held by an interrupt with such a trap pending takes it too.
 func (tr *tracer) takeLateTrap(th *thread) {
-	p := th.p
-	var regs unix.PtraceRegs
-	if getRegs(th.tid, &regs) != nil || !sigPending(th.tid, unix.SIGTRAP) {
-		return
-	}
-	if _, ok := p.bps[regs.Rip-1]; !ok && (p.tramp == 0 || regs.Rip-1 != p.tramp) {
-		return
-	}
-	th.listen, th.stopped = false, false
-	if cont(th.tid, 0) != nil {
-		return
-	}
+	took := false
 	for range 16 {
+		// A signal of the tracee's own to deliver would be lost by CONT.
+		if !th.stopped || th.sig != 0 || tr.threads[th.tid] != th || !tr.ourTrapPending(th) {
+			break
+		}
+		th.listen, th.stopped = false, false
+		if cont(th.tid, 0) != nil {
+			return
+		}
+		took = true
+		// Synchronous signals are dequeued first: the next stop is the
+		// trap, unless an interrupt or a group-stop notification comes
+		// first (then the trap is still pending: go round again).
 		tid, ws, err := wait(th.tid, 0)
 		if err != nil {
 			return
 		}
 		tr.handle(tid, ws)
-		if th.stopped || tr.threads[th.tid] != th {
-			break
-		}
 	}
-	if th.stopped && th.sig == 0 {
-		th.sig = int(unix.SIGSTOP)
+	if took {
+		tr.stats.lateTraps++
 	}
-	tr.stats.lateTraps++
 }
 
 // pickThread chooses a stopped thread to run injected code: one not in a

@@ -16,7 +16,17 @@ func (tr *tracer) loop() {
 			tr.detachAll()
 			return
 		}
-		tid, ws, err := tr.next()
+		var tid int
+		var ws unix.WaitStatus
+		var err error
+		if tr.allListening() {
+			tid, ws, err = tr.nextListening()
+		} else {
+			tid, ws, err = tr.next()
+		}
+		if tid == 0 && err == nil {
+			continue // cancelled
+		}
 		if err != nil {
 			if err != unix.ECHILD {
 				tr.fail(err)
@@ -55,7 +65,7 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 		tr.early[tid] = true
 		return
 	}
-	th.stopped = true
+	th.stopped, th.listening = true, false
 	tr.stats.stops++
 	sig := int(ws.StopSignal())
 	switch ev := event(ws); ev {
@@ -83,26 +93,45 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 // eventStop is PTRACE_EVENT_STOP: our interrupt, a new thread's first
 // stop, or a group-stop (a stop signal).
 func (tr *tracer) eventStop(th *thread, sig int) {
+	// A group-stop report also takes our pending interrupt (one
+	// JOBCTL_TRAP_STOP for both): left set, the next quiesce would not
+	// interrupt this thread and would wait for it forever.
+	th.interrupted = false
 	switch unix.Signal(sig) {
 	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
 		th.listen = true
 		return
 	}
-	th.interrupted = false
 	if !th.p.holding || len(th.p.bps) == 0 {
 		return
 	}
 	// A thread that has just executed an int3 can report the interrupt
 	// first, with the breakpoint's SIGTRAP still queued: let it take that
 	// trap now, as a hit, rather than find a removed breakpoint later.
-	var regs unix.PtraceRegs
-	if getRegs(th.tid, &regs) != nil {
-		return
-	}
-	if _, ok := th.p.bps[regs.Rip-1]; (ok || (th.p.tramp != 0 && regs.Rip-1 == th.p.tramp)) && sigPending(th.tid, unix.SIGTRAP) {
+	if tr.ourTrapPending(th) {
 		th.stopped = false
 		cont(th.tid, 0)
 	}
+}
+
+// ourTrapPending reports whether a stopped thread has a SIGTRAP of ours
+// queued, not taken yet: it executed one of our int3s (a breakpoint, the
+// trampoline, a Step slot's end) or single-stepped a slot, then stopped
+// for something else first. Detached with it, the thread would die of it.
+func (tr *tracer) ourTrapPending(th *thread) bool {
+	if !sigPending(th.tid, unix.SIGTRAP) {
+		return false
+	}
+	var regs unix.PtraceRegs
+	if getRegs(th.tid, &regs) != nil {
+		return false
+	}
+	p := th.p
+	if st := th.step; st != nil && (st.single || regs.Rip == st.bp.slot+uint64(st.bp.slotN)) {
+		return true
+	}
+	_, ok := p.bps[regs.Rip-1]
+	return ok || (p.tramp != 0 && regs.Rip-1 == p.tramp)
 }
 
 // resume restarts a stopped thread with its recorded action.
@@ -113,7 +142,7 @@ func (tr *tracer) resume(th *thread) {
 	th.stopped = false
 	var err error
 	if th.listen {
-		th.listen = false
+		th.listen, th.listening = false, true
 		err = listen(th.tid)
 	} else {
 		sig := th.sig

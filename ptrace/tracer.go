@@ -85,6 +85,7 @@ type thread struct {
 	stopped     bool // in a ptrace-stop we have not resumed
 	sig         int  // signal to deliver when resumed
 	listen      bool // in group-stop: resume with PTRACE_LISTEN
+	listening   bool // resumed with PTRACE_LISTEN: reports nothing until the group-stop ends or we interrupt it
 	interrupted bool // PTRACE_INTERRUPT sent, its stop not seen yet
 	vfork       bool // blocked in vfork until VFORK_DONE: cannot stop
 	dead        bool // could not be interrupted: exiting
