@@ -88,7 +88,7 @@ func (tr *tracer) detachProcess(p *process) {
 			if th.listen {
 				sig = 0 // stays in its group-stop
 			}
-			detach(th.tid, sig)
+			detachWith(p.pid, th.tid, sig)
 		}
 	}
 	tr.dropProcess(p)
@@ -141,4 +141,21 @@ func pickThread(p *process) *thread {
 		best = th
 	}
 	return best
+}
+
+// detachWith detaches tid and hands it sig, the signal it owes the
+// process. PTRACE_DETACH delivers a signal only from a signal-delivery-stop;
+// from any other stop (an event stop, an interrupt, the injected munmap's
+// trap) the kernel drops it, and the process would lose, say, a SIGSTOP
+// sent to it while we held it. Then the signal is sent again instead.
+func detachWith(pid, tid, sig int) {
+	if sig != 0 {
+		var si siginfo
+		if getSiginfo(tid, &si) != nil || int(si.Signo) != sig || si.Code > 0 && si.Code>>8 != 0 {
+			detach(tid, 0)
+			unix.Tgkill(pid, tid, unix.Signal(sig))
+			return
+		}
+	}
+	detach(tid, sig)
 }
