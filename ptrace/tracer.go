@@ -21,8 +21,8 @@ type tracer struct {
 	early   map[int]bool // tids that stopped before their parent's clone/fork event
 	elfs    map[string]*objInfo
 
-	leader   int // run mode: the command's pid
-	exitCode int
+	leader   int   // run mode: the command's pid
+	exitCode int   // its status; -1 until it exits (still running when the trace ends)
 	err      error // first fatal error met while tracing
 
 	clock   clock
@@ -123,6 +123,8 @@ func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tra
 		early:   map[int]bool{},
 		elfs:    map[string]*objInfo{},
 		clock:   newClock(),
+
+		exitCode: -1,
 	}
 }
 
