@@ -71,14 +71,7 @@ func (tr *tracer) newEvent(th *thread, sp *siteProg, env *hitEnv, kind string) *
 	if sp.cond != nil && !sp.cond.Cond(env.args, env) {
 		return nil
 	}
-	ev := &probe.Event{
-		PID:        th.p.pid,
-		TID:        th.tid,
-		Probe:      s.Spec.Text,
-		Func:       s.Func,
-		Kind:       kind,
-		ProbeIndex: s.Probe,
-	}
+	ev := baseEvent(th, s, kind)
 	if len(sp.fetches) > 0 {
 		ev.Args = make([]probe.Value, len(sp.fetches))
 		for i, f := range sp.fetches {
@@ -93,14 +86,7 @@ func refEvent(th *thread, s *probe.Site, env *hitEnv, kind string) *probe.Event 
 	if !probe.EvalCond(s.Cond, env) {
 		return nil
 	}
-	ev := &probe.Event{
-		PID:        th.p.pid,
-		TID:        th.tid,
-		Probe:      s.Spec.Text,
-		Func:       s.Func,
-		Kind:       kind,
-		ProbeIndex: s.Probe,
-	}
+	ev := baseEvent(th, s, kind)
 	if len(s.Fetches) > 0 {
 		ev.Args = make([]probe.Value, len(s.Fetches))
 		for i, f := range s.Fetches {
@@ -128,4 +114,16 @@ func (tr *tracer) flush() {
 		tr.pending[i] = nil
 	}
 	tr.pending = tr.pending[:0]
+}
+
+// baseEvent is the event of a hit of s on th, before its values.
+func baseEvent(th *thread, s *probe.Site, kind string) *probe.Event {
+	return &probe.Event{
+		PID:        th.p.pid,
+		TID:        th.tid,
+		Probe:      s.Spec.Text,
+		Func:       s.Func,
+		Kind:       kind,
+		ProbeIndex: s.Probe,
+	}
 }
