@@ -50,13 +50,7 @@ func (gdb) Plan(s Scenario, w *Workload) (*Plan, error) {
 	}
 	ex = append(ex, "run")
 	return &Plan{
-		Argv: func(wl []string, _ string) []string {
-			argv := []string{"gdb", "-batch", "-nx", "-q"}
-			for _, e := range ex {
-				argv = append(argv, "-ex", e)
-			}
-			return append(append(argv, "--args"), wl...)
-		},
+		Argv: gdbArgv(ex),
 		// dprintf writes to gdb's standard output, next to the workload's.
 		Count: func(_, stdout string) (int, error) {
 			return countLines(stdout, func(l string) int {
@@ -71,3 +65,14 @@ func (gdb) Plan(s Scenario, w *Workload) (*Plan, error) {
 
 // gdbReg turns a bpftrace register name (di, ax) into gdb's ($rdi, $rax).
 func gdbReg(r string) string { return "$r" + r }
+
+// gdbArgv runs the workload under gdb in batch mode with the commands ex.
+func gdbArgv(ex []string) func(wl []string, _ string) []string {
+	return func(wl []string, _ string) []string {
+		argv := []string{"gdb", "-batch", "-nx", "-q"}
+		for _, e := range ex {
+			argv = append(argv, "-ex", e)
+		}
+		return append(append(argv, "--args"), wl...)
+	}
+}

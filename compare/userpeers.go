@@ -78,13 +78,7 @@ func userGdb(s Scenario, w *Workload, ex []string) (*Plan, error) {
 	}
 	ex = append(ex, "run")
 	return &Plan{
-		Argv: func(wl []string, _ string) []string {
-			argv := []string{"gdb", "-batch", "-nx", "-q"}
-			for _, e := range ex {
-				argv = append(argv, "-ex", e)
-			}
-			return append(append(argv, "--args"), wl...)
-		},
+		Argv: gdbArgv(ex),
 		Count: func(_, stdout string) (int, error) {
 			return countLines(stdout, func(l string) int { return strings.Count(l, gdbMarker) })
 		},
