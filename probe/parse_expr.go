@@ -96,15 +96,22 @@ var typeNames = map[string]Type{
 	"s8": S8, "s16": S16, "s32": S32, "s64": S64,
 }
 
-// castAhead reports whether tokens from the current one read "( type )",
-// and which type.
-func (p *parser) castAhead() (Type, bool) {
+// typeAhead reports whether tokens from the current one read "( type",
+// and which type: the start of a cast or of a dereference.
+func (p *parser) typeAhead() (Type, bool) {
 	if !p.is("(") {
 		return Type{}, false
 	}
 	t := p.peek(1)
 	ty, ok := typeNames[t.text]
-	if t.kind != tIdent || !ok {
+	return ty, ok && t.kind == tIdent
+}
+
+// castAhead reports whether tokens from the current one read "( type )",
+// and which type.
+func (p *parser) castAhead() (Type, bool) {
+	ty, ok := p.typeAhead()
+	if !ok {
 		return Type{}, false
 	}
 	if c := p.peek(2); c.kind != tPunct || c.text != ")" {
@@ -115,12 +122,8 @@ func (p *parser) castAhead() (Type, bool) {
 
 // derefAhead reports whether tokens from the current one read "( type * )".
 func (p *parser) derefAhead() (Type, bool) {
-	if !p.is("(") {
-		return Type{}, false
-	}
-	t := p.peek(1)
-	ty, ok := typeNames[t.text]
-	if t.kind != tIdent || !ok {
+	ty, ok := p.typeAhead()
+	if !ok {
 		return Type{}, false
 	}
 	star, cl := p.peek(2), p.peek(3)
