@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -332,4 +333,69 @@ func uprobeEvents(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCLICountSameAcrossBackends: -c and -C report the same calls,
+// errors and timed calls on every backend, whether the engine counts in
+// place (uprobe: BPF maps) or from events (ptrace).
+func TestCLICountSameAcrossBackends(t *testing.T) {
+	bin := etWork(t)
+	const n = 2000
+	neg := []string{bin, "neg", strconv.Itoa(n)}
+	type row struct {
+		Function             string
+		Calls, Errors, Timed uint64
+	}
+	for _, c := range []struct {
+		flag  string
+		specs []string
+		argv  []string
+		want  []row
+	}{
+		{"-c", []string{"work", "greet"}, neg, []row{{"work", n, n / 2, n}}},
+		{"-C", []string{"work"}, neg, []row{{"work", n, 0, 0}}},
+		{"-c", []string{"work if (long)arg1 > 0"}, neg, []row{{"work", n/2 - 1, 0, 0}}},
+		{"-c", []string{"return:work if ret < 0"}, neg, []row{{"work", n / 2, n / 2, n / 2}}},
+		// Both CPUs count at once: the kernel's counters are atomic.
+		{"-c", []string{"work"}, []string{bin, "threads", "3000", "4"}, []row{{"work", 12000, 0, 12000}}},
+	} {
+		argv := c.argv
+		stdout, _ := untraced(t, argv)
+		for _, b := range backends {
+			t.Run(c.flag+" "+strings.Join(c.specs, ",")+" "+argv[1]+"/"+b.name, func(t *testing.T) {
+				b.need(t)
+				args := []string{"run", "--backend", b.name, c.flag, "--format", "json"}
+				for _, s := range c.specs {
+					args = append(args, "-e", s)
+				}
+				r := utap(t, append(append(args, "--"), argv...)...)
+				if r.stdout != stdout || r.code != 0 {
+					t.Fatalf("exit %d, stdout %q; want %q", r.code, r.stdout, stdout)
+				}
+				var rep struct {
+					Functions []struct {
+						Function      string
+						Calls, Errors uint64
+						Timed         uint64 `json:"timed_calls"`
+						MinNs         uint64 `json:"min_ns"`
+						MaxNs         uint64 `json:"max_ns"`
+						P50Ns         uint64 `json:"p50_ns"`
+					}
+				}
+				if err := json.Unmarshal([]byte(r.stderr), &rep); err != nil {
+					t.Fatalf("%v: %q", err, r.stderr)
+				}
+				var got []row
+				for _, f := range rep.Functions {
+					got = append(got, row{f.Function, f.Calls, f.Errors, f.Timed})
+					if f.Timed > 0 && (f.MinNs == 0 || f.MinNs > f.P50Ns || f.P50Ns > f.MaxNs) {
+						t.Errorf("%s: min %d p50 %d max %d out of order", f.Function, f.MinNs, f.P50Ns, f.MaxNs)
+					}
+				}
+				if !slices.Equal(got, c.want) {
+					t.Errorf("got %+v, want %+v", got, c.want)
+				}
+			})
+		}
+	}
 }

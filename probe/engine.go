@@ -33,6 +33,12 @@ type Target struct {
 	// Follow traces forked children too (-f).
 	Follow bool
 
+	// Tally asks for counts instead of events (utap -c / -C). An engine
+	// able to count where the probes fire (in the kernel) emits nothing
+	// and returns the counts in Result.Tallies; any other engine ignores
+	// Tally and emits every event as usual.
+	Tally bool
+
 	// Resolve re-resolves the probes for a process image, used after exec
 	// (and by the ptrace engine once the loader has mapped libraries).
 	Resolve func(pid int) ([]Site, error)
@@ -45,4 +51,26 @@ type Result struct {
 	// and the command runs on, untraced, never killed by the tracer.
 	ExitCode int
 	Lost     uint64 // events the engine could not deliver
+
+	// Tallies are the counts of a Tally trace, one per probe that fired;
+	// nil when the engine emitted events instead.
+	Tallies []Tally
+}
+
+// Tally is what an engine counted at one probe of a Tally trace: what
+// summary.Summary would have made of the probe's events.
+type Tally struct {
+	Probe string // the spec's text, as Event.Probe
+	Func  string // as Event.Func
+	Kind  Kind
+	Hits  uint64 // events: calls (entry) or returns
+	// Return probes only: returns with a negative signed value, and the
+	// durations of those whose entry was seen, as counts per bucket of
+	// summary.Histogram's layout (summary.Bucket), with exact sum,
+	// minimum and maximum.
+	Errors      uint64
+	Durations   map[int]uint64
+	DurationSum uint64
+	DurationMin uint64
+	DurationMax uint64
 }

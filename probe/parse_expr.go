@@ -90,10 +90,16 @@ func (p *parser) binary(level int) node {
 	}
 }
 
-// typeNames are the reserved cast and dereference type names.
+// typeNames are the reserved cast and dereference type names: ours, and
+// the one-word C and <stdint.h> names people write out of habit (x86_64
+// sizes; char is signed there).
 var typeNames = map[string]Type{
 	"u8": U8, "u16": U16, "u32": U32, "u64": U64,
 	"s8": S8, "s16": S16, "s32": S32, "s64": S64,
+	"char": S8, "short": S16, "int": S32, "long": S64, "unsigned": U32,
+	"int8_t": S8, "int16_t": S16, "int32_t": S32, "int64_t": S64,
+	"uint8_t": U8, "uint16_t": U16, "uint32_t": U32, "uint64_t": U64,
+	"size_t": U64, "ssize_t": S64, "intptr_t": S64, "uintptr_t": U64,
 }
 
 // typeAhead reports whether tokens from the current one read "( type",

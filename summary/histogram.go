@@ -123,3 +123,37 @@ func (h *Histogram) Quantile(q float64) uint64 {
 	}
 	return h.maxim
 }
+
+// Bucket is v's bucket as one index: v itself below 64, else
+// (e-6)·64 + v>>(e-6) where 2^e ≤ v < 2^(e+1). Engines that count in the
+// kernel compute it there and hand the counts to AddBuckets.
+func Bucket(v uint64) int {
+	g, sub := bucket(v)
+	return g*subBuckets + sub
+}
+
+// AddBuckets adds counts per Bucket index, with the exact sum, minimum
+// and maximum of the values counted.
+func (h *Histogram) AddBuckets(counts map[int]uint64, sum, minimum, maxim uint64) {
+	var n uint64
+	for i, c := range counts {
+		g, sub := i/subBuckets, i%subBuckets
+		if i < 0 || g >= groups || c == 0 {
+			continue
+		}
+		if h.groups[g] == nil {
+			h.groups[g] = new([subBuckets]uint64)
+		}
+		h.groups[g][sub] += c
+		n += c
+	}
+	if n == 0 {
+		return
+	}
+	if h.count == 0 || minimum < h.minimum {
+		h.minimum = minimum
+	}
+	h.maxim = max(h.maxim, maxim)
+	h.count += n
+	h.sum += sum
+}

@@ -32,15 +32,7 @@ func New() *Summary { return &Summary{funcs: map[string]*counts{}} }
 
 // Add counts one event.
 func (s *Summary) Add(ev *probe.Event) {
-	name := ev.Func
-	if name == "" {
-		name = ev.Probe // a bare address
-	}
-	c := s.funcs[name]
-	if c == nil {
-		c = &counts{}
-		s.funcs[name] = c
-	}
+	c := s.of(ev.Func, ev.Probe)
 	if ev.Kind != "return" {
 		c.entries++
 		return
@@ -52,6 +44,33 @@ func (s *Summary) Add(ev *probe.Event) {
 	if ev.DurationNs > 0 {
 		c.time.Record(uint64(ev.DurationNs))
 	}
+}
+
+// AddTally adds what an engine counted at one probe (probe.Target.Tally):
+// the same as adding each of the events it stands for.
+func (s *Summary) AddTally(t probe.Tally) {
+	c := s.of(t.Func, t.Probe)
+	if t.Kind != probe.Return {
+		c.entries += t.Hits
+		return
+	}
+	c.returns += t.Hits
+	c.errors += t.Errors
+	c.time.AddBuckets(t.Durations, t.DurationSum, t.DurationMin, t.DurationMax)
+}
+
+// of returns the counts of a function, or of a bare address's probe.
+func (s *Summary) of(fn, probeText string) *counts {
+	name := fn
+	if name == "" {
+		name = probeText
+	}
+	c := s.funcs[name]
+	if c == nil {
+		c = &counts{}
+		s.funcs[name] = c
+	}
+	return c
 }
 
 // IsError says whether a return value counts as an error: a negative

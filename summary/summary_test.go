@@ -3,6 +3,7 @@ package summary
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +150,40 @@ func BenchmarkAdd(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		s.Add(&evs[i&1023])
+	}
+}
+
+// TestAddTally: counts made elsewhere (in the kernel) give the report the
+// events they stand for would have given.
+func TestAddTally(t *testing.T) {
+	events, tallied := New(), New()
+	durs := []int64{0, 5, 64, 100, 1000, 123456, 7e9}
+	var tl probe.Tally
+	tl = probe.Tally{Probe: "return:read", Func: "read", Kind: probe.Return, Durations: map[int]uint64{}}
+	for i, d := range durs {
+		v := int64(i) - 3
+		events.Add(ret("read", v, d))
+		events.Add(&probe.Event{Func: "read", Kind: "entry"})
+		tl.Hits++
+		if v < 0 {
+			tl.Errors++
+		}
+		if d > 0 {
+			tl.Durations[Bucket(uint64(d))]++
+			tl.DurationSum += uint64(d)
+			if tl.DurationMin == 0 || uint64(d) < tl.DurationMin {
+				tl.DurationMin = uint64(d)
+			}
+			tl.DurationMax = max(tl.DurationMax, uint64(d))
+		}
+	}
+	events.Add(&probe.Event{Probe: "0x401000", Kind: "entry"})
+	tallied.AddTally(tl)
+	tallied.AddTally(probe.Tally{Probe: "read", Func: "read", Kind: probe.Entry, Hits: uint64(len(durs))})
+	tallied.AddTally(probe.Tally{Probe: "0x401000", Kind: probe.Entry, Hits: 1})
+	a, at := events.Lines()
+	b, bt := tallied.Lines()
+	if !slices.Equal(a, b) || at != bt {
+		t.Errorf("events:\n%+v\n%+v\ntallies:\n%+v\n%+v", a, at, b, bt)
 	}
 }

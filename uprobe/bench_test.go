@@ -59,8 +59,25 @@ func benchEngine(b *testing.B, spec *probe.Spec, emit func(*probe.Event)) {
 	})
 }
 
-func BenchmarkEntryCounted(b *testing.B) {
+// BenchmarkEntryDelivered delivers every event to user space and drops it.
+func BenchmarkEntryDelivered(b *testing.B) {
 	benchEngine(b, &probe.Spec{Text: "work", Symbol: "work"}, func(*probe.Event) {})
+}
+
+// BenchmarkEntryCounted counts in the kernel (utap -C), as
+// BenchmarkBpftraceCount's @c = count() does.
+func BenchmarkEntryCounted(b *testing.B) {
+	need.Uprobes(b)
+	bin := fixture.C(b, "up_work.c")
+	site := funcSite(b, bin, "work", 0, &probe.Spec{Text: "work", Symbol: "work"})
+	slope(b, func(n int) {
+		res, err := (&Engine{}).Trace(context.Background(),
+			probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}, Tally: true},
+			[]probe.Site{site}, func(*probe.Event) { b.Fatal("an event while counting in place") })
+		if err != nil || len(res.Tallies) != 1 || res.Tallies[0].Hits != uint64(n) {
+			b.Fatalf("tallies %+v of %d calls: %v", res.Tallies, n, err)
+		}
+	})
 }
 
 func BenchmarkEntryTwoArgs(b *testing.B) {

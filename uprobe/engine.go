@@ -55,14 +55,20 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
-	s, err := newSession(e.RingSize, t.Follow, e.NoMulti)
+	ring := e.RingSize
+	if t.Tally {
+		ring = os.Getpagesize() // unused: counts stay in maps
+	}
+	s, err := newSession(ring, t.Follow, e.NoMulti)
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
+	s.tally = t.Tally
 	s.retProbes = e.RetProbes || uretprobe.UsesUnwinder(t.Argv, objects(sites), t.PIDs)
 	defer func() {
 		st, cerr := s.close()
 		res.Lost = st[statLost]
+		res.Tallies = s.counted
 		e.report(st)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
@@ -135,6 +141,9 @@ func (e *Engine) report(st stats) {
 	}
 	if n := st[statEntered] - min(st[statEntered], st[statReturned]); n > 0 {
 		fmt.Fprintf(w, "%d returns not seen (calls nested deeper than the kernel's 64 uretprobes, left by longjmp or an exception, or still running)\n", n)
+	}
+	if n := st[statUncounted]; n > 0 {
+		fmt.Fprintf(w, "%d call durations left out of the summary (its histogram map is full)\n", n)
 	}
 	if n := st[statUnentered]; n > 0 {
 		fmt.Fprintf(w, "%d returns without their entry time (duration 0)\n", n)

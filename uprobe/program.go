@@ -45,6 +45,8 @@ type maps struct {
 	tgids  int // hash of traced tgids, -1 when links filter by PID
 	times  int // return probes: LRU hash of call key → entry time
 	wakeAt int // bytes of unread records that wake the reader
+
+	tallies, hist int // counting in place (tally.go); -1 otherwise
 }
 
 // Counters of the stats map.
@@ -53,6 +55,7 @@ const (
 	statEntered          // calls whose entry time was recorded
 	statReturned         // returns that found their entry time
 	statUnentered        // returns without an entry time (duration 0)
+	statUncounted        // durations the histogram map had no room for
 	numStats
 )
 
@@ -62,6 +65,8 @@ type config struct {
 	v4   bool  // signed division in the ISA (6.6+)
 	rd   reads // how tracee memory is read
 	key  callKey
+	// tally counts in place instead of sending records (tally.go).
+	tally bool
 }
 
 // program is the generated code for one site, with its record layout.
@@ -73,7 +78,8 @@ type program struct {
 
 // compile generates the probe program of s: filter on tgid (when
 // following forks), the entry time of a return probe's call, condition,
-// reserve, header, fetches, submit.
+// then reserve, header, fetches, submit; or, counting in place, the
+// counters' updates.
 func compile(s *probe.Site, m maps, c config) (*program, error) {
 	g := &exprGen{abi: s.ABI, kind: c.kind, v4: c.v4, rd: c.rd}
 	p := &program{size: hdrSize}
@@ -81,6 +87,9 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		p.size = retHdrSize
 	}
 	for _, f := range s.Fetches {
+		if c.tally {
+			break // counts show no values
+		}
 		fl := field{off: p.size}
 		switch e := f.Expr.(type) {
 		case *probe.StrOf:
@@ -113,6 +122,19 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 			asm.JNE.Imm(asm.R1, 0, "exit"),
 		)
 	}
+	if c.tally {
+		g.tally(m, c.kind == probe.Return)
+	} else if err := g.record(s, p, m, c); err != nil {
+		return nil, err
+	}
+	g.mark("exit")
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	p.insns = g.insns
+	return p, nil
+}
+
+// record reserves a record in the ring, fills it and submits it.
+func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 	g.emit(
 		asm.LoadMapPtr(asm.R1, m.events),
 		asm.Mov.Imm(asm.R2, int32(p.size)),
@@ -135,7 +157,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		if err := fetch(g, f, p.fields[i]); err != nil {
 			// The verifier insists a reservation is released on every path,
 			// so a program never exists half-built; errors are compile-time.
-			return nil, fmt.Errorf("fetch %s: %w", f.Text, err)
+			return fmt.Errorf("fetch %s: %w", f.Text, err)
 		}
 	}
 	// Waking the reader for every record costs a context switch per event;
@@ -157,10 +179,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 	)
 	g.mark("lost")
 	g.count(m, statLost)
-	g.mark("exit")
-	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
-	p.insns = g.insns
-	return p, nil
+	return nil
 }
 
 // fetch computes one fetch into the record R7 points to.
@@ -210,26 +229,49 @@ func (g *exprGen) filterTgid(m maps) {
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.Word),
-		asm.LoadMapPtr(asm.R1, m.tgids),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotTmp),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
 	)
+	g.lookup(m.tgids, slotTmp)
+	g.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
 }
 
 // count adds one to counter idx of the stats map.
 func (g *exprGen) count(m maps, idx int32) {
 	skip := g.label()
+	g.emit(asm.StoreImm(asm.RFP, slotTmp, int64(idx), asm.Word))
+	g.addOne(m.stats, slotTmp, skip)
+	g.mark(skip)
+}
+
+// addOne adds one, atomically, to the u64 value of the map entry keyed
+// at frame slot key; it jumps to missing when there is no such entry.
+func (g *exprGen) addOne(mapFD int, key int16, missing string) {
+	g.lookup(mapFD, key)
 	g.emit(
-		asm.StoreImm(asm.RFP, slotTmp, int64(idx), asm.Word),
-		asm.LoadMapPtr(asm.R1, m.stats),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotTmp),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.JEq.Imm(asm.R0, 0, missing),
 		asm.Mov.Imm(asm.R1, 1),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
 	)
-	g.mark(skip)
+}
+
+// lookup calls bpf_map_lookup_elem with the key at frame slot key.
+func (g *exprGen) lookup(mapFD int, key int16) {
+	g.emit(
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapLookupElem.Call(),
+	)
+}
+
+// update calls bpf_map_update_elem with the key and value at frame slots.
+func (g *exprGen) update(mapFD int, key, value int16, flags int32) {
+	g.emit(
+		asm.LoadMapPtr(asm.R1, mapFD),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.Mov.Reg(asm.R3, asm.RFP),
+		asm.Add.Imm(asm.R3, int32(value)),
+		asm.Mov.Imm(asm.R4, flags),
+		asm.FnMapUpdateElem.Call(),
+	)
 }

@@ -78,14 +78,8 @@ func compileStamp(m maps, k callKey) asm.Instructions {
 	g.emit(
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.DWord),
-		asm.LoadMapPtr(asm.R1, m.times),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotKey),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, slotTmp),
-		asm.Mov.Imm(asm.R4, 0), // BPF_ANY
-		asm.FnMapUpdateElem.Call(),
 	)
+	g.update(m.times, slotKey, slotTmp, 0) // BPF_ANY
 	g.count(m, statEntered)
 	g.mark("exit")
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
@@ -98,11 +92,8 @@ func compileStamp(m maps, k callKey) asm.Instructions {
 func (g *exprGen) takeEntryTime(m maps, k callKey) {
 	none, done := g.label(), g.label()
 	g.storeKey(k)
+	g.lookup(m.times, slotKey)
 	g.emit(
-		asm.LoadMapPtr(asm.R1, m.times),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotKey),
-		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, none),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.StoreMem(asm.RFP, slotDur, asm.R1, asm.DWord),

@@ -24,6 +24,7 @@ type session struct {
 	multi     bool  // uprobe_multi links are available and wanted
 	retProbes bool  // return probes on RET instructions, never uretprobes
 	rd        reads // how programs read tracee memory
+	tally     bool  // count in place (tally.go), no records
 
 	events, stats, tgids, times *ebpf.Map
 	progs                       []*ebpf.Program // distinct programs
@@ -33,6 +34,9 @@ type session struct {
 	links                       []link.Link // kept referenced: a collected link detaches
 	ring                        *ringbuf.Reader
 	readDone                    chan error
+
+	tallies, hist *ebpf.Map     // counting in place
+	counted       []probe.Tally // read from them at close
 }
 
 // placement is one kernel probe: a spot of a site, with its program.
@@ -80,7 +84,11 @@ func newSession(ringSize int, follow, noMulti bool) (*session, error) {
 }
 
 func (s *session) maps() maps {
-	m := maps{events: s.events.FD(), stats: s.stats.FD(), tgids: -1, times: -1, wakeAt: int(s.events.MaxEntries() / 4)}
+	m := maps{events: s.events.FD(), stats: s.stats.FD(), tgids: -1, times: -1, tallies: -1, hist: -1,
+		wakeAt: int(s.events.MaxEntries() / 4)}
+	if s.tallies != nil {
+		m.tallies, m.hist = s.tallies.FD(), s.hist.FD()
+	}
 	if s.tgids != nil {
 		m.tgids = s.tgids.FD()
 	}
@@ -99,6 +107,11 @@ const maxOpenCalls = 1 << 17
 func (s *session) load(sites []probe.Site) error {
 	s.sites = sites
 	v4 := haveV4()
+	if s.tally {
+		if err := s.makeTallies(); err != nil {
+			return err
+		}
+	}
 	for i := range sites {
 		if sites[i].Spec.Kind == probe.Return && s.times == nil {
 			var err error
@@ -114,7 +127,7 @@ func (s *session) load(sites []probe.Site) error {
 		if err != nil {
 			return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
 		}
-		c := config{kind: site.Spec.Kind, v4: v4, rd: s.rd, key: pl.key}
+		c := config{kind: site.Spec.Kind, v4: v4, rd: s.rd, key: pl.key, tally: s.tally}
 		p, err := compile(site, s.maps(), c)
 		if err != nil {
 			return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
@@ -263,6 +276,9 @@ func (s *session) read(emit func(*probe.Event)) error {
 }
 
 func (s *session) startReading(emit func(*probe.Event)) error {
+	if s.tally {
+		return nil // nothing comes through the ring
+	}
 	rd, err := ringbuf.NewReader(s.events)
 	if err != nil {
 		return fmt.Errorf("opening the ring buffer: %w", err)
@@ -291,6 +307,11 @@ func (s *session) close() (st stats, err error) {
 	if s.ring != nil {
 		errs = append(errs, s.ring.Flush(), <-s.readDone, s.ring.Close())
 	}
+	if s.tallies != nil {
+		var err error
+		s.counted, err = s.readTallies()
+		errs = append(errs, err)
+	}
 	if s.stats != nil {
 		for i := range st {
 			var per []uint64
@@ -304,7 +325,7 @@ func (s *session) close() (st stats, err error) {
 	for _, p := range s.progs {
 		p.Close()
 	}
-	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times} {
+	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times, s.tallies, s.hist} {
 		if m != nil {
 			m.Close()
 		}

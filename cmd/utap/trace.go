@@ -30,6 +30,7 @@ func traceFlags() []cli.Flag {
 		&cli.IntFlag{Name: "s", Value: output.DefaultStrLen, Usage: "show at most `N` bytes of each string"},
 		&cli.BoolFlag{Name: "T", Usage: "show the time spent in each call on return lines"},
 		&cli.BoolFlag{Name: "c", Usage: "count calls and time per function; print a summary on exit instead of events"},
+		&cli.BoolFlag{Name: "C", Usage: "count calls per function, untimed (no return probes: one hit per call); summary on exit"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 	}
@@ -66,6 +67,9 @@ func attachCommand() *cli.Command {
 }
 
 func trace(c *cli.Context, attach bool) error {
+	if c.Bool("c") && c.Bool("C") {
+		return fmt.Errorf("-c and -C are exclusive: -c times calls, -C only counts them")
+	}
 	specs, err := readSpecs(c)
 	if err != nil {
 		return err
@@ -140,9 +144,10 @@ func trace(c *cli.Context, attach bool) error {
 		}
 	}
 	var sum *summary.Summary
-	if c.Bool("c") {
+	if c.Bool("c") || c.Bool("C") {
 		sum = summary.New()
 		emit = sum.Add
+		t.Tally = true
 	}
 	res, err := eng.Trace(ctx, t, sites, emit)
 	if ferr := w.Close(); werr == nil {
@@ -152,6 +157,9 @@ func trace(c *cli.Context, attach bool) error {
 		return err
 	}
 	if sum != nil {
+		for _, tl := range res.Tallies {
+			sum.AddTally(tl)
+		}
 		if c.String("format") == "json" {
 			werr = sum.WriteJSON(out)
 		} else {
