@@ -158,8 +158,7 @@ func BenchmarkAdd(b *testing.B) {
 func TestAddTally(t *testing.T) {
 	events, tallied := New(), New()
 	durs := []int64{0, 5, 64, 100, 1000, 123456, 7e9}
-	var tl probe.Tally
-	tl = probe.Tally{Probe: "return:read", Func: "read", Kind: probe.Return, Durations: map[int]uint64{}}
+	tl := probe.Tally{Probe: "return:read", Func: "read", Kind: probe.Return, Durations: map[int]uint64{}}
 	for i, d := range durs {
 		v := int64(i) - 3
 		events.Add(ret("read", v, d))
