@@ -42,6 +42,12 @@ func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 		filter = fmt.Sprintf(`/pid == cpid && reg("%s") == %d/`, w.Regs[1], TargetB)
 	}
 	body := `printf("E\n");`
+	count := func(out, _ string) (int, error) { return countLines(out, prefixed("E", "R ")) }
+	if s.Count {
+		// Counted in a BPF map, printed once at exit as "@c: N".
+		body = `@c = count();`
+		count = func(out, _ string) (int, error) { return countLines(out, bpftraceMapCount("c")) }
+	}
 	if s.Fetch {
 		body = fmt.Sprintf(`printf("E %%d %%d\n", reg("%s"), reg("%s"));`, w.Regs[0], w.Regs[1])
 	}
@@ -56,7 +62,7 @@ func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 		Argv: func(wl []string, out string) []string {
 			return []string{"bpftrace", "-q", "-o", out, "-e", prog, "-c", strings.Join(wl, " ")}
 		},
-		Count: func(out, _ string) (int, error) { return countLines(out, prefixed("E", "R ")) },
+		Count: count,
 	}, nil
 }
 

@@ -35,6 +35,9 @@ func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 		fn = "getppid"
 		sel = []string{"-e", fn}
 	}
+	if s.Count {
+		return ltraceCount(fn, sel), nil
+	}
 	call := fn + "("
 	return &Plan{
 		Argv: func(wl []string, out string) []string {
@@ -57,4 +60,17 @@ func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 			})
 		},
 	}, nil
+}
+
+// ltraceCount runs `ltrace -c`: every call still stops the tracee on entry
+// and return (the table times each call), but nothing is printed until the
+// table at exit.
+func ltraceCount(fn string, sel []string) *Plan {
+	return &Plan{
+		Argv: func(wl []string, out string) []string {
+			argv := append([]string{"ltrace", "-c", "-f"}, sel...)
+			return append(append(argv, "-o", out, "--"), wl...)
+		},
+		Count: func(out, _ string) (int, error) { return countLines(out, ltraceTableCalls(fn)) },
+	}
 }

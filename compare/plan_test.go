@@ -19,6 +19,7 @@ func TestUtapPlan(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"entry":      "-e f -o OUT -- /w N call",
+		"count":      "-C --format json -e f -o OUT -- /w N call",
 		"fetch":      "-e 'f(arg1, arg2)' -o",
 		"return":     "-e f -e 'return:f(ret)' -o",
 		"cond-false": "-e 'f(arg1) if arg2 != 7' -o",
@@ -30,7 +31,7 @@ func TestUtapPlan(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got := shellJoin(p.Argv(w.argv("N", 1, byName[name].Mode), "OUT"))
-		if !strings.HasPrefix(got, "/utap run --backend ptrace -q --format json ") || !strings.Contains(got, want) {
+		if !strings.HasPrefix(got, "/utap run --backend ptrace -q ") || !strings.Contains(got, " --format json ") || !strings.Contains(got, want) {
 			t.Errorf("%s: %s; want it to contain %s", name, got, want)
 		}
 	}

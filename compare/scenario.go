@@ -26,6 +26,10 @@ type Scenario struct {
 	Fetch   bool   // fetch the target's two arguments
 	Return  bool   // a return probe as well as the entry probe
 	Cond    Cond
+	// Count counts the target's calls inside the tool (a BPF map, a
+	// tracer's table) and reports the total at exit: no event leaves the
+	// probe, so the row is the cost of the hit alone.
+	Count bool
 
 	// Scaling rows run utap's engines only: they ask how utap's cost grows.
 	Scaling bool
@@ -70,6 +74,7 @@ func Scenarios() []Scenario {
 	}
 	list := []Scenario{
 		with("entry", "entry probe, no fetch", func(*Scenario) {}),
+		with("count", "entry probe counted in place (bpftrace @c = count(), ltrace -c, gdb ignore count, perf stat)", func(s *Scenario) { s.Count = true }),
 		with("fetch", "entry probe fetching two arguments", func(s *Scenario) { s.Fetch = true }),
 		with("return", "entry and return probes (2 events per call)", func(s *Scenario) { s.Return = true }),
 		with("cond-false", "condition always false (0 events: the cost of a filtered hit)", func(s *Scenario) { s.Cond = CondFalse }),

@@ -47,6 +47,12 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 		specs = append(specs, "return:"+fn+"(ret)")
 	}
 	args := []string{"run", "--backend", u.Backend, "-q", "--format", "json"}
+	count := func(out, _ string) (int, error) { return countLines(out, nonEmpty) }
+	if s.Count {
+		// -C counts in the engine and writes one JSON summary at exit.
+		args = []string{"run", "--backend", u.Backend, "-q", "-C", "--format", "json"}
+		count = func(out, _ string) (int, error) { return utapSummaryCalls(out, fn) }
+	}
 	switch {
 	case s.Specs != nil && len(specs) > maxInline:
 		file := filepath.Join(u.Dir, "user-probes.txt")
@@ -71,7 +77,7 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 			return append(append(argv, "-o", out, "--"), wl...)
 		},
 		// Idle probes never fire, so every line is the target's (or getppid's).
-		Count: func(out, _ string) (int, error) { return countLines(out, nonEmpty) },
+		Count: count,
 	}, nil
 }
 
