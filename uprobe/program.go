@@ -44,6 +44,7 @@ type maps struct {
 	stats  int // per-CPU u64 counters, indexed by the stat* constants
 	tgids  int // hash of traced tgids, -1 when links filter by PID
 	times  int // return probes: LRU hash of call key → entry time
+	armed  int // return probes: u32 array, nonzero while every link is in
 	wakeAt int // bytes of unread records that wake the reader
 
 	tallies, hist int // counting in place (tally.go); -1 otherwise
@@ -109,6 +110,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	g.filterTgid(m)
 	if c.kind == probe.Return {
+		g.requireArmed(m)
 		g.takeEntryTime(m, c.key)
 	}
 	if s.Cond != nil {

@@ -17,6 +17,14 @@ import "github.com/cilium/ebpf/asm"
 // register ABI, and a g does not move) and its depth below the stack's top,
 // which copying preserves. The site (attach cookie) keeps a tail call's
 // two frames at one position apart.
+//
+// A return probe needs two kernel probes, attached by separate links one
+// after the other, and taken out the same way. In between, calls would be
+// stamped with no return probe to take the stamp back (and reported as
+// returns not seen), or return without a stamp. So both programs do
+// nothing until every link is in (the armed flag), and stop before the
+// first link comes out: only the calls running at those two instants are
+// cut short, as they must be.
 type callKey struct {
 	goroutine bool
 	spAdjust  int32 // added to rsp: -8 in a uretprobe
@@ -74,6 +82,7 @@ func compileStamp(m maps, k callKey) asm.Instructions {
 	g := &exprGen{}
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	g.filterTgid(m)
+	g.requireArmed(m)
 	g.storeKey(k)
 	g.emit(
 		asm.FnKtimeGetNs.Call(),
@@ -84,6 +93,17 @@ func compileStamp(m maps, k callKey) asm.Instructions {
 	g.mark("exit")
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	return g.insns
+}
+
+// requireArmed exits unless the return probes are armed.
+func (g *exprGen) requireArmed(m maps) {
+	g.emit(asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word))
+	g.lookup(m.armed, slotTmp)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JEq.Imm(asm.R1, 0, "exit"),
+	)
 }
 
 // takeEntryTime moves the call's entry time from the times map to slotDur

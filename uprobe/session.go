@@ -27,6 +27,7 @@ type session struct {
 	tally     bool  // count in place (tally.go), no records
 
 	events, stats, tgids, times *ebpf.Map
+	armed                       *ebpf.Map       // see returns.go
 	progs                       []*ebpf.Program // distinct programs
 	byCode                      map[string]int  // program text → progs index
 	layout                      []*program      // site index → record layout
@@ -84,7 +85,7 @@ func newSession(ringSize int, follow, noMulti bool) (*session, error) {
 }
 
 func (s *session) maps() maps {
-	m := maps{events: s.events.FD(), stats: s.stats.FD(), tgids: -1, times: -1, tallies: -1, hist: -1,
+	m := maps{events: s.events.FD(), stats: s.stats.FD(), tgids: -1, times: -1, armed: -1, tallies: -1, hist: -1,
 		wakeAt: int(s.events.MaxEntries() / 4)}
 	if s.tallies != nil {
 		m.tallies, m.hist = s.tallies.FD(), s.hist.FD()
@@ -93,7 +94,7 @@ func (s *session) maps() maps {
 		m.tgids = s.tgids.FD()
 	}
 	if s.times != nil {
-		m.times = s.times.FD()
+		m.times, m.armed = s.times.FD(), s.armed.FD()
 	}
 	return m
 }
@@ -118,6 +119,10 @@ func (s *session) load(sites []probe.Site) error {
 			s.times, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_times", Type: ebpf.LRUHash, KeySize: keySize, ValueSize: 8, MaxEntries: maxOpenCalls})
 			if err != nil {
 				return fmt.Errorf("creating the entry-time map: %w", hint(err))
+			}
+			s.armed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_armed", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
+			if err != nil {
+				return fmt.Errorf("creating the armed flag: %w", hint(err))
 			}
 		}
 	}
@@ -249,6 +254,22 @@ func (s *session) attach(pids []int) error {
 			}
 		}
 	}
+	return s.arm(true)
+}
+
+// arm lets return probes time calls once every link is in, and stops
+// them before links come out (returns.go).
+func (s *session) arm(on bool) error {
+	if s.armed == nil {
+		return nil
+	}
+	v := uint32(0)
+	if on {
+		v = 1
+	}
+	if err := s.armed.Put(uint32(0), v); err != nil {
+		return fmt.Errorf("arming the return probes: %w", err)
+	}
 	return nil
 }
 
@@ -303,7 +324,7 @@ func (s *session) detach() error {
 
 // close detaches, drains what is already in the ring, and releases all.
 func (s *session) close() (st stats, err error) {
-	errs := []error{s.detach()}
+	errs := []error{s.arm(false), s.detach()}
 	if s.ring != nil {
 		errs = append(errs, s.ring.Flush(), <-s.readDone, s.ring.Close())
 	}
@@ -325,7 +346,7 @@ func (s *session) close() (st stats, err error) {
 	for _, p := range s.progs {
 		p.Close()
 	}
-	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times, s.tallies, s.hist} {
+	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times, s.armed, s.tallies, s.hist} {
 		if m != nil {
 			m.Close()
 		}
