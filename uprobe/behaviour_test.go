@@ -1,12 +1,10 @@
 package uprobe
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,15 +89,7 @@ func TestRunModeExitStatus(t *testing.T) {
 func TestAttachThenDetach(t *testing.T) {
 	need.Uprobes(t)
 	bin := fixture.C(t, "up_work.c")
-	cmd := exec.Command(bin, "loop")
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("fixture said %q", line)
-	}
+	cmd := startReady(t, bin, "loop")
 	spec := &probe.Spec{Text: "work", Symbol: "work", Fetches: fetches(arg(1))}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &collector{}

@@ -1,8 +1,10 @@
 package uprobe
 
 import (
+	"bufio"
 	"context"
 	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -69,4 +71,20 @@ func fetches(exprs ...probe.Expr) []probe.Fetch {
 		fs = append(fs, probe.Fetch{Expr: e, Text: e.String()})
 	}
 	return fs
+}
+
+// startReady starts bin in a mode that prints "ready" and then runs until
+// killed, which the test's cleanup does.
+func startReady(t *testing.T, bin, mode string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, mode)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("fixture said %q", line)
+	}
+	return cmd
 }

@@ -2,8 +2,11 @@ package uprobe
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/fixture"
@@ -169,4 +172,34 @@ func TestReturnGo(t *testing.T) {
 		}
 	}
 	t.Logf("first %d events: %d entries, %d returns", len(c.evs), entries, returns)
+}
+
+// TestReturnAttachWindow attaches return probes to a thread calling work
+// without a pause, counts in place for a moment and detaches. Only the
+// call running when the probes are armed, and the one running when they
+// are disarmed, may be cut short: none stamped in the time links take to
+// go in or come out.
+func TestReturnAttachWindow(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_work.c")
+	cmd := startReady(t, bin, "spin")
+	sites := resolve(t, bin, "return:work")
+	for range 3 {
+		var log bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		res, err := (&Engine{Log: &log}).Trace(ctx, probe.Target{PIDs: []int{cmd.Process.Pid}, Tally: true}, sites, func(*probe.Event) {})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Tallies) != 1 || res.Tallies[0].Hits < 100 {
+			t.Fatalf("tallies %+v", res.Tallies)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+			var n int
+			if _, err := fmt.Sscan(l, &n); err == nil && n > 1 {
+				t.Errorf("%d calls timed: %s", res.Tallies[0].Hits, l)
+			}
+		}
+	}
 }
