@@ -21,6 +21,7 @@ type behaviour struct {
 	name    string
 	fixture func(t *testing.T) string // builds the program, returns its path
 	args    []string
+	argsOf  func(t *testing.T) []string // replaces args when set
 	specs   []string
 	// prep computes specs that depend on the built binary (offsets,
 	// addresses); it replaces specs when set.
@@ -35,7 +36,11 @@ type behaviour struct {
 }
 
 func etWork(t *testing.T) string { return fixture.C(t, "et_work.c") }
-func ptGo(t *testing.T) string   { return fixture.Go(t, "pt_go") }
+func etPlug(t *testing.T) string { return fixture.C(t, "et_plug.c", "-shared", "-fPIC", "-O1") }
+func etThrowPlug(t *testing.T) string {
+	return fixture.C(t, "et_throwplug.cc", "-shared", "-fPIC", "-O1", "-g")
+}
+func ptGo(t *testing.T) string { return fixture.Go(t, "pt_go") }
 
 var argsLines = []string{"work(1, 2)", "work(3, 4)", "work(5, 6)", "work(4, 3)"}
 
@@ -114,6 +119,25 @@ func behaviours() []behaviour {
 			fixture: func(t *testing.T) string { return fixture.C(t, "pt_throw.cc", "-O1", "-g") },
 			specs:   []string{"return:middle(ret)", "return:leaf(ret)"},
 			check:   wantLines("leaf(1) = 1", "leaf(2) = 2", "leaf(3) = 3")},
+		// A library loaded by dlopen after the probes went in, unloaded,
+		// and loaded again (likely at the same address).
+		{name: "dlopen dlclose dlopen", fixture: etWork,
+			argsOf: func(t *testing.T) []string { return []string{"dlopen", etPlug(t)} },
+			prep: func(t *testing.T, _ string) []string {
+				lib := etPlug(t)
+				return []string{lib + ":et_plug(arg1)", "return:" + lib + ":et_plug(ret)"}
+			},
+			check: wantLines("et_plug(0)", "et_plug(0) = 0", "et_plug(1)", "et_plug(2) = 2", "et_plug(2)", "et_plug(4) = 4",
+				"et_plug(10)", "et_plug(20) = 20", "et_plug(11)", "et_plug(22) = 22", "et_plug(12)", "et_plug(24) = 24")},
+		// The same exception in a C++ library a C program loads by dlopen:
+		// the unwinder arrives with it, after the probes went in.
+		{name: "c++ exception in a dlopened library", fixture: etWork,
+			argsOf: func(t *testing.T) []string { return []string{"dlthrow", etThrowPlug(t)} },
+			prep: func(t *testing.T, _ string) []string {
+				lib := etThrowPlug(t)
+				return []string{"return:" + lib + ":middlep(ret)", "return:" + lib + ":leafp(ret)"}
+			},
+			check: wantLines("leafp(0) = 0", "middlep(1) = 1", "leafp(1) = 1", "middlep(2) = 2", "leafp(3) = 3", "middlep(4) = 4")},
 		{name: "return recursion and durations", fixture: etWork, args: []string{"fib", "10"},
 			specs: []string{"fib(n)", "return:fib(ret)"}, check: wantFib(177)},
 	}
@@ -141,7 +165,11 @@ func runBehaviour(t *testing.T, eng probe.Engine, b behaviour) {
 	if b.prep != nil {
 		specs = b.prep(t, bin)
 	}
-	argv := append([]string{bin}, b.args...)
+	args := b.args
+	if b.argsOf != nil {
+		args = b.argsOf(t)
+	}
+	argv := append([]string{bin}, args...)
 	o, err := traceRun(eng, specs, argv, b.follow)
 	if b.wantErr != nil {
 		if !errors.Is(err, b.wantErr) {

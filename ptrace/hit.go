@@ -36,6 +36,9 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 
 		if bp := p.bps[regs.Rip-1]; bp != nil {
 			tr.hit(th, bp, &regs)
+			if bp.loader {
+				tr.rescan(th)
+			}
 			return
 		}
 		if p.tramp != 0 && regs.Rip-1 == p.tramp {

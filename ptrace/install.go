@@ -59,9 +59,21 @@ func siteName(s *probe.Site) string {
 // install puts sites' breakpoints into p, whose threads are all stopped;
 // th is one of them, to run the injected mmap.
 func (tr *tracer) install(p *process, th *thread, sites []probe.Site) error {
-	pl, err := tr.plan(p, sites)
+	return tr.installIn(p, th, sites, nil)
+}
+
+// installIn installs the sites in the objects only holds (nil: in every
+// object mapped).
+func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map[object]bool) error {
+	pl, err := tr.plan(p, sites, only)
 	if err != nil {
 		return err
+	}
+	if p.seen == nil {
+		p.seen = map[object]bool{}
+	}
+	for o := range pl.seen {
+		p.seen[o] = true
 	}
 	bps := pl.bps
 	if len(bps) == 0 {

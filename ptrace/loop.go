@@ -2,6 +2,8 @@ package ptrace
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -204,7 +206,9 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			return
 		}
 		np.entry = p.entry
-		np.tramp, np.groups = p.tramp, p.groups
+		// Clipped: a group the child adds (at a dlopen) must not land in
+		// the parent's array.
+		np.tramp, np.groups, np.seen = p.tramp, slices.Clip(p.groups), maps.Clone(p.seen)
 		if p.calls != nil {
 			np.calls = uretprobe.NewCalls(retLimit)
 		}
@@ -300,6 +304,7 @@ func (tr *tracer) exec(th *thread) {
 	p.bps, p.slots, p.removed, p.areas = map[uint64]*breakpoint{}, map[uint64]*breakpoint{}, map[uint64]bool{}, nil
 	p.armed = false
 	p.tramp, p.groups, p.calls, p.inherit, th.shadow = 0, nil, nil, nil, nil
+	p.seen = nil
 	vforked := p.shared != nil
 	p.shared = nil
 	if vforked && !p.report {

@@ -14,6 +14,9 @@ type objInfo struct {
 	loads     []elf.ProgHeader
 	rseq      *elf.Section // __rseq_cs: struct rseq_cs descriptors, nil if none
 	unwinders []unwinderSym
+	// debugState is the file offset of the loader's _dl_debug_state, 0 in
+	// any other object.
+	debugState uint64
 }
 
 type unwinderSym struct {
@@ -46,6 +49,9 @@ func readObjInfo(f *elf.File) *objInfo {
 	syms, _ := f.Symbols()
 	seen := map[string]bool{}
 	for _, s := range append(dyn, syms...) {
+		if s.Name == debugStateSym && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && oi.debugState == 0 {
+			oi.debugState, _ = oi.fileOffset(s.Value)
+		}
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(uretprobe.Unwinders, s.Name) {
 			continue
 		}

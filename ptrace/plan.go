@@ -13,6 +13,7 @@ type planned struct {
 	bps     map[uint64]*breakpoint
 	groups  []*retGroup
 	hijacks bool // some call's return address will be hijacked: map the trampoline
+	seen    map[object]bool
 }
 
 // planner computes the breakpoints of sites in one process, analysing
@@ -24,15 +25,16 @@ type planner struct {
 	objs   map[string]object
 	byFunc map[uint64]*retGroup // by the function's runtime start
 	shstk  int8                 // CET shadow stack: 0 not read yet, 1 on, -1 off
+	only   map[object]bool      // objects to plan for, nil for all (loader.go)
 	planned
 }
 
-func (tr *tracer) plan(p *process, sites []probe.Site) (*planned, error) {
+func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*planned, error) {
 	ms, err := readMaps(p.pid)
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{tr: tr, p: p, ms: ms, objs: map[string]object{}, byFunc: map[uint64]*retGroup{}}
+	pl := &planner{tr: tr, p: p, ms: ms, objs: map[string]object{}, byFunc: map[uint64]*retGroup{}, only: only}
 	pl.bps = map[uint64]*breakpoint{}
 	for i := range sites {
 		s := &sites[i]
@@ -59,11 +61,15 @@ func (tr *tracer) plan(p *process, sites []probe.Site) (*planned, error) {
 		}
 		bp.sites = append(bp.sites, sp)
 	}
-	if pl.hijacks {
+	if pl.hijacks || p.tramp != 0 {
 		if err := pl.unwinders(); err != nil {
 			return nil, err
 		}
 	}
+	if err := pl.loaderWatch(); err != nil {
+		return nil, err
+	}
+	pl.seen = execObjects(ms)
 	return &pl.planned, nil
 }
 
@@ -78,6 +84,9 @@ func (pl *planner) addr(s *probe.Site, off uint64) (uint64, bool, error) {
 	m, ok := mappingOf(pl.ms, o, off)
 	if !ok {
 		return 0, false, nil
+	}
+	if mo, _ := execObject(m); !pl.planning(mo) {
+		return 0, false, nil // probed already
 	}
 	addr := m.Start + off - m.Offset
 	if strings.Contains(m.Perms, "w") {
@@ -108,7 +117,8 @@ func (pl *planner) bp(s *probe.Site, addr uint64) (*breakpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)
 	}
-	bp := &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n], name: siteName(s)}
+	bp := &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n], name: siteName(s),
+		obj: objectAt(pl.ms, addr)}
 	pl.bps[addr] = bp
 	return bp, nil
 }

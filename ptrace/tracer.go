@@ -54,6 +54,7 @@ type process struct {
 	groups  []*retGroup            // return probes, by Frame.Site / Calls site id
 	calls   *uretprobe.Calls       // entry/RET pairing of RetProbes functions
 	inherit *uretprobe.ShadowStack // fork child without Follow: the forking thread's frames, to restore
+	seen    map[object]bool        // objects mapped executable when probes last went in (loader.go)
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -76,6 +77,8 @@ type breakpoint struct {
 	enter    []*retGroup // RetProbes: calls of these open here
 	rets     []*retGroup // RetProbes: calls of these return at this RET
 	unwinder bool        // an unwinder's entry: restore hijacked return addresses first
+	loader   bool        // the loader's _dl_debug_state: rescan for dlopen/dlclose (loader.go)
+	obj      object      // the object it is in: gone with it
 }
 
 // thread is one traced task.

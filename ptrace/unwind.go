@@ -12,11 +12,15 @@ import (
 // trampoline. A thread entering one has its hijacked return addresses put
 // back (retHit); those calls lose their return events and the program
 // unwinds exactly as untraced. An unwinder loaded later by dlopen (glibc
-// loads libgcc_s for pthread_cancel and backtrace) is not covered.
+// loads libgcc_s for pthread_cancel and backtrace) gets its breakpoint
+// when the loader reports it (loader.go).
 func (pl *planner) unwinders() error {
 	seen := map[string]bool{}
 	for _, m := range pl.ms {
 		if !strings.HasPrefix(m.Path, "/") || !strings.Contains(m.Perms, "x") || seen[m.Path] {
+			continue
+		}
+		if o, _ := execObject(m); !pl.planning(o) {
 			continue
 		}
 		seen[m.Path] = true

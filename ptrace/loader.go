@@ -1,0 +1,128 @@
+package ptrace
+
+import (
+	"strings"
+
+	"github.com/utap/utap/probe"
+)
+
+// Libraries loaded after the probes went in (dlopen) get theirs when the
+// loader says its link map changed: ld.so calls _dl_debug_state (the
+// r_brk of struct r_debug, the hook gdb and ltrace break on) before and
+// after each dlopen and dlclose. An internal breakpoint there rescans the
+// maps; an executable object that is new gets the probes that resolve in
+// it, and its unwinders their breakpoints, while the process is quiesced;
+// breakpoints in an object that is gone are forgotten, so that nothing is
+// ever written back into code mapped at their addresses since.
+
+// debugStateSym is the loader's r_brk function.
+const debugStateSym = "_dl_debug_state"
+
+// execObject names the ELF file behind an executable mapping, if any.
+func execObject(m mapping) (object, bool) {
+	if !strings.HasPrefix(m.Path, "/") || !strings.Contains(m.Perms, "x") {
+		return object{}, false
+	}
+	return object{path: m.Path, inode: m.Inode}, true
+}
+
+// execObjects is the set of objects with executable mappings in ms.
+func execObjects(ms []mapping) map[object]bool {
+	objs := map[object]bool{}
+	for _, m := range ms {
+		if o, ok := execObject(m); ok {
+			objs[o] = true
+		}
+	}
+	return objs
+}
+
+// objectAt names the object whose executable mapping holds addr.
+func objectAt(ms []mapping, addr uint64) object {
+	for _, m := range ms {
+		if addr >= m.Start && addr < m.End {
+			o, _ := execObject(m)
+			return o
+		}
+	}
+	return object{}
+}
+
+// loaderWatch puts the internal breakpoint on _dl_debug_state in the
+// objects being planned that define it (the loader).
+func (pl *planner) loaderWatch() error {
+	for _, m := range pl.ms {
+		o, ok := execObject(m)
+		if !ok || !pl.planning(o) {
+			continue
+		}
+		oi := pl.tr.objInfo(m.Path)
+		if oi == nil || oi.debugState == 0 {
+			continue
+		}
+		if oi.debugState < m.Offset || oi.debugState >= m.Offset+(m.End-m.Start) {
+			continue
+		}
+		addr := m.Start + oi.debugState - m.Offset
+		bp, err := pl.bp(&probe.Site{Func: debugStateSym, FuncAddr: addr, Addr: addr}, addr)
+		if err != nil {
+			return err
+		}
+		bp.loader = true
+	}
+	return nil
+}
+
+// planning says whether o is among the objects this plan covers.
+func (pl *planner) planning(o object) bool { return pl.only == nil || pl.only[o] }
+
+// rescan runs at the loader's breakpoint, th stopped there with its
+// registers set to run on: new objects get their probes, gone objects
+// lose their breakpoints.
+func (tr *tracer) rescan(th *thread) {
+	p := th.p
+	if p.holding || p.shared != nil || tr.wake.cancelled.Load() {
+		return
+	}
+	ms, err := readMaps(p.pid)
+	if err != nil {
+		return
+	}
+	now := execObjects(ms)
+	fresh := map[object]bool{}
+	for o := range now {
+		if !p.seen[o] {
+			fresh[o] = true
+		}
+	}
+	gone := false
+	for o := range p.seen {
+		if !now[o] {
+			gone = true
+		}
+	}
+	if len(fresh) == 0 && !gone {
+		return // the call before a change, or a dlopen of a loaded object
+	}
+	tr.quiesce(p)
+	defer tr.resumeAll(p)
+	for addr, bp := range p.bps {
+		if objectAt(ms, addr) != bp.obj {
+			delete(p.bps, addr)
+			delete(p.slots, bp.slot)
+		}
+	}
+	p.seen = now
+	if len(fresh) == 0 {
+		return
+	}
+	sites := tr.sites
+	if tr.target.Resolve != nil {
+		if more, err := tr.target.Resolve(p.pid); err == nil {
+			sites = more
+		}
+	}
+	if err := tr.installIn(p, th, sites, fresh); err != nil {
+		tr.fail(err)
+	}
+}
