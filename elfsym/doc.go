@@ -5,7 +5,8 @@
 //
 // Known limits: IFUNC symbols (libc's strlen...) resolve to the chosen
 // implementation only in a running process (before it runs, the site is the
-// resolver); Go assembly (ABI0) functions are reported as ABIGoRegs like
+// resolver, marked Site.IFunc: the engines resolve again at the program's
+// entry point); Go assembly (ABI0) functions are reported as ABIGoRegs like
 // every Go function; $LIB and $PLATFORM in DT_RPATH/DT_RUNPATH are not
 // expanded; the vDSO is not listed. Parsed objects are cached for the life
 // of the process, keyed by file identity.

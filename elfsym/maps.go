@@ -3,6 +3,7 @@ package elfsym
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -170,3 +171,21 @@ func fileMatcher(path string) func(Mapping) bool {
 		return err1 == nil && err2 == nil && unix.Major(st.Dev) == uint32(ma) && unix.Minor(st.Dev) == uint32(mi)
 	}
 }
+
+// Entry reads AT_ENTRY, the program's entry point (runtime address), from
+// /proc/PID/auxv: where a process held at exec has its libraries mapped
+// and relocated, so a tracer stops there to resolve what the loader chose.
+func Entry(pid int) (uint64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
+	if err != nil {
+		return 0, procError(pid, "auxv", err)
+	}
+	for i := 0; i+16 <= len(b); i += 16 {
+		if binary.LittleEndian.Uint64(b[i:]) == atEntry {
+			return binary.LittleEndian.Uint64(b[i+8:]), nil
+		}
+	}
+	return 0, fmt.Errorf("pid %d: no AT_ENTRY in auxv", pid)
+}
+
+const atEntry = 9 // AT_ENTRY in <elf.h>

@@ -137,6 +137,7 @@ func (o *object) site(spec *probe.Spec, fn fsym, addr uint64) (probe.Site, error
 		FileOffset: off,
 		Insn:       insn,
 		GoFunc:     goFunc,
+		IFunc:      fn.ifunc,
 	}
 	if goFunc {
 		// Treats ABI0 assembly functions as ABIInternal too, for now.

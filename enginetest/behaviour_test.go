@@ -88,6 +88,9 @@ func behaviours() []behaviour {
 			check: wantLines(`open("/etc/hostname")`)},
 		{name: "libc malloc condition", fixture: etWork, args: []string{"libc"},
 			specs: []string{"libc:malloc(arg1) if arg1 == 12345"}, check: wantLines("malloc(12345)")},
+		// strlen is an IFUNC: probing its resolver would see no call.
+		{name: "libc ifunc", fixture: etWork, args: []string{"args"},
+			specs: []string{`libc:strlen(str(arg1)) if str(arg1) == "world"`}, check: wantLines(`strlen("world")`)},
 		{name: "plt stub", fixture: etWork, args: []string{"libc"},
 			specs: []string{"open@plt"}, check: wantCount(1)},
 		{name: "threads", fixture: etWork, args: []string{"threads", "200", "8"},

@@ -29,7 +29,11 @@ type Site struct {
 	Insn       []byte // the instruction's bytes, decoded at resolve time
 
 	ABI    ABI
-	GoFunc bool     // from a Go binary: never hijack its return addresses
+	GoFunc bool // from a Go binary: never hijack its return addresses
+	// IFunc: Func is an IFUNC and this is its resolver, which runs once at
+	// load time; the implementation the loader picks is known only in the
+	// running process (resolve again with its PID once it is relocated).
+	IFunc  bool
 	Params []string // parameter names in argument order, from DWARF (may be nil)
 	// Fetches and Cond are the Spec's, bound to this site by Bind: parameter
 	// names resolved to arguments. Engines compile these, not the Spec's.

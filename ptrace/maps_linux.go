@@ -1,9 +1,6 @@
 package ptrace
 
 import (
-	"encoding/binary"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -52,18 +49,5 @@ func mappingOf(ms []mapping, o object, fileOff uint64) (mapping, bool) {
 	return mapping{}, false
 }
 
-// auxvEntry reads AT_ENTRY, the program's entry point, from /proc/PID/auxv.
-func auxvEntry(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
-	if err != nil {
-		return 0, err
-	}
-	for i := 0; i+16 <= len(b); i += 16 {
-		if binary.LittleEndian.Uint64(b[i:]) == atEntry {
-			return binary.LittleEndian.Uint64(b[i+8:]), nil
-		}
-	}
-	return 0, fmt.Errorf("pid %d: no AT_ENTRY in auxv", pid)
-}
-
-const atEntry = 9 // AT_ENTRY in <elf.h>
+// auxvEntry reads AT_ENTRY, the program's entry point.
+var auxvEntry = elfsym.Entry

@@ -55,6 +55,19 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
+	var held *child // run mode, held at its entry point
+	if len(t.Argv) > 0 && t.Resolve != nil && hasIFunc(sites) {
+		var err error
+		if held, sites, err = resolveAtEntry(t); err != nil {
+			return res, fmt.Errorf("uprobe: %w", err)
+		}
+		defer func() {
+			if held != nil { // not handed to runCommand: an error came first
+				held.kill()
+				held.cmd.Wait()
+			}
+		}()
+	}
 	ring := e.RingSize
 	if t.Tally {
 		ring = os.Getpagesize() // unused: counts stay in maps
@@ -83,7 +96,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 	}
 	if len(t.Argv) > 0 {
-		return s.runCommand(ctx, t, emit)
+		c := held
+		held = nil
+		return s.runCommand(ctx, t, c, emit)
 	}
 	return res, s.attachPIDs(ctx, t, emit)
 }
@@ -176,11 +191,13 @@ func (s *session) linkPIDs(pids []int) ([]int, error) {
 // runCommand starts t.Argv held at exec, attaches, lets it run and waits
 // for it to exit. When ctx is done first the probes go and the command runs
 // on untraced (ExitCode -1): a tracer must not kill what it traces.
-func (s *session) runCommand(ctx context.Context, t probe.Target, emit func(*probe.Event)) (probe.Result, error) {
+func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit func(*probe.Event)) (probe.Result, error) {
 	var res probe.Result
-	c, err := startHeld(t)
-	if err != nil {
-		return res, fmt.Errorf("uprobe: %w", err)
+	var err error
+	if c == nil {
+		if c, err = startHeld(t); err != nil {
+			return res, fmt.Errorf("uprobe: %w", err)
+		}
 	}
 	pids, err := s.linkPIDs([]int{c.pid()})
 	if err == nil {

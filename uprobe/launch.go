@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"syscall"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,7 @@ import (
 type child struct {
 	cmd     *exec.Cmd
 	release chan struct{}
+	toEntry chan struct{} // asks the tracer goroutine to run it to its entry point
 	result  chan error
 }
 
@@ -37,7 +39,7 @@ func startHeld(t probe.Target) (*child, error) {
 		cmd.Stderr = os.Stderr
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	c := &child{cmd: cmd, release: make(chan struct{}), result: make(chan error, 1)}
+	c := &child{cmd: cmd, release: make(chan struct{}), toEntry: make(chan struct{}), result: make(chan error, 1)}
 	started := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread exits with the goroutine, so no other
@@ -58,8 +60,15 @@ func startHeld(t probe.Target) (*child, error) {
 			return
 		}
 		started <- nil
-		<-c.release
-		c.result <- unix.PtraceDetach(pid)
+		for {
+			select {
+			case <-c.toEntry:
+				c.result <- runToEntry(pid)
+			case <-c.release:
+				c.result <- unix.PtraceDetach(pid)
+				return
+			}
+		}
 	}()
 	if err := <-started; err != nil {
 		if cmd.Process != nil {
@@ -71,7 +80,107 @@ func startHeld(t probe.Target) (*child, error) {
 	return c, nil
 }
 
+// hasIFunc says whether a site is an IFUNC's resolver.
+func hasIFunc(sites []probe.Site) bool {
+	for i := range sites {
+		if sites[i].IFunc {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveAtEntry starts t's command and runs it to its entry point, where
+// the loader has chosen every IFUNC's implementation, and resolves the
+// probes again there: a probe on a resolver (libc's strlen, memcpy...)
+// would fire once at load time and never for a call. Calls made before
+// the entry point (library constructors) are then not seen, as with the
+// ptrace engine.
+func resolveAtEntry(t probe.Target) (*child, []probe.Site, error) {
+	c, err := startHeld(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	sites, err := func() ([]probe.Site, error) {
+		if err := c.atEntry(); err != nil {
+			return nil, err
+		}
+		sites, err := t.Resolve(c.pid())
+		if err != nil {
+			return nil, err
+		}
+		for i := range sites {
+			if err := checkSite(&sites[i]); err != nil {
+				return nil, err
+			}
+		}
+		return sites, nil
+	}()
+	if err != nil {
+		c.kill()
+		c.cmd.Wait()
+		return nil, nil, err
+	}
+	return c, sites, nil
+}
+
 func (c *child) pid() int { return c.cmd.Process.Pid }
+
+// atEntry runs the child from its exec trap to its entry point, where it
+// stays held: the loader has mapped and relocated every library by then
+// (IFUNC implementations chosen, constructors run), and the program's own
+// code has not started.
+func (c *child) atEntry() error {
+	c.toEntry <- struct{}{}
+	if err := <-c.result; err != nil {
+		return fmt.Errorf("running %s to its entry point: %w", c.cmd.Path, err)
+	}
+	return nil
+}
+
+// runToEntry does atEntry from the tracer thread: a temporary int3 at
+// AT_ENTRY, signals passed on as they come.
+func runToEntry(pid int) error {
+	entry, err := elfsym.Entry(pid)
+	if err != nil {
+		return err
+	}
+	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	var orig [1]byte
+	if _, err := mem.ReadAt(orig[:], int64(entry)); err != nil {
+		return err
+	}
+	if _, err := mem.WriteAt([]byte{0xcc}, int64(entry)); err != nil {
+		return err
+	}
+	sig := 0
+	for {
+		if err := unix.PtraceCont(pid, sig); err != nil {
+			return err
+		}
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
+			return err
+		}
+		if !ws.Stopped() {
+			return fmt.Errorf("it ended first (status %#x)", ws)
+		}
+		sig = int(ws.StopSignal())
+		var regs unix.PtraceRegs
+		if sig != int(unix.SIGTRAP) || unix.PtraceGetRegs(pid, &regs) != nil || regs.Rip != entry+1 {
+			continue // the program's own signal: delivered
+		}
+		if _, err := mem.WriteAt(orig[:], int64(entry)); err != nil {
+			return err
+		}
+		regs.Rip = entry
+		return unix.PtraceSetRegs(pid, &regs)
+	}
+}
 
 // run lets the child go.
 func (c *child) run() error {
