@@ -155,7 +155,8 @@ func (ld *loader) objectFor(spec *probe.Spec) (*object, error) {
 	for _, p := range ld.objects() {
 		bases = append(bases, filepath.Base(p))
 	}
-	return nil, errorf(ErrNoObject, "spec %q: no object %q among %s", spec.Text, name, strings.Join(bases, ", "))
+	return nil, errorf(ErrNoObject, "spec %q: no object %q among %s (a library the program loads later with dlopen: give its path, /path/to/%s:%s)",
+		spec.Text, name, strings.Join(bases, ", "), libFileName(name), spec.Symbol)
 }
 
 // shortNameMatches says whether a short object name designates the file
@@ -166,4 +167,16 @@ func shortNameMatches(name, base string) bool {
 	}
 	i := strings.Index(base, ".so")
 	return i > 0 && base[:i] == name
+}
+
+// libFileName suggests the file name of a library named short: "plug" and
+// "libplug" are libplug.so.
+func libFileName(short string) string {
+	if !strings.HasPrefix(short, "lib") {
+		short = "lib" + short
+	}
+	if !strings.Contains(short, ".so") {
+		short += ".so"
+	}
+	return short
 }
