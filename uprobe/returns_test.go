@@ -148,16 +148,18 @@ func TestReturnDuration(t *testing.T) {
 // pairs with its entry, and the program is unharmed.
 func TestReturnGo(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.Go(t, "up_retgo")
+	bin := fixture.Go(t, "pt_retgo") // shared with the ptrace engine's test
 	sites := resolve(t, bin, "main.deep(arg1)", "return:main.deep(ret)")
 	if !sites[1].GoFunc {
 		t.Fatal("main.deep is not seen as a Go function")
 	}
 	var out bytes.Buffer
 	var log bytes.Buffer
-	c, res := run(t, &Engine{Log: &log}, probe.Target{Argv: []string{bin, "8", "3", "1000"}, Stdout: &out}, sites)
-	const calls = 8 * 3 * 1001
-	if res.ExitCode != 0 || out.String() != "1500\n" || c.n != 2*calls || log.Len() != 0 || res.Lost != 0 {
+	const g, r, d = 8, 3, 1000
+	c, res := run(t, &Engine{Log: &log}, probe.Target{Argv: []string{bin, fmt.Sprint(g), fmt.Sprint(r), fmt.Sprint(d)}, Stdout: &out}, sites)
+	const calls = g * r * (d + 1)
+	want := fmt.Sprintf("calls=%d sum=%d\n", calls, g*r*(d/2+1))
+	if res.ExitCode != 0 || out.String() != want || c.n != 2*calls || log.Len() != 0 || res.Lost != 0 {
 		t.Fatalf("exit %d, output %q, %d events (want %d), log %q", res.ExitCode, out.String(), c.n, 2*calls, log.String())
 	}
 	var entries, returns int
