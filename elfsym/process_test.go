@@ -3,11 +3,13 @@ package elfsym
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/probe"
@@ -172,5 +174,35 @@ func TestBiasDeletedAndInode(t *testing.T) {
 	}
 	if got, err := Bias(maps, link); err != nil || got != want {
 		t.Errorf("symlink: bias %#x, %v; want %#x", got, err, want)
+	}
+}
+
+// TestLoaderRendezvous finds the loader's hook in a running process, whose
+// link map is complete.
+func TestLoaderRendezvous(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	time.Sleep(50 * time.Millisecond)
+	r, err := LoaderRendezvous(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Brk == 0 || r.State == 0 || !r.BrkReturns {
+		t.Fatalf("%+v", r)
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", cmd.Process.Pid))
+	if err != nil {
+		t.Skip(err)
+	}
+	defer mem.Close()
+	var b [4]byte
+	if _, err := mem.ReadAt(b[:], int64(r.State)); err != nil {
+		t.Fatal(err)
+	}
+	if st := binary.LittleEndian.Uint32(b[:]); st != RTConsistent {
+		t.Errorf("r_state %d in a running process, want RT_CONSISTENT", st)
 	}
 }

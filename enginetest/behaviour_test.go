@@ -37,6 +37,12 @@ type behaviour struct {
 
 func etWork(t *testing.T) string { return fixture.C(t, "et_work.c") }
 func etPlug(t *testing.T) string { return fixture.C(t, "et_plug.c", "-shared", "-fPIC", "-O1") }
+func etCtorLib(t *testing.T) string {
+	return fixture.C(t, "et_ctorlib.c", "-shared", "-fPIC", "-O1")
+}
+func etCtorMain(t *testing.T) string {
+	return fixture.C(t, "et_ctormain.c", "-O1", "-Wl,--no-as-needed", etCtorLib(t))
+}
 func etThrowPlug(t *testing.T) string {
 	return fixture.C(t, "et_throwplug.cc", "-shared", "-fPIC", "-O1", "-g")
 }
@@ -88,6 +94,13 @@ func behaviours() []behaviour {
 			check: wantLines(`open("/etc/hostname")`)},
 		{name: "libc malloc condition", fixture: etWork, args: []string{"libc"},
 			specs: []string{"libc:malloc(arg1) if arg1 == 12345"}, check: wantLines("malloc(12345)")},
+		// A library constructor runs before the program's entry point: the
+		// probes are in by then (the loader's rendezvous).
+		{name: "library constructor", fixture: etCtorMain,
+			prep: func(t *testing.T, _ string) []string {
+				return []string{etCtorLib(t) + ":et_ctor_hello(arg1)"}
+			},
+			check: wantLines("et_ctor_hello(7)", "et_ctor_hello(8)")},
 		// strlen is an IFUNC: probing its resolver would see no call.
 		{name: "libc ifunc", fixture: etWork, args: []string{"args"},
 			specs: []string{`libc:strlen(str(arg1)) if str(arg1) == "world"`}, check: wantLines(`strlen("world")`)},

@@ -71,7 +71,7 @@ func (tr *tracer) detachProcess(p *process) {
 			p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 		}
 		if p.armed {
-			p.mem.WriteAt([]byte{p.entryB}, p.entry)
+			p.mem.WriteAt([]byte{p.armB}, p.armAt)
 			p.armed = false
 		}
 		if len(p.areas) > 0 {

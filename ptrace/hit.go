@@ -45,7 +45,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			tr.trampoline(th, &regs)
 			return
 		}
-		if p.armed && regs.Rip-1 == p.entry {
+		if p.armed && regs.Rip-1 == p.armAt {
 			tr.atEntry(th, &regs)
 			return
 		}

@@ -1,26 +1,42 @@
 package ptrace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 	"github.com/utap/utap/uretprobe"
 )
 
-// atEntry runs at the temporary breakpoint on the program's entry point:
-// the loader has mapped the libraries, so the probes go in now.
+// atEntry runs at the temporary breakpoint of armStart: once the loader
+// has mapped and relocated the libraries, the probes go in.
 func (tr *tracer) atEntry(th *thread, regs *unix.PtraceRegs) {
 	p := th.p
-	if err := p.mem.WriteAt([]byte{p.entryB}, p.entry); err != nil {
+	if p.armWait != 0 {
+		var b [8]byte
+		if err := p.mem.ReadAt(b[:4], p.armWait); err == nil && binary.LittleEndian.Uint32(b[:4]) != elfsym.RTConsistent {
+			// The loader's call before its link map is complete: return
+			// from the hook for it (it only returns) and wait for the next.
+			if err := p.mem.ReadAt(b[:], regs.Rsp); err != nil {
+				tr.fail(err)
+				return
+			}
+			regs.Rip, regs.Rsp = binary.LittleEndian.Uint64(b[:]), regs.Rsp+8
+			tr.setRegs(th, regs)
+			return
+		}
+	}
+	if err := p.mem.WriteAt([]byte{p.armB}, p.armAt); err != nil {
 		tr.fail(err)
 		return
 	}
 	p.armed = false
-	regs.Rip = p.entry
+	regs.Rip = p.armAt
 	tr.setRegs(th, regs)
 	sites := tr.sites
 	if tr.target.Resolve != nil {

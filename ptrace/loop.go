@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/uretprobe"
 )
 
@@ -264,7 +265,7 @@ func (tr *tracer) releaseChild(p *process) {
 		p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 	}
 	if p.armed {
-		p.mem.WriteAt([]byte{p.entryB}, p.entry)
+		p.mem.WriteAt([]byte{p.armB}, p.armAt)
 	}
 	if p.inherit != nil {
 		var regs unix.PtraceRegs
@@ -319,20 +320,26 @@ func (tr *tracer) exec(th *thread) {
 	tr.resume(th)
 }
 
-// armEntry puts a temporary int3 at the program's entry point: when it
-// traps, the loader has mapped the libraries and probes can go in.
+// armEntry puts a temporary int3 where the probes go in (atEntry): the
+// loader's rendezvous, hit with a complete link map once every library is
+// mapped and relocated and before any constructor runs; or, for a program
+// without a loader, its entry point.
 func (tr *tracer) armEntry(p *process) error {
 	entry, err := auxvEntry(p.pid)
 	if err != nil {
 		return err
 	}
+	at, wait := entry, uint64(0)
+	if r, err := elfsym.LoaderRendezvous(p.pid); err == nil && r.BrkReturns {
+		at, wait = r.Brk, r.State
+	}
 	var b [1]byte
-	if err := p.mem.readByMem(b[:], entry); err != nil {
+	if err := p.mem.readByMem(b[:], at); err != nil {
 		return err
 	}
-	if err := p.mem.WriteAt([]byte{0xcc}, entry); err != nil {
+	if err := p.mem.WriteAt([]byte{0xcc}, at); err != nil {
 		return err
 	}
-	p.entry, p.entryB, p.armed = entry, b[0], true
+	p.entry, p.armAt, p.armB, p.armWait, p.armed = entry, at, b[0], wait, true
 	return nil
 }

@@ -55,10 +55,10 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
-	var held *child // run mode, held at its entry point
+	var held *child // run mode, held once its libraries are loaded
 	if len(t.Argv) > 0 && t.Resolve != nil && hasIFunc(sites) {
 		var err error
-		if held, sites, err = resolveAtEntry(t); err != nil {
+		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 		defer func() {

@@ -1,6 +1,7 @@
 package uprobe
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -21,7 +22,7 @@ import (
 type child struct {
 	cmd     *exec.Cmd
 	release chan struct{}
-	toEntry chan struct{} // asks the tracer goroutine to run it to its entry point
+	toEntry chan struct{} // asks the tracer goroutine to run it until its libraries are loaded
 	result  chan error
 }
 
@@ -63,7 +64,7 @@ func startHeld(t probe.Target) (*child, error) {
 		for {
 			select {
 			case <-c.toEntry:
-				c.result <- runToEntry(pid)
+				c.result <- runToLoaded(pid)
 			case <-c.release:
 				c.result <- unix.PtraceDetach(pid)
 				return
@@ -90,19 +91,17 @@ func hasIFunc(sites []probe.Site) bool {
 	return false
 }
 
-// resolveAtEntry starts t's command and runs it to its entry point, where
-// the loader has chosen every IFUNC's implementation, and resolves the
-// probes again there: a probe on a resolver (libc's strlen, memcpy...)
-// would fire once at load time and never for a call. Calls made before
-// the entry point (library constructors) are then not seen, as with the
-// ptrace engine.
-func resolveAtEntry(t probe.Target) (*child, []probe.Site, error) {
+// resolveLoaded starts t's command and runs it until its libraries are
+// loaded, where the loader has chosen every IFUNC's implementation, and
+// resolves the probes again there: a probe on a resolver (libc's strlen,
+// memcpy...) would fire once at load time and never for a call.
+func resolveLoaded(t probe.Target) (*child, []probe.Site, error) {
 	c, err := startHeld(t)
 	if err != nil {
 		return nil, nil, err
 	}
 	sites, err := func() ([]probe.Site, error) {
-		if err := c.atEntry(); err != nil {
+		if err := c.loaded(); err != nil {
 			return nil, err
 		}
 		sites, err := t.Resolve(c.pid())
@@ -126,24 +125,30 @@ func resolveAtEntry(t probe.Target) (*child, []probe.Site, error) {
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
-// atEntry runs the child from its exec trap to its entry point, where it
-// stays held: the loader has mapped and relocated every library by then
-// (IFUNC implementations chosen, constructors run), and the program's own
-// code has not started.
-func (c *child) atEntry() error {
+// loaded runs the child from its exec trap to the point where the loader
+// has mapped and relocated every library (IFUNC implementations chosen)
+// and no constructor has run, and holds it there: the loader's
+// rendezvous (elfsym.Rendezvous), or the entry point of a program loaded
+// without one.
+func (c *child) loaded() error {
 	c.toEntry <- struct{}{}
 	if err := <-c.result; err != nil {
-		return fmt.Errorf("running %s to its entry point: %w", c.cmd.Path, err)
+		return fmt.Errorf("running %s until its libraries are loaded: %w", c.cmd.Path, err)
 	}
 	return nil
 }
 
-// runToEntry does atEntry from the tracer thread: a temporary int3 at
-// AT_ENTRY, signals passed on as they come.
-func runToEntry(pid int) error {
-	entry, err := elfsym.Entry(pid)
+// runToLoaded does loaded from the tracer thread: a temporary int3, the
+// loader's calls made before its link map is complete completed for it
+// (the hook only returns), the program's own signals passed on.
+func runToLoaded(pid int) error {
+	var state uint64 // r_state's address, 0 when stopping at the entry point
+	stop, err := elfsym.Entry(pid)
 	if err != nil {
 		return err
+	}
+	if r, err := elfsym.LoaderRendezvous(pid); err == nil && r.BrkReturns {
+		stop, state = r.Brk, r.State
 	}
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
@@ -151,10 +156,10 @@ func runToEntry(pid int) error {
 	}
 	defer mem.Close()
 	var orig [1]byte
-	if _, err := mem.ReadAt(orig[:], int64(entry)); err != nil {
+	if _, err := mem.ReadAt(orig[:], int64(stop)); err != nil {
 		return err
 	}
-	if _, err := mem.WriteAt([]byte{0xcc}, int64(entry)); err != nil {
+	if _, err := mem.WriteAt([]byte{0xcc}, int64(stop)); err != nil {
 		return err
 	}
 	sig := 0
@@ -171,13 +176,31 @@ func runToEntry(pid int) error {
 		}
 		sig = int(ws.StopSignal())
 		var regs unix.PtraceRegs
-		if sig != int(unix.SIGTRAP) || unix.PtraceGetRegs(pid, &regs) != nil || regs.Rip != entry+1 {
+		if sig != int(unix.SIGTRAP) || unix.PtraceGetRegs(pid, &regs) != nil || regs.Rip != stop+1 {
 			continue // the program's own signal: delivered
 		}
-		if _, err := mem.WriteAt(orig[:], int64(entry)); err != nil {
+		sig = 0
+		var b [8]byte
+		if state != 0 {
+			if _, err := mem.ReadAt(b[:4], int64(state)); err != nil {
+				return err
+			}
+			if binary.LittleEndian.Uint32(b[:4]) != elfsym.RTConsistent {
+				// Return from the hook for it.
+				if _, err := mem.ReadAt(b[:], int64(regs.Rsp)); err != nil {
+					return err
+				}
+				regs.Rip, regs.Rsp = binary.LittleEndian.Uint64(b[:]), regs.Rsp+8
+				if err := unix.PtraceSetRegs(pid, &regs); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if _, err := mem.WriteAt(orig[:], int64(stop)); err != nil {
 			return err
 		}
-		regs.Rip = entry
+		regs.Rip = stop
 		return unix.PtraceSetRegs(pid, &regs)
 	}
 }

@@ -1,0 +1,106 @@
+package elfsym
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+)
+
+// Rendezvous is the dynamic loader's debugger interface in a process
+// (struct r_debug of <link.h>, the one gdb and ltrace use): the loader
+// calls Brk (_dl_debug_state) before and after every change of its link
+// map, with the map's state in the int32 at State. At start-up the last
+// such call, with RTConsistent, comes once every library is mapped and
+// relocated (IFUNC implementations chosen) and before any constructor
+// runs: the earliest point where every probe can resolve.
+type Rendezvous struct {
+	Brk   uint64 // runtime address of _dl_debug_state
+	State uint64 // runtime address of r_debug.r_state
+	// BrkReturns says Brk's code only returns (ret, or endbr64; ret), so
+	// a tracer stopped there by an int3 may complete the call itself: pop
+	// the return address into rip.
+	BrkReturns bool
+}
+
+// RTConsistent is r_state when the link map is complete.
+const RTConsistent = 0
+
+// rStateOff is r_state's offset in struct r_debug on x86_64: int
+// r_version, then the pointers r_map and r_brk.
+const rStateOff = 24
+
+// LoaderRendezvous finds the loader's Rendezvous in process pid, which
+// may be held at its exec: the kernel maps the loader with the program.
+func LoaderRendezvous(pid int) (Rendezvous, error) {
+	maps, err := Maps(pid)
+	if err != nil {
+		return Rendezvous{}, err
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		return Rendezvous{}, procError(pid, "executable", err)
+	}
+	interp, err := interpreter(exe)
+	if err != nil {
+		return Rendezvous{}, err
+	}
+	o, err := cachedObject(interp, interp)
+	if err != nil {
+		return Rendezvous{}, err
+	}
+	bias, err := o.bias(maps)
+	if err != nil {
+		return Rendezvous{}, err
+	}
+	syms, err := o.elf.DynamicSymbols()
+	if err != nil {
+		return Rendezvous{}, fmt.Errorf("%s: %w", interp, err)
+	}
+	var r Rendezvous
+	for _, s := range syms {
+		switch {
+		case s.Value == 0:
+		case s.Name == "_dl_debug_state":
+			r.Brk = bias + s.Value
+			r.BrkReturns = o.onlyReturns(s.Value)
+		case s.Name == "_r_debug":
+			r.State = bias + s.Value + rStateOff
+		}
+	}
+	if r.Brk == 0 || r.State == 0 {
+		return Rendezvous{}, fmt.Errorf("%s: no _dl_debug_state or _r_debug", interp)
+	}
+	return r, nil
+}
+
+// interpreter returns the PT_INTERP of exe: its dynamic loader.
+func interpreter(exe string) (string, error) {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return "", openError(exe, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				return "", fmt.Errorf("%s: reading PT_INTERP: %w", exe, err)
+			}
+			return string(bytes.TrimRight(b, "\x00")), nil
+		}
+	}
+	return "", errorf(ErrNoObject, "%s has no dynamic loader (static)", exe)
+}
+
+// onlyReturns says whether the code at addr is ret or endbr64; ret.
+func (o *object) onlyReturns(addr uint64) bool {
+	p := o.segment(addr)
+	if p == nil {
+		return false
+	}
+	b := make([]byte, 5)
+	n, _ := p.ReadAt(b, int64(addr-p.Vaddr))
+	b = b[:n]
+	return bytes.HasPrefix(b, []byte{0xc3}) || bytes.HasPrefix(b, []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xc3})
+}
