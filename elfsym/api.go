@@ -34,6 +34,7 @@ type Symbol struct {
 	Runtime uint64   `json:"runtime,omitempty"` // address in the process, when resolved against a PID
 	Size    uint64   `json:"size"`
 	Params  []string `json:"params,omitempty"`
+	Mangled string   `json:"mangled,omitempty"` // the symbol's own name when Name is demangled
 }
 
 // Mapping is one line of /proc/PID/maps.

@@ -18,8 +18,8 @@ import (
 func spec(text string) *probe.Spec {
 	s := &probe.Spec{Text: text}
 	loc := text
-	if i := strings.LastIndex(loc, ":"); i >= 0 {
-		s.Object, loc = loc[:i], loc[i+1:]
+	if obj, sym, ok := probe.CutObject(loc); ok {
+		s.Object, loc = obj, sym
 	}
 	if strings.HasPrefix(loc, "0x") {
 		s.Address, _ = strconv.ParseUint(loc[2:], 16, 64)

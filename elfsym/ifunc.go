@@ -73,6 +73,6 @@ func (ld *loader) ifuncImpl(o *object, fn fsym) (fsym, error) {
 		// No symbol for it (stripped libc): a bare start without a size.
 		s = fsym{addr: impl, global: true}
 	}
-	s.name = fn.name
+	s.name, s.demangled = fn.name, fn.demangled
 	return s, nil
 }

@@ -28,7 +28,7 @@ func List(t Target, pattern string) ([]Symbol, error) {
 		}
 	}
 	paths := ld.objects()
-	if obj, glob, ok := strings.Cut(pattern, ":"); ok {
+	if obj, glob, ok := probe.CutObject(pattern); ok {
 		o, err := ld.objectFor(&probe.Spec{Text: pattern, Object: obj})
 		if err != nil {
 			return nil, err
@@ -53,7 +53,7 @@ func List(t Target, pattern string) ([]Symbol, error) {
 		}
 		start := len(out)
 		for _, s := range o.funcs {
-			if pattern != "" && !matchName(pattern, s.name) {
+			if pattern != "" && !s.matches(pattern) {
 				continue
 			}
 			if len(out)-start == manyParams {
@@ -63,13 +63,15 @@ func List(t Target, pattern string) ([]Symbol, error) {
 			if s.ifunc {
 				kind = "ifunc"
 			}
-			out = append(out, Symbol{Object: o.path, Name: s.name, Kind: kind, Addr: s.addr, Size: s.size, Params: o.paramsAt(s.addr)})
+			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: kind, Addr: s.addr, Size: s.size,
+				Params: o.paramsAt(s.addr), Mangled: mangledIfShown(s)})
 		}
 		for _, s := range o.plt {
-			if pattern != "" && !matchName(pattern, s.name) && !matchName(pattern, strings.TrimSuffix(s.name, "@plt")) {
+			if pattern != "" && !s.matches(pattern) && !matchName(pattern, strings.TrimSuffix(s.name, "@plt")) &&
+				!matchName(pattern, strings.TrimSuffix(s.demangled, "@plt")) {
 				continue
 			}
-			out = append(out, Symbol{Object: o.path, Name: s.name, Kind: "plt", Addr: s.addr, Size: s.size})
+			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: "plt", Addr: s.addr, Size: s.size, Mangled: mangledIfShown(s)})
 		}
 		obj := out[start:]
 		sort.SliceStable(obj, func(i, j int) bool { return obj[i].Addr < obj[j].Addr })

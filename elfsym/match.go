@@ -28,7 +28,7 @@ func (o *object) match(pattern string) []fsym {
 	}
 	var out []fsym
 	for _, s := range list {
-		if !matchName(pattern, s.name) {
+		if !s.matches(pattern) {
 			continue
 		}
 		// list is sorted by address, so aliases are adjacent.

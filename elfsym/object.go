@@ -46,6 +46,8 @@ type fsym struct {
 	global bool // STB_GLOBAL (preferred over weak and local aliases)
 	ifunc  bool // STT_GNU_IFUNC: addr is the resolver, not the implementation
 	plt    bool
+	// demangled is the source name of a C++ or Rust symbol (demangle.go).
+	demangled string
 }
 
 // openObject parses path. A file that is not ELF is reported as such.

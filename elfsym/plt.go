@@ -64,7 +64,8 @@ func (o *object) pltStubs(dynsym []elf.Symbol) ([]fsym, error) {
 				continue
 			}
 			if fn, ok := got[slot]; ok {
-				stubs = append(stubs, fsym{name: fn + "@plt", addr: sec.Addr + off, size: ent, global: true, plt: true})
+				stubs = append(stubs, fsym{name: fn + "@plt", addr: sec.Addr + off, size: ent, global: true, plt: true,
+					demangled: demangled(fn + "@plt")})
 			}
 		}
 	}

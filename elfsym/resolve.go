@@ -130,7 +130,7 @@ func (o *object) site(spec *probe.Spec, fn fsym, addr uint64) (probe.Site, error
 	off, _ := o.fileOffset(addr)
 	s := probe.Site{
 		Object:     o.path,
-		Func:       fn.name,
+		Func:       fn.display(),
 		FuncAddr:   fn.addr,
 		FuncSize:   fn.size,
 		Addr:       addr,

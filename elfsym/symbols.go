@@ -38,11 +38,12 @@ func (o *object) loadSymbols() error {
 			}
 			seen[k] = true
 			o.funcs = append(o.funcs, fsym{
-				name:   s.Name,
-				addr:   s.Value,
-				size:   s.Size,
-				global: elf.ST_BIND(s.Info) == elf.STB_GLOBAL,
-				ifunc:  typ == elf.STT_GNU_IFUNC,
+				name:      s.Name,
+				addr:      s.Value,
+				size:      s.Size,
+				global:    elf.ST_BIND(s.Info) == elf.STB_GLOBAL,
+				ifunc:     typ == elf.STT_GNU_IFUNC,
+				demangled: demangled(s.Name),
 			})
 		}
 	}

@@ -101,6 +101,12 @@ func behaviours() []behaviour {
 				return []string{etCtorLib(t) + ":et_ctor_hello(arg1)"}
 			},
 			check: wantLines("et_ctor_hello(7)", "et_ctor_hello(8)")},
+		// C++ functions by their source names: both overloads of a method
+		// (DWARF names their parameters), a template instance.
+		{name: "c++ names", args: nil,
+			fixture: func(t *testing.T) string { return fixture.C(t, "et_cxx.cc", "-O1", "-g") },
+			specs:   []string{"app::Server::handle(x)", "app::twice<long>(v)"},
+			check:   wantLines("app::Server::handle(1)", "app::Server::handle(2)", "app::twice<long>(4)")},
 		// strlen is an IFUNC: probing its resolver would see no call.
 		{name: "libc ifunc", fixture: etWork, args: []string{"args"},
 			specs: []string{`libc:strlen(str(arg1)) if str(arg1) == "world"`}, check: wantLines(`strlen("world")`)},

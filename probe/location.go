@@ -34,14 +34,15 @@ func (p *parser) location(s *Spec) int {
 		p.fail(start, tok.text, "unexpected %s, want a location such as work or libc:malloc", tok.describe())
 	}
 
-	// Split on ':' keeping each component's offset for errors.
+	// Split on ':' keeping each component's offset for errors; "::" is
+	// C++ and Rust qualification (app::Server::handle), not a separator.
 	type comp struct {
 		s   string
 		pos int
 	}
 	var comps []comp
 	pos := start
-	for _, c := range strings.Split(text[start:end], ":") {
+	for _, c := range splitColons(text[start:end]) {
 		comps = append(comps, comp{c, pos})
 		pos += len(c) + 1
 	}
@@ -161,12 +162,41 @@ func badSymbolChar(sym string) int {
 		case c == ']' || c == ')':
 			depth--
 		case depth > 0 || isAlnum(c) || c >= 0x80:
-		case strings.IndexByte("_.$@*?/", c) >= 0:
+		case strings.IndexByte("_.$@*?/~<>", c) >= 0:
+		case c == ':' && (strings.HasPrefix(sym[i:], "::") || i > 0 && sym[i-1] == ':'):
 		default:
 			return i
 		}
 	}
 	return -1
+}
+
+// CutObject splits "object:symbol" at its first ':' that is not part of
+// a "::" (C++ and Rust qualification); ok is false when there is none.
+func CutObject(loc string) (object, symbol string, ok bool) {
+	parts := splitColons(loc)
+	if len(parts) < 2 {
+		return "", loc, false
+	}
+	return parts[0], loc[len(parts[0])+1:], true
+}
+
+// splitColons splits s at every ':' that is not part of a "::".
+func splitColons(s string) []string {
+	var parts []string
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != ':' {
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == ':' {
+			i++ // "::"
+			continue
+		}
+		parts = append(parts, s[last:i])
+		last = i + 1
+	}
+	return append(parts, s[last:])
 }
 
 // parseLocNumber parses an offset: decimal, 0x hex or 0 octal.

@@ -40,6 +40,11 @@ var parseTests = []struct {
 	{text: "/path/bin:0x401136", object: "/path/bin", address: 0x401136},
 	{text: "0x401136", address: 0x401136},
 	{text: "libc:malloc@plt", object: "libc", symbol: "malloc@plt"},
+	// C++ and Rust names: "::" qualifies, it does not separate.
+	{text: "app::Server::handle(x)", symbol: "app::Server::handle", fetches: []fetchWant{{"x", 0}}},
+	{text: "return:libapp:app::Server::~Server", kind: Return, object: "libapp", symbol: "app::Server::~Server"},
+	{text: "./a:std::vector<int>::push_back+4", object: "./a", symbol: "std::vector<int>::push_back", offset: 4},
+	{text: "app::*", symbol: "app::*"},
 	{text: "work(arg1:x, *(u32*)(arg2+8), (s8)arg3)", symbol: "work",
 		fetches: []fetchWant{{"arg1", 'x'}, {"(*(u32*)(arg2 + 8))", 0}, {"((s8)arg3)", 0}}},
 	{text: "work if pid == 42 && tid != 0", symbol: "work", cond: "((pid == 42) && (tid != 0))"},
@@ -297,5 +302,20 @@ func checkRoundTrip(t *testing.T, text string) {
 	}
 	if !reflect.DeepEqual(s1, s2) {
 		t.Fatalf("Parse(%q) and Parse(%q) differ:\n%#v\n%#v", text, c1, s1, s2)
+	}
+}
+
+func TestCutObject(t *testing.T) {
+	for _, tt := range []struct{ in, obj, sym string }{
+		{"libc:malloc", "libc", "malloc"},
+		{"malloc", "", "malloc"},
+		{"app::Server::handle", "", "app::Server::handle"},
+		{"libapp:app::Server::handle", "libapp", "app::Server::handle"},
+		{"/opt/x.so:ns::f*", "/opt/x.so", "ns::f*"},
+	} {
+		obj, sym, ok := CutObject(tt.in)
+		if obj != tt.obj || sym != tt.sym || ok != (tt.obj != "") {
+			t.Errorf("CutObject(%q) = %q, %q, %v", tt.in, obj, sym, ok)
+		}
 	}
 }
