@@ -17,7 +17,7 @@ import (
 
 func TestConditionInKernel(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	// arg1*2 + arg2 > 10
 	cond := &probe.Binary{Op: probe.OpGt, T: probe.S64,
 		X: &probe.Binary{Op: probe.OpAdd, T: probe.U64,
@@ -47,7 +47,7 @@ func TestConditionInKernel(t *testing.T) {
 
 func TestExactCountThreads(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	spec := &probe.Spec{Text: "work", Symbol: "work", Fetches: fetches(arg(1))}
 	c, res := run(t, &Engine{RingSize: 32 << 20}, probe.Target{Argv: []string{bin, "threads", "100000", "8"}},
 		[]probe.Site{funcSite(t, bin, "work", 0, spec)})
@@ -58,7 +58,7 @@ func TestExactCountThreads(t *testing.T) {
 
 func TestRunModeExitStatus(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	spec := &probe.Spec{Text: "work", Symbol: "work"}
 	for _, tc := range []struct {
 		args   []string
@@ -67,8 +67,8 @@ func TestRunModeExitStatus(t *testing.T) {
 		code   int
 		out    string
 	}{
-		{[]string{"fork"}, false, 2, 7, "fork done\n"},
-		{[]string{"fork"}, true, 3, 7, "fork done\n"},
+		{[]string{"fork"}, false, 2, 7, "fork done 0\n"},
+		{[]string{"fork"}, true, 3, 7, "fork done 0\n"},
 		{[]string{"kill"}, false, 1, 128 + 9, ""},
 		{[]string{"orphan"}, false, 1, 0, ""},
 		{[]string{"orphan"}, true, 2, 0, ""},
@@ -88,7 +88,7 @@ func TestRunModeExitStatus(t *testing.T) {
 
 func TestAttachThenDetach(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	cmd := startReady(t, bin, "loop")
 	spec := &probe.Spec{Text: "work", Symbol: "work", Fetches: fetches(arg(1))}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -37,7 +37,7 @@ func slope(b *testing.B, runN func(n int)) {
 }
 
 func BenchmarkUntraced(b *testing.B) {
-	bin := fixture.C(b, "up_work.c")
+	bin := fixture.C(b, "et_work.c")
 	slope(b, func(n int) {
 		if err := exec.Command(bin, "count", strconv.Itoa(n)).Run(); err != nil {
 			b.Fatal(err)
@@ -47,11 +47,11 @@ func BenchmarkUntraced(b *testing.B) {
 
 func benchEngine(b *testing.B, spec *probe.Spec, emit func(*probe.Event)) {
 	need.Uprobes(b)
-	bin := fixture.C(b, "up_work.c")
+	bin := fixture.C(b, "et_work.c")
 	site := funcSite(b, bin, "work", 0, spec)
 	slope(b, func(n int) {
 		var count int
-		res, err := (&Engine{}).Trace(context.Background(), probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}},
+		res, err := (&Engine{}).Trace(context.Background(), probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}, Stdout: io.Discard},
 			[]probe.Site{site}, func(ev *probe.Event) { count++; emit(ev) })
 		if err != nil || res.Lost != 0 || count != n {
 			b.Fatalf("%d events of %d, %d lost, %v", count, n, res.Lost, err)
@@ -68,11 +68,11 @@ func BenchmarkEntryDelivered(b *testing.B) {
 // BenchmarkBpftraceCount's @c = count() does.
 func BenchmarkEntryCounted(b *testing.B) {
 	need.Uprobes(b)
-	bin := fixture.C(b, "up_work.c")
+	bin := fixture.C(b, "et_work.c")
 	site := funcSite(b, bin, "work", 0, &probe.Spec{Text: "work", Symbol: "work"})
 	slope(b, func(n int) {
 		res, err := (&Engine{}).Trace(context.Background(),
-			probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}, Tally: true},
+			probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}, Stdout: io.Discard, Tally: true},
 			[]probe.Site{site}, func(*probe.Event) { b.Fatal("an event while counting in place") })
 		if err != nil || len(res.Tallies) != 1 || res.Tallies[0].Hits != uint64(n) {
 			b.Fatalf("tallies %+v of %d calls: %v", res.Tallies, n, err)
@@ -90,7 +90,7 @@ func BenchmarkEntryTwoArgs(b *testing.B) {
 func BenchmarkBpftraceCount(b *testing.B) {
 	need.Uprobes(b)
 	need.Tool(b, "bpftrace")
-	bin := fixture.C(b, "up_work.c")
+	bin := fixture.C(b, "et_work.c")
 	slope(b, func(n int) {
 		cmd := exec.Command("bpftrace", "-e", "uprobe:"+bin+":work { @c = count(); }", "-c", bin+" count "+strconv.Itoa(n))
 		var out bytes.Buffer
@@ -180,11 +180,11 @@ func BenchmarkAttach1000Perf(b *testing.B)  { benchAttach(b, 1000, true) }
 // benchSites is benchEngine for any sites, counting want events per call.
 func benchSites(b *testing.B, e func() *Engine, sites func(bin string) []probe.Site, perCall int) {
 	need.Uprobes(b)
-	bin := fixture.C(b, "up_work.c")
+	bin := fixture.C(b, "et_work.c")
 	ss := sites(bin)
 	slope(b, func(n int) {
 		var count int
-		res, err := e().Trace(context.Background(), probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}},
+		res, err := e().Trace(context.Background(), probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}, Stdout: io.Discard},
 			ss, func(ev *probe.Event) { count++ })
 		if err != nil || res.Lost != 0 || count != perCall*n {
 			b.Fatalf("%d events of %d, %d lost, %v", count, perCall*n, res.Lost, err)
@@ -247,7 +247,7 @@ func BenchmarkFalseCondition(b *testing.B) {
 func bpftraceSlope(b *testing.B, prog func(bin string) string) {
 	need.Uprobes(b)
 	need.Tool(b, "bpftrace")
-	bin := fixture.C(b, "up_work.c")
+	bin := fixture.C(b, "et_work.c")
 	slope(b, func(n int) {
 		cmd := exec.Command("bpftrace", "-e", prog(bin), "-c", bin+" count "+strconv.Itoa(n))
 		var out bytes.Buffer

@@ -11,7 +11,7 @@ import (
 
 func TestFetchArgs(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	work := &probe.Spec{Text: "work(arg1,arg2)", Symbol: "work", Fetches: fetches(arg(1), arg(2))}
 	greet := &probe.Spec{Text: "greet(str(arg1),arg2)", Symbol: "greet", Fetches: fetches(&probe.StrOf{Addr: arg(1)}, arg(2))}
 	peek := &probe.Spec{Text: "peek(*arg1)", Symbol: "peek", Fetches: fetches(&probe.Deref{T: probe.S64, Addr: arg(1)}, arg(2))}
@@ -22,7 +22,7 @@ func TestFetchArgs(t *testing.T) {
 	}
 	var out bytes.Buffer
 	c, res := run(t, &Engine{}, probe.Target{Argv: []string{bin, "args"}, Stdout: &out}, sites)
-	if out.String() != "args done\n" || res.ExitCode != 0 || res.Lost != 0 {
+	if out.String() != "args 73\n" || res.ExitCode != 0 || res.Lost != 0 {
 		t.Fatalf("output %q, result %+v", out.String(), res)
 	}
 	var got []string

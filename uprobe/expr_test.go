@@ -14,7 +14,7 @@ import (
 // v4 ISA's signed division.
 func TestExprSemantics(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	sa := &probe.Cast{To: probe.S64, X: arg(1)}
 	sb := &probe.Cast{To: probe.S64, X: arg(2)}
 	ua, ub := arg(1), arg(2)

@@ -16,7 +16,7 @@ import (
 // a uprobe_multi link or one perf link per site.
 func TestOneProgramManySites(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	spec := &probe.Spec{Text: "*(arg2)", Symbol: "*", Fetches: fetches(arg(2))}
 	var sites []probe.Site
 	for _, fn := range []string{"work", "greet", "peek"} {

@@ -83,7 +83,7 @@ func balanced(h, i int) string {
 // v4 ISA's signed division.
 func TestExprReference(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	text := "work(arg1, arg2, " + strings.Join(referenceExprs, ", ") + ")"
 	spec, err := probe.Parse(text)
 	if err != nil {
@@ -118,7 +118,7 @@ func TestExprReference(t *testing.T) {
 // unmapped pages.
 func TestStrStr(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	spec, err := probe.Parse("same(str(arg1) == str(arg2), str(arg2) != str(arg1))")
 	if err != nil {
 		t.Fatal(err)

@@ -187,7 +187,7 @@ func TestReturnGo(t *testing.T) {
 // go in or come out.
 func TestReturnAttachWindow(t *testing.T) {
 	need.Uprobes(t)
-	bin := fixture.C(t, "up_work.c")
+	bin := fixture.C(t, "et_work.c")
 	cmd := startReady(t, bin, "spin")
 	sites := resolve(t, bin, "return:work")
 	for range 3 {
