@@ -19,7 +19,7 @@ func TestUtapPlan(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		"entry":      "-e f -o OUT -- /w N call",
-		"count":      "-C --format json -e f -o OUT -- /w N call",
+		"count":      "--count-only --format json -e f -o OUT -- /w N call",
 		"fetch":      "-e 'f(arg1, arg2)' -o",
 		"return":     "-e f -e 'return:f(ret)' -o",
 		"cond-false": "-e 'f(arg1) if arg2 != 7' -o",

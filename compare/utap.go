@@ -49,8 +49,8 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	args := []string{"run", "--backend", u.Backend, "-q", "--format", "json"}
 	count := func(out, _ string) (int, error) { return countLines(out, nonEmpty) }
 	if s.Count {
-		// -C counts in the engine and writes one JSON summary at exit.
-		args = []string{"run", "--backend", u.Backend, "-q", "-C", "--format", "json"}
+		// --count-only counts in the engine and writes one JSON summary at exit.
+		args = []string{"run", "--backend", u.Backend, "-q", "--count-only", "--format", "json"}
 		count = func(out, _ string) (int, error) { return utapSummaryCalls(out, fn) }
 	}
 	switch {

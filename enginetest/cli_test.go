@@ -335,7 +335,7 @@ func uprobeEvents(t *testing.T) string {
 	return string(b)
 }
 
-// TestCLICountSameAcrossBackends: -c and -C report the same calls,
+// TestCLICountSameAcrossBackends: -c and --count-only report the same calls,
 // errors and timed calls on every backend, whether the engine counts in
 // place (uprobe: BPF maps) or from events (ptrace).
 func TestCLICountSameAcrossBackends(t *testing.T) {
@@ -353,7 +353,7 @@ func TestCLICountSameAcrossBackends(t *testing.T) {
 		want  []row
 	}{
 		{"-c", []string{"work", "greet"}, neg, []row{{"work", n, n / 2, n}}},
-		{"-C", []string{"work"}, neg, []row{{"work", n, 0, 0}}},
+		{"--count-only", []string{"work"}, neg, []row{{"work", n, 0, 0}}},
 		{"-c", []string{"work if (long)arg1 > 0"}, neg, []row{{"work", n/2 - 1, 0, 0}}},
 		{"-c", []string{"return:work if ret < 0"}, neg, []row{{"work", n / 2, n / 2, n / 2}}},
 		// Both CPUs count at once: the kernel's counters are atomic.
@@ -397,5 +397,28 @@ func TestCLICountSameAcrossBackends(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCLISummaryWithEvents: -C prints every event, then the summary
+// (strace -C), on every backend.
+func TestCLISummaryWithEvents(t *testing.T) {
+	bin := etWork(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			r := utap(t, "run", "--backend", b.name, "-C", "--format", "json", "-e", "work", "--", bin, "neg", "10")
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != 0 || len(lines) != 21 {
+				t.Fatalf("exit %d, %d lines, want 20 events and a summary:\n%s", r.code, len(lines), r.stderr)
+			}
+			var rep struct {
+				Functions []struct{ Calls, Errors uint64 }
+			}
+			if err := json.Unmarshal([]byte(lines[20]), &rep); err != nil || len(rep.Functions) != 1 ||
+				rep.Functions[0].Calls != 10 || rep.Functions[0].Errors != 5 {
+				t.Errorf("summary %q: %+v, %v", lines[20], rep, err)
+			}
+		})
 	}
 }

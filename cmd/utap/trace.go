@@ -30,7 +30,8 @@ func traceFlags() []cli.Flag {
 		&cli.IntFlag{Name: "s", Value: output.DefaultStrLen, Usage: "show at most `N` bytes of each string"},
 		&cli.BoolFlag{Name: "T", Usage: "show the time spent in each call on return lines"},
 		&cli.BoolFlag{Name: "c", Usage: "count calls and time per function; print a summary on exit instead of events"},
-		&cli.BoolFlag{Name: "C", Usage: "count calls per function, untimed (no return probes: one hit per call); summary on exit"},
+		&cli.BoolFlag{Name: "C", Usage: "like -c, and print the events too (strace -C)"},
+		&cli.BoolFlag{Name: "count-only", Usage: "count calls per function, untimed: no return probes, so one hit per call (on the uprobe engine counted in the kernel, as bpftrace's count()); summary on exit"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 	}
@@ -67,14 +68,14 @@ func attachCommand() *cli.Command {
 }
 
 func trace(c *cli.Context, attach bool) error {
-	if c.Bool("c") && c.Bool("C") {
-		return fmt.Errorf("-c and -C are exclusive: -c times calls, -C only counts them")
+	if n := btoi(c.Bool("c")) + btoi(c.Bool("C")) + btoi(c.Bool("count-only")); n > 1 {
+		return fmt.Errorf("-c, -C and --count-only are exclusive: -c times calls, -C also prints the events, --count-only only counts")
 	}
 	specs, err := readSpecs(c)
 	if err != nil {
 		return err
 	}
-	if c.Bool("T") || c.Bool("c") {
+	if c.Bool("T") || c.Bool("c") || c.Bool("C") {
 		specs = withReturns(specs)
 	}
 	var t probe.Target
@@ -144,10 +145,15 @@ func trace(c *cli.Context, attach bool) error {
 		}
 	}
 	var sum *summary.Summary
-	if c.Bool("c") || c.Bool("C") {
+	switch {
+	case c.Bool("c") || c.Bool("count-only"):
 		sum = summary.New()
 		emit = sum.Add
-		t.Tally = true
+		t.Tally = true // counted in place where the engine can
+	case c.Bool("C"):
+		sum = summary.New()
+		write := emit
+		emit = func(ev *probe.Event) { write(ev); sum.Add(ev) }
 	}
 	res, err := eng.Trace(ctx, t, sites, emit)
 	if ferr := w.Close(); werr == nil {
@@ -261,4 +267,11 @@ func unwrapExec(err error) error {
 		return ee.Err
 	}
 	return err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
