@@ -13,13 +13,16 @@ import (
 	"github.com/utap/utap/probe"
 )
 
+// slowWakeups is the benchmarks' Engine.SlowWakeups.
+var slowWakeups bool
+
 // traceOnce runs pt_count with one thread and n calls under the engine and
 // returns the wall time, the number of events and of ptrace stops.
 func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int, runStats) {
 	events := 0
 	var st runStats
 	start := time.Now()
-	_, err := (&Engine{stats: &st}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
+	_, err := (&Engine{stats: &st, SlowWakeups: slowWakeups}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
 		sites, func(*probe.Event) { events++ })
 	if err != nil {
 		b.Fatal(err)
@@ -64,6 +67,13 @@ func workSites(b *testing.B, extra int) []probe.Site {
 // BenchmarkHit: an entry probe fetching two arguments.
 func BenchmarkHit(b *testing.B)           { benchCalls(b, workSites(b, 0), 1) }
 func BenchmarkHit1000Probes(b *testing.B) { benchCalls(b, workSites(b, 999), 1) }
+
+// BenchmarkHitSlowWakeups: idle CPUs left to halt (wakeup_linux.go).
+func BenchmarkHitSlowWakeups(b *testing.B) {
+	slowWakeups = true
+	defer func() { slowWakeups = false }()
+	benchCalls(b, workSites(b, 0), 1)
+}
 
 // BenchmarkHitPinned pins tracer and tracee to CPU 0.
 func BenchmarkHitPinned(b *testing.B) {

@@ -13,6 +13,10 @@ import (
 
 // Engine is the ptrace breakpoint engine.
 type Engine struct {
+	// SlowWakeups leaves idle CPUs halting even while stops come fast
+	// (wakeup_linux.go): stops cost more, idle CPUs burn nothing.
+	SlowWakeups bool
+
 	stats *runStats // tests and benchmarks: filled in when Trace returns
 }
 
@@ -68,8 +72,12 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return
 		}
 		stop := tr.watch(ctx)
+		if !e.SlowWakeups {
+			tr.fast = startWakeups()
+		}
 		tr.resumeAll(tr.list()...)
 		tr.loop()
+		tr.fast.stop()
 		stop()
 		if tr.err != nil {
 			tr.killLeader()

@@ -50,7 +50,7 @@ func objectAt(ms []mapping, addr uint64) object {
 
 // loaderWatch puts the internal breakpoint on _dl_debug_state in the
 // objects being planned that define it (the loader).
-func (pl *planner) loaderWatch() error {
+func (pl *planner) loaderWatch() {
 	for _, m := range pl.ms {
 		o, ok := execObject(m)
 		if !ok || !pl.planning(o) {
@@ -66,11 +66,12 @@ func (pl *planner) loaderWatch() error {
 		addr := m.Start + oi.debugState - m.Offset
 		bp, err := pl.bp(&probe.Site{Func: debugStateSym, FuncAddr: addr, Addr: addr}, addr)
 		if err != nil {
-			return err
+			// Someone else's breakpoint there (a debugger's, a kernel
+			// uprobe): the trace goes on, blind to later dlopens.
+			continue
 		}
 		bp.loader = true
 	}
-	return nil
 }
 
 // planning says whether o is among the objects this plan covers.

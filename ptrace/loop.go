@@ -70,6 +70,7 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	}
 	th.stopped, th.listening = true, false
 	tr.stats.stops++
+	tr.fast.stopped()
 	sig := int(ws.StopSignal())
 	switch ev := event(ws); ev {
 	case 0:

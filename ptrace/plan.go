@@ -66,9 +66,7 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 			return nil, err
 		}
 	}
-	if err := pl.loaderWatch(); err != nil {
-		return nil, err
-	}
+	pl.loaderWatch()
 	pl.seen = execObjects(ms)
 	return &pl.planned, nil
 }

@@ -26,6 +26,7 @@ type tracer struct {
 	err      error // first fatal error met while tracing
 
 	clock   clock
+	fast    *wakeups // nil: idle CPUs left alone (wakeup_linux.go)
 	wake    waker
 	stats   runStats
 	env     hitEnv         // reused at every hit

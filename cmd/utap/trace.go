@@ -15,6 +15,7 @@ import (
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/output"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ptrace"
 	"github.com/utap/utap/summary"
 )
 
@@ -34,6 +35,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "count-only", Usage: "count calls per function, untimed: no return probes, so one hit per call (on the uprobe engine counted in the kernel, as bpftrace's count()); summary on exit"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
+		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 	}
 }
 
@@ -113,6 +115,9 @@ func trace(c *cli.Context, attach bool) error {
 	eng, why, err := chooseEngine(c.String("backend"), sites)
 	if err != nil {
 		return err
+	}
+	if pt, ok := eng.(*ptrace.Engine); ok {
+		pt.SlowWakeups = c.Bool("slow-wakeups")
 	}
 	if !c.Bool("q") && why != "" {
 		fmt.Fprintf(os.Stderr, "utap: %s\n", why)
