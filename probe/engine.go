@@ -33,7 +33,7 @@ type Target struct {
 	// Follow traces forked children too (-f).
 	Follow bool
 
-	// Tally asks for counts instead of events (utap -c / -C). An engine
+	// Tally asks for counts instead of events (utap -c, --count-only). An engine
 	// able to count where the probes fire (in the kernel) emits nothing
 	// and returns the counts in Result.Tallies; any other engine ignores
 	// Tally and emits every event as usual.

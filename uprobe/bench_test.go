@@ -64,7 +64,7 @@ func BenchmarkEntryDelivered(b *testing.B) {
 	benchEngine(b, &probe.Spec{Text: "work", Symbol: "work"}, func(*probe.Event) {})
 }
 
-// BenchmarkEntryCounted counts in the kernel (utap -C), as
+// BenchmarkEntryCounted counts in the kernel (utap --count-only), as
 // BenchmarkBpftraceCount's @c = count() does.
 func BenchmarkEntryCounted(b *testing.B) {
 	need.Uprobes(b)

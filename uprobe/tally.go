@@ -8,7 +8,7 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// Counting in place (probe.Target.Tally, utap -c / -C): a program that
+// Counting in place (probe.Target.Tally, utap -c / --count-only): a program that
 // passes its condition adds to its site's counters and, for a return with
 // a duration, to one bucket of its site's histogram; nothing goes through
 // the ring buffer and nothing wakes the tracer, so an event costs the trap
