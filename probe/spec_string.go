@@ -29,6 +29,10 @@ func (s *Spec) String() string {
 		b.WriteString(strconv.FormatUint(s.Address, 16))
 	}
 	if len(s.Fetches) > 0 {
+		if strings.HasSuffix(b.String(), ".") {
+			// ".(" would read as a Go receiver, main.(*T).M.
+			b.WriteByte(' ')
+		}
 		b.WriteByte('(')
 		for i, f := range s.Fetches {
 			if i > 0 {
