@@ -16,8 +16,9 @@ import (
 )
 
 // snapshot is what attaching must leave as it found: the maps and the
-// bytes of every executable mapping of the program.
-func snapshot(t *testing.T, pid int, bin string) (string, []byte) {
+// bytes of every executable mapping of a file (the program, the loader,
+// the libraries).
+func snapshot(t *testing.T, pid int) (string, []byte) {
 	t.Helper()
 	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
@@ -28,7 +29,7 @@ func snapshot(t *testing.T, pid int, bin string) (string, []byte) {
 	defer m.close()
 	var code []byte
 	for _, mp := range ms {
-		if mp.Path == bin && strings.Contains(mp.Perms, "x") {
+		if strings.HasPrefix(mp.Path, "/") && strings.Contains(mp.Perms, "x") {
 			b := make([]byte, mp.End-mp.Start)
 			if err := m.readByMem(b, mp.Start); err != nil {
 				t.Fatal(err)
@@ -55,7 +56,7 @@ func TestAttachDetachRestores(t *testing.T) {
 		}
 	}()
 	pid := cmd.Process.Pid
-	maps0, code0 := snapshot(t, pid, bin)
+	maps0, code0 := snapshot(t, pid)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
@@ -83,7 +84,7 @@ func TestAttachDetachRestores(t *testing.T) {
 	if n < 5000 {
 		t.Fatalf("%d events", n)
 	}
-	maps1, code1 := snapshot(t, pid, bin)
+	maps1, code1 := snapshot(t, pid)
 	if maps0 != maps1 {
 		t.Errorf("maps differ after detach:\n%s\n----\n%s", maps0, maps1)
 	}
@@ -97,5 +98,72 @@ func TestAttachDetachRestores(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if st, _ := statusField(pid, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
 		t.Errorf("state %q after detach", st)
+	}
+}
+
+// TestAttachThenDlopen: a process attached to loads a library by dlopen
+// and calls into it: the probes on it fire (the loader's rendezvous), and
+// once detached every byte of code is back, the loader's included.
+func TestAttachThenDlopen(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "et_work.c")
+	lib := fixture.C(t, "et_plug.c", "-shared", "-fPIC", "-O1")
+	cmd := exec.Command(bin, "dlwait", lib)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("fixture said %q", lines.Text())
+	}
+	pid := cmd.Process.Pid
+	_, code0 := snapshot(t, pid)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var got []string
+	events := make(chan struct{}, 2)
+	done := make(chan error, 1)
+	spec := &probe.Spec{Text: lib + ":et_plug(arg1)", Object: lib, Symbol: "et_plug"}
+	site := siteAt(t, lib, "et_plug", 0, argFetch(1))
+	site.Spec = spec
+	go func() {
+		_, err := (&Engine{}).Trace(ctx, probe.Target{PIDs: []int{pid}}, []probe.Site{site}, func(e *probe.Event) {
+			got = append(got, fmt.Sprintf("%s(%d)", e.Func, e.Args[0].Int))
+			events <- struct{}{}
+		})
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s, _ := statusField(pid, "TracerPid"); s != "0" && s != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not attached after 10 s")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the probes go in once every thread is stopped
+	fmt.Fprintln(stdin, "go")
+	if !lines.Scan() || lines.Text() != "done 6" {
+		t.Fatalf("fixture said %q", lines.Text())
+	}
+	for range 2 {
+		select {
+		case <-events:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events %q", got)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[et_plug(1) et_plug(2)]" {
+		t.Errorf("events %q", got)
+	}
+	if _, code1 := snapshot(t, pid); string(code0) != string(code1) {
+		t.Errorf("code differs after detach")
 	}
 }

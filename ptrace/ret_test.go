@@ -303,7 +303,7 @@ func TestReturnDetachMidCall(t *testing.T) {
 	lines := bufio.NewScanner(stdout)
 	lines.Scan() // running
 	pid := cmd.Process.Pid
-	maps0, code0 := snapshot(t, pid, bin)
+	maps0, code0 := snapshot(t, pid)
 
 	// Detach right after an entry: nap is sleeping with its return
 	// address hijacked.
@@ -351,7 +351,7 @@ func TestReturnDetachMidCall(t *testing.T) {
 			t.Fatal("no output after detach")
 		}
 	}
-	maps1, code1 := snapshot(t, pid, bin)
+	maps1, code1 := snapshot(t, pid)
 	if maps0 != maps1 || string(code0) != string(code1) {
 		t.Errorf("maps or code differ after detach")
 	}
