@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 	"github.com/utap/utap/probe"
@@ -136,15 +137,25 @@ func TestAttachThenDlopen(t *testing.T) {
 		})
 		done <- err
 	}()
+	// The probes are in once the loader's hook carries our int3.
+	r, err := elfsym.LoaderRendezvous(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if s, _ := statusField(pid, "TracerPid"); s != "0" && s != "" {
+		var b [1]byte
+		if _, err := mem.ReadAt(b[:], int64(r.Brk)); err == nil && b[0] == 0xcc {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("not attached after 10 s")
+			t.Fatal("no breakpoint on the loader's hook after 10 s")
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // the probes go in once every thread is stopped
 	fmt.Fprintln(stdin, "go")
 	if !lines.Scan() || lines.Text() != "done 6" {
 		t.Fatalf("fixture said %q", lines.Text())
