@@ -364,7 +364,7 @@ func TestCLICountSameAcrossBackends(t *testing.T) {
 		for _, b := range backends {
 			t.Run(c.flag+" "+strings.Join(c.specs, ",")+" "+argv[1]+"/"+b.name, func(t *testing.T) {
 				b.need(t)
-				args := []string{"run", "--backend", b.name, c.flag, "--format", "json"}
+				args := []string{"run", "--backend", b.name, "-q", c.flag, "--format", "json"}
 				for _, s := range c.specs {
 					args = append(args, "-e", s)
 				}
@@ -407,7 +407,7 @@ func TestCLISummaryWithEvents(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			b.need(t)
-			r := utap(t, "run", "--backend", b.name, "-C", "--format", "json", "-e", "work", "--", bin, "neg", "10")
+			r := utap(t, "run", "--backend", b.name, "-q", "-C", "--format", "json", "-e", "work", "--", bin, "neg", "10")
 			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 			if r.code != 0 || len(lines) != 21 {
 				t.Fatalf("exit %d, %d lines, want 20 events and a summary:\n%s", r.code, len(lines), r.stderr)

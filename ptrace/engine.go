@@ -3,6 +3,8 @@ package ptrace
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"runtime"
 	"time"
 
@@ -16,6 +18,9 @@ type Engine struct {
 	// SlowWakeups leaves idle CPUs halting even while stops come fast
 	// (wakeup_linux.go): stops cost more, idle CPUs burn nothing.
 	SlowWakeups bool
+	// Log receives a line when idle CPUs are first asked to poll; nil
+	// means none.
+	Log io.Writer
 
 	stats *runStats // tests and benchmarks: filled in when Trace returns
 }
@@ -73,7 +78,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 		stop := tr.watch(ctx)
 		if !e.SlowWakeups {
-			tr.fast = startWakeups()
+			tr.fast = startWakeups(func() {
+				if e.Log != nil {
+					fmt.Fprintln(e.Log, "utap: stops are frequent: idle CPUs asked to poll while they are (--slow-wakeups to leave them halting)")
+				}
+			})
 		}
 		tr.resumeAll(tr.list()...)
 		tr.loop()

@@ -34,8 +34,8 @@ type wakeups struct {
 }
 
 // startWakeups watches the stop rate until stop is called; nil when the
-// request cannot be made.
-func startWakeups() *wakeups {
+// request cannot be made. engaged is called the first time it is held.
+func startWakeups(engaged func()) *wakeups {
 	f, err := os.OpenFile("/dev/cpu_dma_latency", os.O_WRONLY, 0)
 	if err != nil {
 		return nil
@@ -66,6 +66,10 @@ func startWakeups() *wakeups {
 				on = fast
 				if on {
 					set(0)
+					if engaged != nil {
+						engaged()
+						engaged = nil
+					}
 				} else {
 					set(noLatencyLimit)
 				}

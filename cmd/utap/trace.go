@@ -118,6 +118,9 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	if pt, ok := eng.(*ptrace.Engine); ok {
 		pt.SlowWakeups = c.Bool("slow-wakeups")
+		if !c.Bool("q") {
+			pt.Log = os.Stderr
+		}
 	}
 	if !c.Bool("q") && why != "" {
 		fmt.Fprintf(os.Stderr, "utap: %s\n", why)
