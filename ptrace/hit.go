@@ -46,7 +46,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			return
 		}
 		if p.armed && regs.Rip-1 == p.armAt {
-			tr.atEntry(th, &regs)
+			tr.atLoaded(th, &regs)
 			return
 		}
 		if p.removed[regs.Rip-1] {

@@ -13,9 +13,9 @@ import (
 	"github.com/utap/utap/uretprobe"
 )
 
-// atEntry runs at the temporary breakpoint of armStart: once the loader
+// atLoaded runs at the temporary breakpoint of armLoaded: once the loader
 // has mapped and relocated the libraries, the probes go in.
-func (tr *tracer) atEntry(th *thread, regs *unix.PtraceRegs) {
+func (tr *tracer) atLoaded(th *thread, regs *unix.PtraceRegs) {
 	p := th.p
 	if p.armWait != 0 {
 		var b [8]byte

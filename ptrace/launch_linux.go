@@ -11,7 +11,8 @@ import (
 )
 
 // launch starts the command seized, stopped after exec before it runs an
-// instruction, with a temporary breakpoint at its entry point.
+// instruction, with a temporary breakpoint where its libraries are loaded
+// (armLoaded).
 //
 // Go's fork/exec offers only PTRACE_TRACEME (not seized: no INTERRUPT, no
 // LISTEN), so at the exec trap the child is detached with SIGSTOP, seized
@@ -87,7 +88,7 @@ func (tr *tracer) seizeChild(pid int) error {
 	tr.procs[pid] = p
 	th := tr.addThread(p, pid)
 	th.stopped = true
-	if err := tr.armEntry(p); err != nil {
+	if err := tr.armLoaded(p); err != nil {
 		return err
 	}
 	// SIGCONT ends the group-stop; it stays pending until we resume the

@@ -315,17 +315,17 @@ func (tr *tracer) exec(th *thread) {
 		tr.dropProcess(p)
 		return
 	}
-	if err := tr.armEntry(p); err != nil {
+	if err := tr.armLoaded(p); err != nil {
 		tr.fail(err)
 	}
 	tr.resume(th)
 }
 
-// armEntry puts a temporary int3 where the probes go in (atEntry): the
+// armLoaded puts a temporary int3 where the probes go in (atLoaded): the
 // loader's rendezvous, hit with a complete link map once every library is
 // mapped and relocated and before any constructor runs; or, for a program
 // without a loader, its entry point.
-func (tr *tracer) armEntry(p *process) error {
+func (tr *tracer) armLoaded(p *process) error {
 	entry, err := auxvEntry(p.pid)
 	if err != nil {
 		return err

@@ -20,10 +20,10 @@ import (
 // ptrace only answers the thread that is the tracer, so one locked
 // goroutine starts, waits for and detaches the child.
 type child struct {
-	cmd     *exec.Cmd
-	release chan struct{}
-	toEntry chan struct{} // asks the tracer goroutine to run it until its libraries are loaded
-	result  chan error
+	cmd      *exec.Cmd
+	release  chan struct{}
+	toLoaded chan struct{} // asks the tracer goroutine to run it until its libraries are loaded
+	result   chan error
 }
 
 func startHeld(t probe.Target) (*child, error) {
@@ -40,7 +40,7 @@ func startHeld(t probe.Target) (*child, error) {
 		cmd.Stderr = os.Stderr
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	c := &child{cmd: cmd, release: make(chan struct{}), toEntry: make(chan struct{}), result: make(chan error, 1)}
+	c := &child{cmd: cmd, release: make(chan struct{}), toLoaded: make(chan struct{}), result: make(chan error, 1)}
 	started := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread exits with the goroutine, so no other
@@ -63,7 +63,7 @@ func startHeld(t probe.Target) (*child, error) {
 		started <- nil
 		for {
 			select {
-			case <-c.toEntry:
+			case <-c.toLoaded:
 				c.result <- runToLoaded(pid)
 			case <-c.release:
 				c.result <- unix.PtraceDetach(pid)
@@ -131,7 +131,7 @@ func (c *child) pid() int { return c.cmd.Process.Pid }
 // rendezvous (elfsym.Rendezvous), or the entry point of a program loaded
 // without one.
 func (c *child) loaded() error {
-	c.toEntry <- struct{}{}
+	c.toLoaded <- struct{}{}
 	if err := <-c.result; err != nil {
 		return fmt.Errorf("running %s until its libraries are loaded: %w", c.cmd.Path, err)
 	}
