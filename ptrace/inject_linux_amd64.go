@@ -13,8 +13,9 @@ var syscallCode = []byte{0x0f, 0x05, 0xcc}
 var errGone = errors.New("process exited")
 
 // inject makes the stopped thread th run one system call and returns its
-// result (-errno as an error). It borrows the bytes at the entry point,
-// which no thread runs again, with every thread of the process stopped.
+// result (-errno as an error). It borrows the bytes at the entry point
+// (code that runs at most once, at start-up) with every thread of the
+// process stopped, and puts them back before any runs on.
 func (tr *tracer) inject(th *thread, nr uint64, args ...uint64) (uint64, error) {
 	p := th.p
 	if p.entry == 0 {

@@ -281,8 +281,8 @@ func (tr *tracer) releaseChild(p *process) {
 	tr.dropProcess(p)
 }
 
-// exec drops a process's tables (its image is new) and arms the entry
-// point so probes go in once the loader has mapped the libraries.
+// exec drops a process's tables (its image is new) and arms armLoaded so
+// probes go in once the loader has mapped the libraries.
 func (tr *tracer) exec(th *thread) {
 	p := th.p
 	if old, err := eventMsg(th.tid); err == nil && int(old) != th.tid {
