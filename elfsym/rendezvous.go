@@ -3,8 +3,11 @@ package elfsym
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Rendezvous is the dynamic loader's debugger interface in a process
@@ -25,6 +28,26 @@ type Rendezvous struct {
 
 // RTConsistent is r_state when the link map is complete.
 const RTConsistent = 0
+
+// PassIncomplete is what a tracer does at its int3 on Brk: when the link
+// map is not complete yet, it completes the hook's call for the tracee
+// (BrkReturns: pops the return address into regs' rip) and reports true,
+// so the tracer sets regs and waits for the next call. read reads the
+// tracee's memory.
+func (r Rendezvous) PassIncomplete(read func(b []byte, addr uint64) error, regs *unix.PtraceRegs) (bool, error) {
+	var b [8]byte
+	if err := read(b[:4], r.State); err != nil {
+		return false, err
+	}
+	if binary.LittleEndian.Uint32(b[:4]) == RTConsistent {
+		return false, nil
+	}
+	if err := read(b[:], regs.Rsp); err != nil {
+		return false, err
+	}
+	regs.Rip, regs.Rsp = binary.LittleEndian.Uint64(b[:]), regs.Rsp+8
+	return true, nil
+}
 
 // rStateOff is r_state's offset in struct r_debug on x86_64: int
 // r_version, then the pointers r_map and r_brk.

@@ -1,13 +1,11 @@
 package ptrace
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 	"github.com/utap/utap/uretprobe"
@@ -17,16 +15,14 @@ import (
 // has mapped and relocated the libraries, the probes go in.
 func (tr *tracer) atLoaded(th *thread, regs *unix.PtraceRegs) {
 	p := th.p
-	if p.armWait != 0 {
-		var b [8]byte
-		if err := p.mem.ReadAt(b[:4], p.armWait); err == nil && binary.LittleEndian.Uint32(b[:4]) != elfsym.RTConsistent {
-			// The loader's call before its link map is complete: return
-			// from the hook for it (it only returns) and wait for the next.
-			if err := p.mem.ReadAt(b[:], regs.Rsp); err != nil {
-				tr.fail(err)
-				return
-			}
-			regs.Rip, regs.Rsp = binary.LittleEndian.Uint64(b[:]), regs.Rsp+8
+	if p.armRV != nil {
+		// The loader's calls before its link map is complete are passed.
+		passed, err := p.armRV.PassIncomplete(p.mem.ReadAt, regs)
+		if err != nil {
+			tr.fail(err)
+			return
+		}
+		if passed {
 			tr.setRegs(th, regs)
 			return
 		}

@@ -330,9 +330,9 @@ func (tr *tracer) armLoaded(p *process) error {
 	if err != nil {
 		return err
 	}
-	at, wait := entry, uint64(0)
+	at, rv := entry, (*elfsym.Rendezvous)(nil)
 	if r, err := elfsym.LoaderRendezvous(p.pid); err == nil && r.BrkReturns {
-		at, wait = r.Brk, r.State
+		at, rv = r.Brk, &r
 	}
 	var b [1]byte
 	if err := p.mem.readByMem(b[:], at); err != nil {
@@ -341,6 +341,6 @@ func (tr *tracer) armLoaded(p *process) error {
 	if err := p.mem.WriteAt([]byte{0xcc}, at); err != nil {
 		return err
 	}
-	p.entry, p.armAt, p.armB, p.armWait, p.armed = entry, at, b[0], wait, true
+	p.entry, p.armAt, p.armB, p.armRV, p.armed = entry, at, b[0], rv, true
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 	"github.com/utap/utap/uretprobe"
@@ -43,12 +44,12 @@ type process struct {
 	slots   map[uint64]*breakpoint // by slot address
 	removed map[uint64]bool        // addresses of breakpoints taken out: a late trap there is swallowed
 	areas   []area
-	entry   uint64 // AT_ENTRY: scratch code for injected syscalls
-	armAt   uint64 // run mode: the temporary int3 where probes go in (armStart)
-	armB    byte   // the byte it replaced
-	armed   bool   // it is in
-	armWait uint64 // r_state's address when armAt is the loader's rendezvous, else 0
-	report  bool   // emit events (false for a vfork child that is not followed)
+	entry   uint64             // AT_ENTRY: scratch code for injected syscalls
+	armAt   uint64             // run mode: the temporary int3 where probes go in (armStart)
+	armB    byte               // the byte it replaced
+	armed   bool               // it is in
+	armRV   *elfsym.Rendezvous // the loader's, when armAt is its hook; nil at the entry point
+	report  bool               // emit events (false for a vfork child that is not followed)
 	shared  *process
 	release bool // fork child without Follow: clean and detach at its first stop
 	holding bool // quiescing: keep its threads stopped

@@ -1,7 +1,6 @@
 package uprobe
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -142,13 +141,13 @@ func (c *child) loaded() error {
 // loader's calls made before its link map is complete completed for it
 // (the hook only returns), the program's own signals passed on.
 func runToLoaded(pid int) error {
-	var state uint64 // r_state's address, 0 when stopping at the entry point
+	var rv *elfsym.Rendezvous // nil when stopping at the entry point
 	stop, err := elfsym.Entry(pid)
 	if err != nil {
 		return err
 	}
 	if r, err := elfsym.LoaderRendezvous(pid); err == nil && r.BrkReturns {
-		stop, state = r.Brk, r.State
+		stop, rv = r.Brk, &r
 	}
 	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
@@ -180,17 +179,13 @@ func runToLoaded(pid int) error {
 			continue // the program's own signal: delivered
 		}
 		sig = 0
-		var b [8]byte
-		if state != 0 {
-			if _, err := mem.ReadAt(b[:4], int64(state)); err != nil {
+		if rv != nil {
+			read := func(b []byte, addr uint64) error { _, err := mem.ReadAt(b, int64(addr)); return err }
+			passed, err := rv.PassIncomplete(read, &regs)
+			if err != nil {
 				return err
 			}
-			if binary.LittleEndian.Uint32(b[:4]) != elfsym.RTConsistent {
-				// Return from the hook for it.
-				if _, err := mem.ReadAt(b[:], int64(regs.Rsp)); err != nil {
-					return err
-				}
-				regs.Rip, regs.Rsp = binary.LittleEndian.Uint64(b[:]), regs.Rsp+8
+			if passed {
 				if err := unix.PtraceSetRegs(pid, &regs); err != nil {
 					return err
 				}
