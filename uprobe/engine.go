@@ -64,7 +64,6 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		defer func() {
 			if held != nil { // not handed to runCommand: an error came first
 				held.kill()
-				held.cmd.Wait()
 			}
 		}()
 	}
@@ -211,7 +210,6 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 	}
 	if err != nil {
 		c.kill()
-		c.cmd.Wait()
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
 	exited := make(chan error, 1)

@@ -116,7 +116,6 @@ func resolveLoaded(t probe.Target) (*child, []probe.Site, error) {
 	}()
 	if err != nil {
 		c.kill()
-		c.cmd.Wait()
 		return nil, nil, err
 	}
 	return c, sites, nil
@@ -209,7 +208,7 @@ func (c *child) run() error {
 	return nil
 }
 
-// kill ends a child that is still held or running.
+// kill ends a child that is still held or running, and reaps it.
 func (c *child) kill() {
 	c.cmd.Process.Kill()
 	select {
@@ -218,6 +217,7 @@ func (c *child) kill() {
 		close(c.release)
 		<-c.result
 	}
+	c.cmd.Wait()
 }
 
 // exitCode turns cmd.Wait's result into a shell-style status.
