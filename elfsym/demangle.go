@@ -42,8 +42,8 @@ func (s fsym) matches(pattern string) bool {
 	return matchName(pattern, s.name) || s.demangled != "" && matchName(pattern, s.demangled)
 }
 
-// mangledIfShown is s's symbol name when listings show another.
-func mangledIfShown(s fsym) string {
+// mangled is s's symbol name when listings show another, else "".
+func (s fsym) mangled() string {
 	if s.demangled != "" {
 		return s.name
 	}

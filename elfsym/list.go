@@ -64,14 +64,14 @@ func List(t Target, pattern string) ([]Symbol, error) {
 				kind = "ifunc"
 			}
 			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: kind, Addr: s.addr, Size: s.size,
-				Params: o.paramsAt(s.addr), Mangled: mangledIfShown(s)})
+				Params: o.paramsAt(s.addr), Mangled: s.mangled()})
 		}
 		for _, s := range o.plt {
 			if pattern != "" && !s.matches(pattern) && !matchName(pattern, strings.TrimSuffix(s.name, "@plt")) &&
 				!matchName(pattern, strings.TrimSuffix(s.demangled, "@plt")) {
 				continue
 			}
-			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: "plt", Addr: s.addr, Size: s.size, Mangled: mangledIfShown(s)})
+			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: "plt", Addr: s.addr, Size: s.size, Mangled: s.mangled()})
 		}
 		obj := out[start:]
 		sort.SliceStable(obj, func(i, j int) bool { return obj[i].Addr < obj[j].Addr })
