@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 
-	"golang.org/x/arch/x86/x86asm"
+	"github.com/utap/utap/internal/x86"
 )
 
 // retOffsets decodes function sym of the ELF file at path and returns the
@@ -32,17 +32,13 @@ func retOffsets(path, sym string) ([]uint64, error) {
 		if _, err := sec.ReadAt(code, int64(s.Value-sec.Addr)); err != nil {
 			return nil, fmt.Errorf("%s: reading %s: %w", path, sym, err)
 		}
+		offs, err := x86.Rets(code)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, sym, err)
+		}
 		var rets []uint64
-		for off := 0; off < len(code); {
-			inst, err := x86asm.Decode(code[off:], 64)
-			if err != nil {
-				// Padding or data after the last RET: what came before stands.
-				break
-			}
-			if inst.Op == x86asm.RET {
-				rets = append(rets, uint64(off))
-			}
-			off += inst.Len
+		for _, off := range offs {
+			rets = append(rets, uint64(off))
 		}
 		if len(rets) == 0 {
 			return nil, fmt.Errorf("%s: no RET in %s", path, sym)

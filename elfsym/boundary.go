@@ -3,7 +3,7 @@ package elfsym
 import (
 	"fmt"
 
-	"github.com/utap/utap/ssol"
+	"github.com/utap/utap/internal/x86"
 )
 
 // maxInsn is the longest x86 instruction.
@@ -20,7 +20,7 @@ func (o *object) insnAt(fn fsym, addr uint64) ([]byte, error) {
 	}
 	pc := fn.addr
 	for pc < addr {
-		n, err := ssol.Len(code[pc-fn.addr:])
+		n, err := x86.Len(code[pc-fn.addr:])
 		if err != nil {
 			return nil, fmt.Errorf("%s+%#x: cannot check that %#x is an instruction boundary: %w", fn.name, pc-fn.addr, addr, err)
 		}
@@ -36,7 +36,7 @@ func (o *object) insnAt(fn fsym, addr uint64) ([]byte, error) {
 // decodeOne returns a copy of the bytes of the instruction at the start of
 // code, which sits at addr.
 func decodeOne(code []byte, addr uint64) ([]byte, error) {
-	n, err := ssol.Len(code)
+	n, err := x86.Len(code)
 	if err != nil {
 		return nil, fmt.Errorf("instruction at %#x: %w", addr, err)
 	}

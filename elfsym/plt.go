@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"sort"
 
-	"github.com/utap/utap/ssol"
+	"github.com/utap/utap/internal/x86"
 )
 
 // pltStubs finds the PLT stubs of the object, named "func@plt" as ltrace
@@ -77,7 +77,7 @@ func (o *object) pltStubs(dynsym []elf.Symbol) ([]fsym, error) {
 // `jmp *disp(%rip)` (optionally bnd-prefixed) goes through.
 func gotSlot(entry []byte, addr uint64) (uint64, bool) {
 	for i := 0; i < len(entry); {
-		n, err := ssol.Len(entry[i:])
+		n, err := x86.Len(entry[i:])
 		if err != nil {
 			return 0, false
 		}

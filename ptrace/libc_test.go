@@ -12,6 +12,7 @@ import (
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/internal/x86"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 )
@@ -82,7 +83,7 @@ func TestEveryInstructionLibc(t *testing.T) {
 					if off == 0 {
 						fi.entry = is.Spec.Text
 					}
-					if ssol.IsRet(insn) {
+					if x86.IsRet(insn) {
 						fi.rets = append(fi.rets, is.Spec.Text)
 					}
 				}

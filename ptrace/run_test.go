@@ -7,11 +7,11 @@ import (
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/internal/x86"
 	"github.com/utap/utap/probe"
-	"github.com/utap/utap/ssol"
 )
 
-var lenOf = ssol.Len
+var lenOf = x86.Len
 
 // run traces argv with sites and returns the events, stdout and result.
 func run(t *testing.T, follow bool, sites []probe.Site, argv ...string) ([]*probe.Event, string, probe.Result) {

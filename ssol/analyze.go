@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/utap/utap/internal/x86"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -31,7 +32,7 @@ func Analyze(code []byte, addr uint64) (*Insn, error) {
 	if len(code) > 0 && code[0] == 0xcc {
 		return nil, fmt.Errorf("%w at %#x", ErrBreakpoint, addr)
 	}
-	inst, decErr := Decode(code)
+	inst, decErr := x86.Decode(code)
 	if decErr == nil {
 		code = code[:inst.Len]
 	}
@@ -43,7 +44,7 @@ func Analyze(code []byte, addr uint64) (*Insn, error) {
 	}
 	// Our own rules first: they name the reason better than a decode
 	// failure does (x86asm cannot decode vmread, 16-bit branches...).
-	l, err := locate(code)
+	l, err := x86.Locate(code)
 	if err == nil {
 		if why := refusal(&l, code); why != "" {
 			return nil, in.refuse(why)
@@ -52,7 +53,7 @@ func Analyze(code []byte, addr uint64) (*Insn, error) {
 	if decErr != nil {
 		return nil, fmt.Errorf("%w at %#x: %w", ErrRefused, addr, decErr)
 	}
-	if isEndbr(code) {
+	if x86.IsEndbr(code) {
 		in.Action, in.an.emu.kind = Emulate, emNop
 		in.an.emu.next = addr + 4
 		return in, nil
@@ -64,7 +65,7 @@ func Analyze(code []byte, addr uint64) (*Insn, error) {
 		return in, nil
 	}
 	in.Action = Boost
-	if l.ripRel(code) {
+	if l.RipRel(code) {
 		if err := in.ripRelative(&l, inst); err != nil {
 			return nil, err
 		}
@@ -80,7 +81,7 @@ func text(inst x86asm.Inst, code []byte, addr uint64) string {
 	switch {
 	case inst.Op == 0:
 		return "(bad)"
-	case isEndbr(code):
+	case x86.IsEndbr(code):
 		if code[3] == 0xfa {
 			return "endbr64"
 		}
@@ -91,10 +92,10 @@ func text(inst x86asm.Inst, code []byte, addr uint64) string {
 
 // ripRelative checks our locator against x86asm where x86asm can see the
 // operand, and prepares the Step rewrite.
-func (in *Insn) ripRelative(l *layout, inst x86asm.Inst) error {
+func (in *Insn) ripRelative(l *x86.Layout, inst x86asm.Inst) error {
 	code := in.Bytes
-	off := l.modrm + 1
-	if l.vex < 0 && !l.p67 {
+	off := l.ModRM + 1
+	if l.VEX < 0 && !l.P67 {
 		if !hasMemBase(inst, x86asm.RIP) || inst.PCRel != 4 || inst.PCRelOff != off {
 			return in.refuse(fmt.Sprintf("x86asm does not see the RIP-relative operand at offset %d", off))
 		}
@@ -111,7 +112,7 @@ func (in *Insn) ripRelative(l *layout, inst x86asm.Inst) error {
 	// VEX.vvvv (both compared on their low 3 bits, which only costs a
 	// choice), and not rbx for cmpxchg8b/16b, which use it implicitly
 	// (their ModRM.reg is 1, so rsi is picked before rbx anyway).
-	reg, v := l.reg(code), l.vvvv(code)
+	reg, v := l.Reg(code), l.VVVV(code)
 	scr := -1
 	for _, r := range []int{rsi, rdi, rbx} {
 		if r != reg && r != v {
@@ -120,12 +121,12 @@ func (in *Insn) ripRelative(l *layout, inst x86asm.Inst) error {
 		}
 	}
 	s := append([]byte(nil), code...)
-	s[l.modrm] = 0x80 | byte(reg)<<3 | byte(scr) // mod 10: [scr+disp32]
+	s[l.ModRM] = 0x80 | byte(reg)<<3 | byte(scr) // mod 10: [scr+disp32]
 	switch {
-	case l.rex >= 0:
-		s[l.rex] &^= 0x01 // REX.B would pick r14/r15/r11
-	case l.vexLen >= 3:
-		s[l.vex+1] |= 0x60 // inverted VEX/EVEX X and B: 0
+	case l.Rex >= 0:
+		s[l.Rex] &^= 0x01 // REX.B would pick r14/r15/r11
+	case l.VEXLen >= 3:
+		s[l.VEX+1] |= 0x60 // inverted VEX/EVEX X and B: 0
 	}
 	in.an.scratch, in.an.stepped = scr, s
 	return nil

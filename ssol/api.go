@@ -2,8 +2,6 @@ package ssol
 
 import (
 	"errors"
-
-	"golang.org/x/sys/unix"
 )
 
 // Action is what the ptrace engine does with a probed instruction at a hit.
@@ -30,7 +28,6 @@ const SlotSize = 32
 
 // Sentinel errors; wrapped with details of the instruction.
 var (
-	ErrDecode     = errors.New("cannot decode instruction")
 	ErrRefused    = errors.New("instruction cannot be executed out of line")
 	ErrBreakpoint = errors.New("an int3 is already there")
 )
@@ -51,21 +48,3 @@ type Insn struct {
 	// unexported fields: the relocation and emulation details
 	an analysis
 }
-
-// The functions below are the package's contract with the ptrace engine.
-// Their bodies live in the other files of this package.
-
-var (
-	_ = (*Insn).Slot
-	_ = (*Insn).Emulate
-	_ = (*Insn).PreStep
-	_ = (*Insn).PostStep
-	_ = (*Insn).SlotPC
-	_ = (*Insn).ActionFor
-	_ = Analyze
-	_ = Len
-	_ = Decode
-	_ = IsRet
-	_ = Rets
-	_ unix.PtraceRegs
-)

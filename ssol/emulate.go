@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/utap/utap/internal/x86"
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 )
@@ -50,41 +51,41 @@ const (
 )
 
 // emulation fills in.an.emu when the instruction is in the Emulate class.
-func (in *Insn) emulation(l *layout, inst x86asm.Inst) (bool, error) {
+func (in *Insn) emulation(l *x86.Layout, inst x86asm.Inst) (bool, error) {
 	code := in.Bytes
 	e := &in.an.emu
 	e.next = in.Addr + uint64(len(code))
 	e.reg = noReg
-	op := l.opcode(code)
+	op := l.Opcode(code)
 	switch {
 	case inst.Op == x86asm.NOP:
 		e.kind = emNop
-	case l.opmap == 0 && (op == 0xeb || op == 0xe9):
+	case l.OpMap == 0 && (op == 0xeb || op == 0xe9):
 		e.kind = emJmp
-	case l.opmap == 0 && op>>4 == 7, l.opmap == 1 && op>>4 == 8:
+	case l.OpMap == 0 && op>>4 == 7, l.OpMap == 1 && op>>4 == 8:
 		e.kind, e.cc = emJcc, op&0xf
-	case l.opmap == 0 && op == 0xe8:
+	case l.OpMap == 0 && op == 0xe8:
 		e.kind = emCall
-	case l.opmap == 0 && op == 0xc3:
+	case l.OpMap == 0 && op == 0xc3:
 		e.kind = emRet
-	case l.opmap == 0 && op == 0xc2:
-		e.kind, e.imm = emRet, uint64(binary.LittleEndian.Uint16(code[l.op+1:]))
-	case l.opmap == 0 && op>>3 == 0x50>>3 && !l.p66:
-		e.kind, e.reg = emPush, int(op&7)|l.rexBit(code, 1)<<3
-	case l.opmap == 0 && op >= 0xe0 && op <= 0xe2:
-		e.kind, e.cc, e.addr32 = emLoop, op&3, l.p67
-	case l.opmap == 0 && op == 0xe3:
-		e.kind, e.addr32 = emJrcxz, l.p67
-	case l.opmap == 0 && op == 0xff && (l.reg(code) == 2 || l.reg(code) == 4):
+	case l.OpMap == 0 && op == 0xc2:
+		e.kind, e.imm = emRet, uint64(binary.LittleEndian.Uint16(code[l.Op+1:]))
+	case l.OpMap == 0 && op>>3 == 0x50>>3 && !l.P66:
+		e.kind, e.reg = emPush, int(op&7)|l.RexBit(code, 1)<<3
+	case l.OpMap == 0 && op >= 0xe0 && op <= 0xe2:
+		e.kind, e.cc, e.addr32 = emLoop, op&3, l.P67
+	case l.OpMap == 0 && op == 0xe3:
+		e.kind, e.addr32 = emJrcxz, l.P67
+	case l.OpMap == 0 && op == 0xff && (l.Reg(code) == 2 || l.Reg(code) == 4):
 		e.kind = emJmpInd
-		if l.reg(code) == 2 {
+		if l.Reg(code) == 2 {
 			e.kind = emCallInd
 		}
 		e.mem, e.reg = in.memOperand(l)
 	default:
 		return false, nil
 	}
-	if l.lock {
+	if l.Lock {
 		return false, in.refuse("lock prefix: the instruction raises #UD")
 	}
 	switch e.kind {
@@ -105,19 +106,19 @@ func (in *Insn) emulation(l *layout, inst x86asm.Inst) (bool, error) {
 
 // memOperand decodes the ModRM r/m operand: a memory operand, or with mod
 // 11 a register number.
-func (in *Insn) memOperand(l *layout) (memOperand, int) {
+func (in *Insn) memOperand(l *x86.Layout) (memOperand, int) {
 	code := in.Bytes
-	m := code[l.modrm]
+	m := code[l.ModRM]
 	mod, rm := m>>6, int(m&7)
-	b, x := l.rexBit(code, 1)<<3, l.rexBit(code, 2)<<3
+	b, x := l.RexBit(code, 1)<<3, l.RexBit(code, 2)<<3
 	if mod == 3 {
 		return memOperand{}, rm | b
 	}
-	o := memOperand{base: rm | b, index: noReg, seg: l.seg, addr32: l.p67}
+	o := memOperand{base: rm | b, index: noReg, seg: l.Seg, addr32: l.P67}
 	if o.seg != 0x64 && o.seg != 0x65 {
 		o.seg = 0
 	}
-	p := l.modrm + 1
+	p := l.ModRM + 1
 	switch {
 	case rm == 4:
 		sib := code[p]

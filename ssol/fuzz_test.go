@@ -3,6 +3,7 @@ package ssol
 import (
 	"testing"
 
+	"github.com/utap/utap/internal/x86"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +28,7 @@ func FuzzAnalyze(f *testing.F) {
 		if n == 0 || n > 15 {
 			t.Fatalf("length %d", n)
 		}
-		want, err := Decode(in.Bytes)
+		want, err := x86.Decode(in.Bytes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +47,7 @@ func FuzzAnalyze(f *testing.F) {
 				if err != nil {
 					t.Fatalf("% x: slot % x does not analyse: %v", in.Bytes, s, err)
 				}
-				got, _ := Decode(s)
+				got, _ := x86.Decode(s)
 				if len(re.Bytes) != n || got.Op != want.Op {
 					t.Fatalf("% x (%s) → slot % x (%s)", in.Bytes, in.Text, s, re.Text)
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/internal/x86"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -76,7 +77,7 @@ func TestLibc(t *testing.T) {
 		}
 		pc := bySym[name].Value
 		for off := 0; off < len(res); {
-			inst, err := Decode(res[off:])
+			inst, err := x86.Decode(res[off:])
 			if err != nil {
 				break
 			}
@@ -108,7 +109,7 @@ func TestLibc(t *testing.T) {
 			// Probes go at the runtime address; this is the link-time one,
 			// as good as any for analysis.
 			in, err := Analyze(body[o.addr-addr:], o.addr)
-			n, lerr := Len(body[o.addr-addr:])
+			n, lerr := x86.Len(body[o.addr-addr:])
 			switch {
 			case lerr == nil && n != o.len:
 				t.Errorf("%s: %#x % x: length %d, objdump %d (%s)", name, o.addr, b, n, o.len, o.text)

@@ -1,20 +1,22 @@
 package ssol
 
+import "github.com/utap/utap/internal/x86"
+
 // refusal returns why the instruction must not be probed, or "".
 // Refused: what traps into the kernel or changes privileged state (a copy
 // would run fine but the trap would be taken from the slot, with a slot
 // rip in the kernel's eyes), far and 16-bit control transfers, and what is
 // invalid in 64-bit mode.
-func refusal(l *layout, code []byte) string {
-	op := l.opcode(code)
+func refusal(l *x86.Layout, code []byte) string {
+	op := l.Opcode(code)
 	var reg = -1
-	if l.modrm >= 0 {
-		reg = l.reg(code)
+	if l.ModRM >= 0 {
+		reg = l.Reg(code)
 	}
-	if l.vex >= 0 {
+	if l.VEX >= 0 {
 		return "" // no system or control-transfer instruction is VEX/EVEX encoded
 	}
-	switch l.opmap {
+	switch l.OpMap {
 	case 0:
 		switch {
 		case op == 0xcc:
@@ -37,18 +39,18 @@ func refusal(l *layout, code []byte) string {
 			return "iret"
 		case op == 0xff && (reg == 3 || reg == 5):
 			return "far call/jmp"
-		case (op == 0xc6 || op == 0xc7) && code[l.modrm] == 0xf8:
+		case (op == 0xc6 || op == 0xc7) && code[l.ModRM] == 0xf8:
 			return "transactional memory (xabort/xbegin)"
 		case invalid64(op):
 			return "invalid in 64-bit mode"
 		}
-		if l.p66 && (op == 0xe8 || op == 0xe9 || op == 0xeb || op>>4 == 7 || op == 0xc2 ||
+		if l.P66 && (op == 0xe8 || op == 0xe9 || op == 0xeb || op>>4 == 7 || op == 0xc2 ||
 			op == 0xc3 || (op >= 0xe0 && op <= 0xe3) || (op == 0xff && (reg == 2 || reg == 4))) {
 			return "66-prefixed branch (16-bit operand size)"
 		}
 	case 1:
 		switch {
-		case op == 0x01 && userOp01(code[l.modrm]):
+		case op == 0x01 && userOp01(code[l.ModRM]):
 		case op == 0x00 || op == 0x01:
 			return "system instruction (0f 00/0f 01 group)"
 		case op == 0x02 || op == 0x03:
@@ -63,11 +65,11 @@ func refusal(l *layout, code []byte) string {
 			return "moves to/from control or debug registers"
 		case op == 0x0b || op == 0xb9 || op == 0xff:
 			return "undefined instruction (ud0/ud1/ud2)"
-		case (op == 0x78 || op == 0x79) && !l.p66 && !l.repne:
+		case (op == 0x78 || op == 0x79) && !l.P66 && !l.RepNE:
 			return "vmread/vmwrite"
 		case op == 0x0f:
 			return "3DNow!"
-		case op>>4 == 8 && l.p66:
+		case op>>4 == 8 && l.P66:
 			return "66-prefixed branch (16-bit operand size)"
 		}
 	}

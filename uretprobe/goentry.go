@@ -3,7 +3,7 @@ package uretprobe
 import (
 	"fmt"
 
-	"github.com/utap/utap/ssol"
+	"github.com/utap/utap/internal/x86"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -23,13 +23,13 @@ import (
 // is start. code is the function's body, at address start.
 func GoEntry(code []byte, start uint64) (uint64, error) {
 	for off, i := 0, 0; off < len(code) && i < 8; i++ {
-		inst, err := ssol.Decode(code[off:])
+		inst, err := x86.Decode(code[off:])
 		if err != nil {
 			return 0, fmt.Errorf("%w: decoding the prologue at %#x: %w", ErrRefused, start+uint64(off), err)
 		}
 		next := off + inst.Len
 		if isStackGuardCmp(inst) && next < len(code) {
-			jcc, err := ssol.Decode(code[next:])
+			jcc, err := x86.Decode(code[next:])
 			if err != nil || jcc.Op != x86asm.JBE {
 				return start, nil
 			}
@@ -66,7 +66,7 @@ func isStackGuardCmp(inst x86asm.Inst) bool {
 // with a jmp to offset 0 within a few instructions.
 func jumpsBack(code []byte, off int) bool {
 	for i := 0; i < 32 && off < len(code); i++ {
-		inst, err := ssol.Decode(code[off:])
+		inst, err := x86.Decode(code[off:])
 		if err != nil {
 			return false
 		}

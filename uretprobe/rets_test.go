@@ -12,7 +12,7 @@ import (
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
-	"github.com/utap/utap/ssol"
+	"github.com/utap/utap/internal/x86"
 )
 
 func TestRetSitesForms(t *testing.T) {
@@ -50,7 +50,7 @@ func TestRetSitesRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rets, err := RetSites(tc.code, 0x2000)
-			if !errors.Is(err, ErrRefused) || !errors.Is(err, ssol.ErrDecode) || rets != nil {
+			if !errors.Is(err, ErrRefused) || !errors.Is(err, x86.ErrDecode) || rets != nil {
 				t.Fatalf("RetSites = %v, %v; want a refusal", rets, err)
 			}
 			if !strings.Contains(err.Error(), tc.at) {

@@ -1,22 +1,23 @@
-package ssol
+package x86
 
 import "errors"
 
-// layout locates the parts of an encoding that relocation and emulation
-// touch. x86asm does not expose them for VEX/EVEX (it reports their
-// RIP-relative operands as absolute) nor for 67-prefixed RIP-relative
-// operands, so we find them ourselves, as gdb's amd64_get_insn_details does.
-type layout struct {
-	rex    int // offset of the REX prefix, -1 if none
-	vex    int // offset of the c5/c4/62 byte, -1 if none
-	vexLen int // 2, 3 or 4 bytes (c5, c4, 62)
-	opmap  int // 0: one-byte, 1: 0f, 2: 0f 38, 3: 0f 3a
-	op     int // offset of the opcode byte
-	modrm  int // offset of ModRM, -1 if the instruction has none
+// Layout locates the parts of an encoding that relocation, emulation and
+// the uprobe engine's refusals look at. x86asm does not expose them for
+// VEX/EVEX (it reports their RIP-relative operands as absolute) nor for
+// 67-prefixed RIP-relative operands, so we find them ourselves, as gdb's
+// amd64_get_insn_details does. Offsets are from the instruction's start.
+type Layout struct {
+	Rex    int // offset of the REX prefix, -1 if none
+	VEX    int // offset of the c5/c4/62 byte, -1 if none
+	VEXLen int // 2, 3 or 4 bytes (c5, c4, 62)
+	OpMap  int // 0: one-byte, 1: 0f, 2: 0f 38, 3: 0f 3a
+	Op     int // offset of the opcode byte
+	ModRM  int // offset of ModRM, -1 if the instruction has none
 
-	p66, p67, lock, rep, repne bool
-	seg                        byte // last segment override prefix, 0 if none
-	npfx                       int  // number of legacy prefixes
+	P66, P67, Lock, Rep, RepNE bool
+	Seg                        byte // last segment override prefix, 0 if none
+	NPfx                       int  // number of legacy prefixes
 }
 
 var (
@@ -27,40 +28,40 @@ var (
 	errTruncated = errors.New("truncated instruction")
 )
 
-// locate walks prefixes and escapes up to the opcode and ModRM.
-func locate(code []byte) (layout, error) {
-	l := layout{rex: -1, vex: -1, modrm: -1}
+// Locate walks prefixes and escapes up to the opcode and ModRM.
+func Locate(code []byte) (Layout, error) {
+	l := Layout{Rex: -1, VEX: -1, ModRM: -1}
 	i := 0
 prefixes:
 	for ; i < len(code) && i < 15; i++ {
 		switch b := code[i]; b {
 		case 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65:
-			l.seg = b
+			l.Seg = b
 		case 0x66:
-			l.p66 = true
+			l.P66 = true
 		case 0x67:
-			l.p67 = true
+			l.P67 = true
 		case 0xf0:
-			l.lock = true
+			l.Lock = true
 		case 0xf2:
-			l.repne = true
+			l.RepNE = true
 		case 0xf3:
-			l.rep = true
+			l.Rep = true
 		default:
 			break prefixes
 		}
-		l.npfx++
+		l.NPfx++
 	}
 	if i >= len(code) || i >= 15 {
 		return l, errTruncated
 	}
 	if code[i]&0xf0 == 0x40 {
-		l.rex = i
+		l.Rex = i
 		i++
 		if i >= len(code) {
 			return l, errTruncated
 		}
-		if isLegacyPrefix(code[i]) || code[i]&0xf0 == 0x40 {
+		if IsLegacyPrefix(code[i]) || code[i]&0xf0 == 0x40 {
 			// The CPU ignores a REX that is not last; refuse
 			// rather than guess which one x86asm honours.
 			return l, errPrefixes
@@ -70,34 +71,34 @@ prefixes:
 	case 0xd5:
 		return l, errAPX
 	case 0xc5, 0xc4, 0x62:
-		if l.p66 || l.lock || l.rep || l.repne || l.rex >= 0 {
+		if l.P66 || l.Lock || l.Rep || l.RepNE || l.Rex >= 0 {
 			return l, errVEXPrefix
 		}
-		l.vex = i
+		l.VEX = i
 		switch code[i] {
 		case 0xc5:
-			l.vexLen, l.opmap = 2, 1
+			l.VEXLen, l.OpMap = 2, 1
 		case 0xc4:
-			l.vexLen = 3
+			l.VEXLen = 3
 			if i+1 < len(code) {
-				l.opmap = int(code[i+1] & 0x1f)
+				l.OpMap = int(code[i+1] & 0x1f)
 			}
 		case 0x62:
-			l.vexLen = 4
+			l.VEXLen = 4
 			if i+1 < len(code) {
-				l.opmap = int(code[i+1] & 0x07)
+				l.OpMap = int(code[i+1] & 0x07)
 			}
 		}
-		if l.opmap < 1 || l.opmap > 3 {
+		if l.OpMap < 1 || l.OpMap > 3 {
 			return l, errVEXMap
 		}
-		l.op = i + l.vexLen
-		if l.op >= len(code) {
+		l.Op = i + l.VEXLen
+		if l.Op >= len(code) {
 			return l, errTruncated
 		}
 		// Every VEX/EVEX instruction has ModRM except vzeroupper/vzeroall.
-		if !(l.opmap == 1 && code[l.op] == 0x77) {
-			l.modrm = l.op + 1
+		if !(l.OpMap == 1 && code[l.Op] == 0x77) {
+			l.ModRM = l.Op + 1
 		}
 	case 0x0f:
 		i++
@@ -106,30 +107,31 @@ prefixes:
 		}
 		switch code[i] {
 		case 0x38:
-			l.opmap, l.op = 2, i+1
-			l.modrm = i + 2
+			l.OpMap, l.Op = 2, i+1
+			l.ModRM = i + 2
 		case 0x3a:
-			l.opmap, l.op = 3, i+1
-			l.modrm = i + 2
+			l.OpMap, l.Op = 3, i+1
+			l.ModRM = i + 2
 		default:
-			l.opmap, l.op = 1, i
+			l.OpMap, l.Op = 1, i
 			if bit(twoByteModRM, code[i]) {
-				l.modrm = i + 1
+				l.ModRM = i + 1
 			}
 		}
 	default:
-		l.op = i
+		l.Op = i
 		if bit(oneByteModRM, code[i]) {
-			l.modrm = i + 1
+			l.ModRM = i + 1
 		}
 	}
-	if l.modrm >= len(code) || l.op >= len(code) {
+	if l.ModRM >= len(code) || l.Op >= len(code) {
 		return l, errTruncated
 	}
 	return l, nil
 }
 
-func isLegacyPrefix(b byte) bool {
+// IsLegacyPrefix reports whether b is one of the legacy prefixes.
+func IsLegacyPrefix(b byte) bool {
 	switch b {
 	case 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3:
 		return true
@@ -137,17 +139,17 @@ func isLegacyPrefix(b byte) bool {
 	return false
 }
 
-// ripRel reports whether the ModRM operand is [rip+disp32]: mod 00, rm 101,
+// RipRel reports whether the ModRM operand is [rip+disp32]: mod 00, rm 101,
 // whatever REX.B says.
-func (l *layout) ripRel(code []byte) bool {
-	return l.modrm >= 0 && code[l.modrm]&0xc7 == 0x05
+func (l *Layout) RipRel(code []byte) bool {
+	return l.ModRM >= 0 && code[l.ModRM]&0xc7 == 0x05
 }
 
-// modrmEnd is the offset just past ModRM, SIB and displacement.
-func (l *layout) modrmEnd(code []byte) int {
-	m := code[l.modrm]
+// ModRMEnd is the offset just past ModRM, SIB and displacement.
+func (l *Layout) ModRMEnd(code []byte) int {
+	m := code[l.ModRM]
 	mod, rm := m>>6, m&7
-	end := l.modrm + 1
+	end := l.ModRM + 1
 	if mod == 3 {
 		return end
 	}
@@ -168,30 +170,30 @@ func (l *layout) modrmEnd(code []byte) int {
 	return end
 }
 
-// opcode returns the opcode byte.
-func (l *layout) opcode(code []byte) byte { return code[l.op] }
+// Opcode returns the opcode byte.
+func (l *Layout) Opcode(code []byte) byte { return code[l.Op] }
 
-// reg returns ModRM.reg (3 bits, without REX.R).
-func (l *layout) reg(code []byte) int { return int(code[l.modrm]>>3) & 7 }
+// Reg returns ModRM.reg (3 bits, without REX.R).
+func (l *Layout) Reg(code []byte) int { return int(code[l.ModRM]>>3) & 7 }
 
-// rexBit returns the REX bit selected by mask (8 W, 4 R, 2 X, 1 B) as 0 or 1.
-func (l *layout) rexBit(code []byte, mask byte) int {
-	if l.rex < 0 || code[l.rex]&mask == 0 {
+// RexBit returns the REX bit selected by mask (8 W, 4 R, 2 X, 1 B) as 0 or 1.
+func (l *Layout) RexBit(code []byte, mask byte) int {
+	if l.Rex < 0 || code[l.Rex]&mask == 0 {
 		return 0
 	}
 	return 1
 }
 
-// vvvv returns the low three bits of VEX/EVEX.vvvv (un-inverted), the
+// VVVV returns the low three bits of VEX/EVEX.vvvv (un-inverted), the
 // second register operand that a scratch register must not clash with;
 // -1 without VEX.
-func (l *layout) vvvv(code []byte) int {
+func (l *Layout) VVVV(code []byte) int {
 	var b byte
-	switch l.vexLen {
+	switch l.VEXLen {
 	case 2:
-		b = code[l.vex+1]
+		b = code[l.VEX+1]
 	case 3, 4:
-		b = code[l.vex+2]
+		b = code[l.VEX+2]
 	default:
 		return -1
 	}

@@ -1,6 +1,7 @@
-package ssol
+package x86
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -17,10 +18,10 @@ import (
 // Len(code) is Decode(code).Len.
 func Decode(code []byte) (x86asm.Inst, error) {
 	code = code[:min(len(code), 15)]
-	if isEndbr(code) {
+	if IsEndbr(code) {
 		return x86asm.Inst{Op: x86asm.NOP, Len: 4, Mode: 64}, nil
 	}
-	l, err := locate(code)
+	l, err := Locate(code)
 	if err != nil {
 		return x86asm.Inst{}, fmt.Errorf("%w: % x: %v", ErrDecode, code, err)
 	}
@@ -28,13 +29,13 @@ func Decode(code []byte) (x86asm.Inst, error) {
 	if err != nil || inst.Op == 0 {
 		return x86asm.Inst{}, fmt.Errorf("%w: % x", ErrDecode, code)
 	}
-	if l.vex >= 0 && l.modrm < 0 {
+	if l.VEX >= 0 && l.ModRM < 0 {
 		// x86asm gives vzeroupper/vzeroall (c5 f8/fc 77) a ModRM byte
 		// they do not have; they are common before every AVX function's
 		// ret, so trust our locator here rather than refuse.
-		inst.Len = l.op + 1
+		inst.Len = l.Op + 1
 	}
-	if l.op >= inst.Len || (l.modrm >= 0 && l.modrmEnd(code) > inst.Len) {
+	if l.Op >= inst.Len || (l.ModRM >= 0 && l.ModRMEnd(code) > inst.Len) {
 		return x86asm.Inst{}, fmt.Errorf("%w: % x: x86asm says %d bytes, the operand encoding needs more",
 			ErrDecode, code, inst.Len)
 	}
@@ -49,19 +50,28 @@ func IsRet(code []byte) bool {
 	if err != nil || inst.Op != x86asm.RET {
 		return false
 	}
-	l, err := locate(code)
-	return err == nil && !l.p66
+	l, err := Locate(code)
+	return err == nil && !l.P66
 }
 
-// Rets returns the offsets of the near returns in a function's code,
-// decoding forward from its start. It stops at the first undecodable
-// instruction and returns what it found with the error.
+// Rets returns the offsets of the near returns (IsRet) in a function's
+// code, decoding forward from its start. An undecodable instruction, or one
+// running past the end of code, is a *WalkError (wrapping ErrDecode) and no
+// offsets: skipping a byte could resynchronise on a false c3 in the middle
+// of an instruction, and a breakpoint there would corrupt it.
+//
+// Linear decoding assumes the body holds only instructions. Go's compiler
+// never puts data in a function; gcc and clang keep jump tables in .rodata
+// on x86-64, but hand-written assembly may embed data.
 func Rets(code []byte) ([]int, error) {
 	var rets []int
 	for off := 0; off < len(code); {
 		inst, err := Decode(code[off:])
 		if err != nil {
-			return rets, fmt.Errorf("at offset %#x: %w", off, err)
+			return nil, &WalkError{Off: off, Err: err}
+		}
+		if off+inst.Len > len(code) {
+			return nil, &WalkError{Off: off, Err: fmt.Errorf("%w: the instruction runs past the end of the code: % x", ErrDecode, code[off:])}
 		}
 		if IsRet(code[off : off+inst.Len]) {
 			rets = append(rets, off)
@@ -71,9 +81,21 @@ func Rets(code []byte) ([]int, error) {
 	return rets, nil
 }
 
-// isEndbr matches endbr64 (f3 0f 1e fa) and endbr32 (f3 0f 1e fb), which
+// WalkError says where a walk over code (Rets) met what it cannot decode.
+type WalkError struct {
+	Off int   // offset of the instruction from the code's start
+	Err error // wraps ErrDecode
+}
+
+func (e *WalkError) Error() string { return fmt.Sprintf("at offset %#x: %v", e.Off, e.Err) }
+func (e *WalkError) Unwrap() error { return e.Err }
+
+// ErrDecode: the bytes are not an instruction this package can walk over.
+var ErrDecode = errors.New("cannot decode instruction")
+
+// IsEndbr matches endbr64 (f3 0f 1e fa) and endbr32 (f3 0f 1e fb), which
 // x86asm decodes as a 1-byte unknown instruction.
-func isEndbr(code []byte) bool {
+func IsEndbr(code []byte) bool {
 	return len(code) >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e &&
 		(code[3] == 0xfa || code[3] == 0xfb)
 }

@@ -1,4 +1,4 @@
-package ssol
+package x86
 
 // Len returns the length of the instruction at the start of code (which
 // should hold up to 15 bytes). It is used to walk instruction boundaries
