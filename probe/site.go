@@ -39,8 +39,4 @@ type Site struct {
 	// names resolved to arguments. Engines compile these, not the Spec's.
 	Fetches []Fetch
 	Cond    Expr
-
-	// Rets lists link-time addresses of every RET in the function, for return
-	// probes that must not hijack return addresses (Go). Nil until needed.
-	Rets []uint64
 }

@@ -3,9 +3,10 @@
 // probe and runs the displaced instruction by emulation or out of line
 // from slots in an area it maps inside the tracee (see package ssol).
 //
-// Return probes hijack the return address at the function's entry for a
+// Return probes, as uretprobe.PlanReturn plans them, hijack the return
+// address at the function's entry for a
 // trampoline int3 at offset 0 of that area, with a per-thread
-// uretprobe.ShadowStack (two stops per call); Go functions, and every
+// shadowStack (two stops per call); Go functions, and every
 // function of a process running with the CET shadow stack, get a
 // breakpoint on each RET instead (see ret.go). Unwinders get internal
 // breakpoints that put hijacked return addresses back before they walk

@@ -101,7 +101,7 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 		g.id = len(p.groups)
 		p.groups = append(p.groups, g)
 		if g.method == uretprobe.RetProbes && p.calls == nil {
-			p.calls = uretprobe.NewCalls(retLimit)
+			p.calls = newCallPairs(retLimit)
 		}
 	}
 	for _, bp := range bps {

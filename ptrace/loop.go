@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/elfsym"
-	"github.com/utap/utap/uretprobe"
 )
 
 // loop handles stops until every traced process is gone or the context
@@ -198,7 +197,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		}
 	} else {
 		// The child's thread returns through the forking thread's frames.
-		var inherited *uretprobe.ShadowStack
+		var inherited *shadowStack
 		if th.shadow != nil && th.shadow.Len() > 0 {
 			inherited = th.shadow.Clone()
 		}
@@ -212,7 +211,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		// the parent's array.
 		np.tramp, np.groups, np.seen = p.tramp, slices.Clip(p.groups), maps.Clone(p.seen)
 		if p.calls != nil {
-			np.calls = uretprobe.NewCalls(retLimit)
+			np.calls = newCallPairs(retLimit)
 		}
 		switch {
 		case ev == unix.PTRACE_EVENT_VFORK:

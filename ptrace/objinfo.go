@@ -3,8 +3,6 @@ package ptrace
 import (
 	"debug/elf"
 	"slices"
-
-	"github.com/utap/utap/uretprobe"
 )
 
 // objInfo is what the engine reads of an ELF file itself (symbols and
@@ -52,7 +50,7 @@ func readObjInfo(f *elf.File) *objInfo {
 		if s.Name == debugStateSym && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && oi.debugState == 0 {
 			oi.debugState, _ = oi.fileOffset(s.Value)
 		}
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(uretprobe.Unwinders, s.Name) {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(unwinders, s.Name) {
 			continue
 		}
 		if off, ok := oi.fileOffset(s.Value); ok {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ssol"
 	"github.com/utap/utap/uretprobe"
 )
 
@@ -111,11 +112,11 @@ func (pl *planner) bp(s *probe.Site, addr uint64) (*breakpoint, error) {
 		return nil, fmt.Errorf("%s: reading code at %#x: %w", siteName(s), addr, err)
 	}
 	pl.unpatch(code[:n], addr)
-	act, text, in, err := analyze(code[:n], addr)
+	in, err := ssol.Analyze(code[:n], addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)
 	}
-	bp := &breakpoint{addr: addr, orig: code[0], action: act, in: in, text: text, code: code[:n], name: siteName(s),
+	bp := &breakpoint{addr: addr, orig: code[0], action: in.Action, in: in, text: in.Text, code: code[:n], name: siteName(s),
 		obj: objectAt(pl.ms, addr)}
 	pl.bps[addr] = bp
 	return bp, nil
@@ -147,42 +148,31 @@ func (pl *planner) ret(s *probe.Site) error {
 		g.sites = append(g.sites, sp)
 		return nil
 	}
-	g := &retGroup{sites: []*siteProg{sp}, method: uretprobe.Strategy(s, pl.shadowStack()), goABI: s.GoFunc}
+	plan, err := uretprobe.PlanReturn(s, start, func() ([]byte, error) {
+		code := make([]byte, s.FuncSize)
+		if err := pl.p.mem.readByMem(code, start); err != nil {
+			return nil, err
+		}
+		pl.unpatch(code, start)
+		return code, nil
+	}, uretprobe.Options{ShadowStack: pl.shadowStack()})
+	if err != nil {
+		return fmt.Errorf("%s: %w", siteName(s), err)
+	}
+	g := &retGroup{sites: []*siteProg{sp}, method: plan.Method, goABI: s.GoFunc}
 	pl.byFunc[start] = g
 	pl.groups = append(pl.groups, g)
+	bp, err := pl.bp(s, plan.Entry)
+	if err != nil {
+		return err
+	}
 	if g.method == uretprobe.Hijack {
-		bp, err := pl.bp(s, start)
-		if err != nil {
-			return err
-		}
 		bp.hijack = g
 		pl.hijacks = true
 		return nil
 	}
-	if s.FuncSize == 0 {
-		return fmt.Errorf("%s: %w: %w", siteName(s), uretprobe.ErrRefused, errNoSize)
-	}
-	code := make([]byte, s.FuncSize)
-	if err := pl.p.mem.readByMem(code, start); err != nil {
-		return fmt.Errorf("%s: reading the function: %w", siteName(s), err)
-	}
-	pl.unpatch(code, start)
-	entry := start
-	if s.GoFunc {
-		if entry, err = uretprobe.GoEntry(code, start); err != nil {
-			return fmt.Errorf("%s: %w", siteName(s), err)
-		}
-	}
-	rets, err := uretprobe.RetSites(code, start)
-	if err != nil {
-		return fmt.Errorf("%s: %w", siteName(s), err)
-	}
-	bp, err := pl.bp(s, entry)
-	if err != nil {
-		return err
-	}
 	bp.enter = append(bp.enter, g)
-	for _, r := range rets {
+	for _, r := range plan.Rets {
 		bp, err := pl.bp(s, r)
 		if err != nil {
 			return err

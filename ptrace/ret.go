@@ -2,7 +2,6 @@ package ptrace
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -22,10 +21,10 @@ import (
 //   - RetProbes (Go; any function of a process with the CET shadow stack):
 //     return addresses are never touched. A breakpoint at the entry (after
 //     Go's stack check: uretprobe.GoEntry) opens the call in a
-//     uretprobe.Calls and one on every RET closes it, for the duration.
+//     callPairs and one on every RET closes it, for the duration.
 //     Go calls are keyed by goroutine, not thread: r14 holds the g in Go's
 //     ABIInternal, and a goroutine may return on another thread than it
-//     entered on; positions are uretprobe.GoPos from g.stack.hi, which
+//     entered on; positions are goPos from g.stack.hi, which
 //     survive the runtime copying the stack. Assembly (ABI0) functions do
 //     not keep r14 = g: their durations may be missing, never their events.
 
@@ -35,16 +34,16 @@ const retLimit = 1 << 16
 
 // retGroup is the return probes of one function in one process image.
 type retGroup struct {
-	id     int // index in process.groups: Frame.Site and the Calls site
+	id     int // index in process.groups: retFrame.Site and the callPairs site
 	sites  []*siteProg
 	method uretprobe.Method
 	goABI  bool // Calls keyed by goroutine
 }
 
 // shadowOf returns th's shadow stack, created at its first hijack.
-func (p *process) shadowOf(th *thread) *uretprobe.ShadowStack {
+func (p *process) shadowOf(th *thread) *shadowStack {
 	if th.shadow == nil {
-		th.shadow = uretprobe.NewShadowStack(p.tramp, retLimit)
+		th.shadow = newShadowStack(p.tramp, retLimit)
 	}
 	return th.shadow
 }
@@ -75,7 +74,7 @@ func (tr *tracer) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	if bp.hijack != nil && p.report && !bp.unwinder {
 		// On error (too deep, unreadable stack) nothing was hijacked and
 		// this call's return goes unreported, counted in the stack's Stats.
-		p.shadowOf(th).Push(p.mem, uretprobe.Frame{SP: regs.Rsp, Site: bp.hijack.id, EntryTime: now})
+		p.shadowOf(th).Push(p.mem, retFrame{SP: regs.Rsp, Site: bp.hijack.id, EntryTime: now})
 	}
 }
 
@@ -89,7 +88,7 @@ func (p *process) callKey(th *thread, g *retGroup, regs *unix.PtraceRegs) (key, 
 	if regs.R14 == 0 || p.mem.ReadAt(b[:], regs.R14+8) != nil {
 		return uint64(th.tid), regs.Rsp
 	}
-	return regs.R14, uretprobe.GoPos(binary.LittleEndian.Uint64(b[:]), regs.Rsp)
+	return regs.R14, goPos(binary.LittleEndian.Uint64(b[:]), regs.Rsp)
 }
 
 // trampoline handles a trap on the trampoline: a hijacked call returned.
@@ -106,13 +105,13 @@ func (tr *tracer) trampoline(th *thread, regs *unix.PtraceRegs) {
 // the original return address.
 func (tr *tracer) returnAt(th *thread, regs *unix.PtraceRegs) error {
 	p := th.p
-	var frames []uretprobe.Frame
-	err := uretprobe.ErrLost
+	var frames []retFrame
+	err := errLost
 	if th.shadow != nil {
 		frames, err = th.shadow.Pop(p.mem, regs.Rsp)
 	}
 	if err == nil && len(frames) == 0 {
-		err = uretprobe.ErrLost
+		err = errLost
 	}
 	if err != nil {
 		return err
@@ -176,5 +175,3 @@ func (tr *tracer) restoreReturns(p *process) error {
 	}
 	return first
 }
-
-var errNoSize = errors.New("function size unknown: cannot find its returns")

@@ -7,7 +7,6 @@ import (
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
-	"github.com/utap/utap/uretprobe"
 )
 
 // tracer is the state of one Trace call. Only the locked goroutine touches
@@ -54,11 +53,11 @@ type process struct {
 	release bool // fork child without Follow: clean and detach at its first stop
 	holding bool // quiescing: keep its threads stopped
 
-	tramp   uint64                 // return trampoline (an int3 at offset 0 of the first area), 0 if none
-	groups  []*retGroup            // return probes, by Frame.Site / Calls site id
-	calls   *uretprobe.Calls       // entry/RET pairing of RetProbes functions
-	inherit *uretprobe.ShadowStack // fork child without Follow: the forking thread's frames, to restore
-	seen    map[object]bool        // objects mapped executable when probes last went in (loader.go)
+	tramp   uint64          // return trampoline (an int3 at offset 0 of the first area), 0 if none
+	groups  []*retGroup     // return probes, by Frame.Site / Calls site id
+	calls   *callPairs      // entry/RET pairing of RetProbes functions
+	inherit *shadowStack    // fork child without Follow: the forking thread's frames, to restore
+	seen    map[object]bool // objects mapped executable when probes last went in (loader.go)
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -69,7 +68,7 @@ type breakpoint struct {
 	addr   uint64
 	orig   byte
 	action ssol.Action
-	in     relocatable
+	in     *ssol.Insn
 	text   string
 	name   string      // the first site's name, for errors
 	code   []byte      // the original instruction's bytes (at most 16)
@@ -97,7 +96,7 @@ type thread struct {
 	vfork       bool // blocked in vfork until VFORK_DONE: cannot stop
 	dead        bool // could not be interrupted: exiting
 	step        *stepping
-	shadow      *uretprobe.ShadowStack // hijacked return addresses, nil until the first
+	shadow      *shadowStack // hijacked return addresses, nil until the first
 }
 
 // stepping is a thread running a Step slot, until its trailing int3.

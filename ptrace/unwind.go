@@ -7,7 +7,7 @@ import (
 )
 
 // unwinders puts an internal breakpoint on every unwinder entry point
-// (uretprobe.Unwinders) of the objects mapped now: an unwinder finds each
+// (unwinders) of the objects mapped now: an unwinder finds each
 // frame's unwind info from its return address and must never meet the
 // trampoline. A thread entering one has its hijacked return addresses put
 // back (retHit); those calls lose their return events and the program

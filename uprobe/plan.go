@@ -37,70 +37,54 @@ type plan struct {
 // miss a return made by a tail call out of the function.
 func planSite(s *probe.Site, retProbes bool) (plan, error) {
 	if s.Spec.Kind != probe.Return {
-		insn := s.Insn
-		if len(insn) == 0 {
-			var err error
-			if insn, err = readCode(s.Object, s.FileOffset, 15); err != nil {
-				return plan{}, err
-			}
+		insn, err := siteInsn(s)
+		if err != nil {
+			return plan{}, err
 		}
 		return plan{spots: []spot{{off: s.FileOffset, addr: s.Addr, insn: insn}}}, nil
 	}
 	if s.Addr != s.FuncAddr {
 		return plan{}, fmt.Errorf("%w: a return probe goes at a function's start, not at %s", ErrUnsupported, where(s))
 	}
-	method := uretprobe.Strategy(s, false)
-	if retProbes {
-		method = uretprobe.RetProbes
+	var code []byte // the function's body, when the planner reads it
+	rp, err := uretprobe.PlanReturn(s, s.FuncAddr, func() (b []byte, err error) {
+		code, err = readCode(s.Object, s.FileOffset, int(s.FuncSize))
+		return code, err
+	}, uretprobe.Options{RetProbes: retProbes})
+	if err != nil {
+		return plan{}, err
 	}
-	if method == uretprobe.Hijack {
-		insn := s.Insn
-		if len(insn) == 0 {
-			var err error
-			if insn, err = readCode(s.Object, s.FileOffset, 15); err != nil {
-				return plan{}, err
-			}
+	if rp.Method == uretprobe.Hijack {
+		insn, err := siteInsn(s)
+		if err != nil {
+			return plan{}, err
 		}
 		at := spot{off: s.FileOffset, addr: s.Addr, insn: insn}
 		stamp, uret := at, at
 		stamp.stamp, uret.uret = true, true
 		return plan{spots: []spot{stamp, uret}, key: callKey{spAdjust: -8}}, nil
 	}
-	if s.FuncSize == 0 {
-		return plan{}, fmt.Errorf("%w: %s's size is unknown, so its RET instructions cannot be found", uretprobe.ErrRefused, s.Func)
-	}
-	code, err := readCode(s.Object, s.FileOffset, int(s.FuncSize))
-	if err != nil {
-		return plan{}, err
-	}
-	if len(code) < int(s.FuncSize) {
-		return plan{}, fmt.Errorf("%w: %s is cut short in %s", uretprobe.ErrRefused, s.Func, s.Object)
-	}
-	rets, err := uretprobe.RetSites(code, s.FuncAddr)
-	if err != nil {
-		return plan{}, err
-	}
-	if len(rets) == 0 {
-		return plan{}, fmt.Errorf("%w: %s has no RET instruction (it only tail-calls or never returns)", uretprobe.ErrRefused, s.Func)
-	}
-	entry := s.FuncAddr
-	if s.GoFunc {
-		if entry, err = uretprobe.GoEntry(code, s.FuncAddr); err != nil {
-			return plan{}, err
-		}
-	}
 	at := func(addr uint64) spot {
 		i := addr - s.FuncAddr
 		return spot{off: s.FileOffset + i, addr: addr, insn: code[i:min(i+15, uint64(len(code)))]}
 	}
 	p := plan{key: callKey{goroutine: s.GoFunc}}
-	stamp := at(entry)
+	stamp := at(rp.Entry)
 	stamp.stamp = true
 	p.spots = append(p.spots, stamp)
-	for _, r := range rets {
+	for _, r := range rp.Rets {
 		p.spots = append(p.spots, at(r))
 	}
 	return p, nil
+}
+
+// siteInsn returns the instruction bytes at s, read from its file when
+// elfsym did not keep them.
+func siteInsn(s *probe.Site) ([]byte, error) {
+	if len(s.Insn) > 0 {
+		return s.Insn, nil
+	}
+	return readCode(s.Object, s.FileOffset, 15)
 }
 
 func readCode(path string, off uint64, n int) ([]byte, error) {

@@ -1,15 +1,14 @@
-// Package uretprobe holds what both engines share for return probes:
+// Package uretprobe is the return-probe planner both engines call:
 //
-//   - Strategy: hijack the return address (C) or probe every RET (Go, whose
-//     runtime copies and walks stacks and dies on a foreign return address,
-//     golang/go#22008; or when the CET shadow stack is on);
-//   - RetSites: the RET instructions of a function, decoded forward from its
-//     start (a decode error refuses the function, never skips a byte);
-//   - ShadowStack: the ptrace engine's per-thread record of hijacked return
-//     addresses, after the kernel's kernel/events/uprobes.c;
-//   - Calls: entry/RET pairing for durations when return addresses are not
-//     hijacked.
+//   - PlanReturn: the method (Strategy: hijack the return address, or probe
+//     every RET for Go — whose runtime copies and walks stacks and dies on a
+//     foreign return address, golang/go#22008 — with the CET shadow stack
+//     on, or when an unwinder is linked: UsesUnwinder), the entry point
+//     (GoEntry: after Go's stack-split prologue) and the RET sites
+//     (RetSites, on x86.Rets: a decode error refuses the function);
+//   - the refusals, wrapping ErrRefused.
 //
-// Nothing here makes a ptrace or bpf call: tracee memory is reached through
-// the Memory interface the engine implements.
+// How a plan is carried out belongs to each engine: the ptrace engine's
+// shadow stacks, trampoline and unwinder breakpoints (package ptrace), the
+// uprobe engine's uretprobes and BPF entry stamps (package uprobe).
 package uretprobe

@@ -189,22 +189,3 @@ func TestRetSitesGo(t *testing.T) {
 	n, r := checkRetSites(t, path, funcs)
 	t.Logf("%d Go functions, %d returns", n, r)
 }
-
-func TestIsGo(t *testing.T) {
-	for _, tc := range []struct {
-		path string
-		want bool
-	}{
-		{fixture.Go(t, "ret_go"), true},
-		{fixture.Go(t, "ret_go", "-ldflags=-s -w"), true},
-		{fixture.C(t, "ret_c.c"), false},
-	} {
-		got, err := IsGo(tc.path)
-		if err != nil || got != tc.want {
-			t.Errorf("IsGo(%s) = %v, %v; want %v", tc.path, got, err, tc.want)
-		}
-	}
-	if _, err := IsGo("/nonexistent"); err == nil {
-		t.Error("IsGo of a missing file: no error")
-	}
-}

@@ -1,4 +1,4 @@
-package uretprobe
+package ptrace
 
 import (
 	"encoding/binary"
@@ -35,7 +35,7 @@ type cpu struct {
 	t     *testing.T
 	mem   stackMem
 	rsp   uint64
-	ss    *ShadowStack
+	ss    *shadowStack
 	now   int64
 	rets  []int // sites whose returns were reported, in order
 	durs  []int64
@@ -43,7 +43,7 @@ type cpu struct {
 }
 
 func newCPU(t *testing.T, limit int) *cpu {
-	return &cpu{t: t, mem: stackMem{}, rsp: 0x7ffd0000, ss: NewShadowStack(tramp, limit), probe: map[int]bool{}}
+	return &cpu{t: t, mem: stackMem{}, rsp: 0x7ffd0000, ss: newShadowStack(tramp, limit), probe: map[int]bool{}}
 }
 
 // enter is the probe at a function's first instruction.
@@ -52,8 +52,8 @@ func (c *cpu) enter(site int) {
 	if !c.probe[site] {
 		return
 	}
-	_, err := c.ss.Push(c.mem, Frame{SP: c.rsp, Site: site, EntryTime: c.now})
-	if err != nil && !errors.Is(err, ErrTooDeep) {
+	_, err := c.ss.Push(c.mem, retFrame{SP: c.rsp, Site: site, EntryTime: c.now})
+	if err != nil && !errors.Is(err, errTooDeep) {
 		c.t.Fatalf("push site %d: %v", site, err)
 	}
 }
@@ -119,14 +119,14 @@ func TestShadowStackNested(t *testing.T) {
 	if c.durs[0] != 1 || c.durs[1] != 5 {
 		t.Errorf("durations %v, want [1 5]", c.durs)
 	}
-	if c.ss.Len() != 0 || c.ss.Stats != (Stats{}) {
-		t.Errorf("after: len %d stats %+v", c.ss.Len(), c.ss.Stats)
+	if c.ss.Len() != 0 || c.ss.retStats != (retStats{}) {
+		t.Errorf("after: len %d stats %+v", c.ss.Len(), c.ss.retStats)
 	}
 }
 
 func TestShadowStackRecursion(t *testing.T) {
 	const depth = 10000
-	for _, limit := range []int{depth, DefaultLimit} {
+	for _, limit := range []int{depth, defaultShadowLimit} {
 		t.Run(fmt.Sprint(limit), func(t *testing.T) {
 			c := newCPU(t, limit)
 			c.probe[7] = true
@@ -138,7 +138,7 @@ func TestShadowStackRecursion(t *testing.T) {
 			}
 			hijacked := min(depth, limit)
 			if len(c.rets) != hijacked || c.ss.Missed != uint64(depth-hijacked) || c.ss.Dropped != 0 {
-				t.Errorf("%d returns, stats %+v; want %d returns, %d missed", len(c.rets), c.ss.Stats, hijacked, depth-hijacked)
+				t.Errorf("%d returns, stats %+v; want %d returns, %d missed", len(c.rets), c.ss.retStats, hijacked, depth-hijacked)
 			}
 			// The innermost hijacked call returns first and is the shortest.
 			if c.durs[0] >= c.durs[len(c.durs)-1] {
@@ -181,8 +181,8 @@ func TestShadowStackTailCalls(t *testing.T) {
 	// A tail call whose slot is not ours (trampoline value but no frame).
 	c.rsp -= 8
 	c.mem[c.rsp] = tramp
-	chained, err := c.ss.Push(c.mem, Frame{SP: c.rsp, Site: 1})
-	if !chained || !errors.Is(err, ErrLost) {
+	chained, err := c.ss.Push(c.mem, retFrame{SP: c.rsp, Site: 1})
+	if !chained || !errors.Is(err, errLost) {
 		t.Errorf("orphan tail call: chained %v err %v", chained, err)
 	}
 }
@@ -204,7 +204,7 @@ func TestShadowStackLongjmp(t *testing.T) {
 	// f calls k: its entry drops g and h, whose slots are put back.
 	c.call(4, 0x4000)
 	if c.ss.Len() != 2 || c.ss.Dropped != 2 {
-		t.Fatalf("after longjmp+call: len %d stats %+v", c.ss.Len(), c.ss.Stats)
+		t.Fatalf("after longjmp+call: len %d stats %+v", c.ss.Len(), c.ss.retStats)
 	}
 	if c.mem[hSlot] != 0x3000 {
 		t.Errorf("dead slot of h holds %#x, want it restored", c.mem[hSlot])
@@ -233,7 +233,7 @@ func TestShadowStackLongjmp(t *testing.T) {
 	c.wantRet(c.ret(0), 0x1000)
 	c.wantRets(1)
 	if c.ss.Len() != 0 || c.ss.Dropped != 2 {
-		t.Errorf("len %d stats %+v", c.ss.Len(), c.ss.Stats)
+		t.Errorf("len %d stats %+v", c.ss.Len(), c.ss.retStats)
 	}
 }
 
@@ -276,7 +276,7 @@ func TestShadowStackSignalHandler(t *testing.T) {
 	c.wantRet(c.ret(0), 0x1000)
 	c.wantRets(2)
 	if c.ss.Dropped != 1 {
-		t.Errorf("stats %+v, want 1 dropped", c.ss.Stats)
+		t.Errorf("stats %+v, want 1 dropped", c.ss.retStats)
 	}
 }
 
@@ -336,9 +336,9 @@ func TestShadowStackRestore(t *testing.T) {
 
 	// A dead slot in the red zone is never written, even holding the
 	// trampoline: a leaf function may be using it.
-	ss := NewShadowStack(tramp, 0)
+	ss := newShadowStack(tramp, 0)
 	mem := stackMem{0x1000: 0x77}
-	if _, err := ss.Push(mem, Frame{SP: 0x1000}); err != nil {
+	if _, err := ss.Push(mem, retFrame{SP: 0x1000}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := ss.Restore(mem, 0x1000+64); n != 0 || mem[0x1000] != tramp {
@@ -347,14 +347,14 @@ func TestShadowStackRestore(t *testing.T) {
 }
 
 func TestShadowStackLost(t *testing.T) {
-	ss := NewShadowStack(tramp, 0)
-	if _, err := ss.Pop(stackMem{}, 0x1000); !errors.Is(err, ErrLost) {
+	ss := newShadowStack(tramp, 0)
+	if _, err := ss.Pop(stackMem{}, 0x1000); !errors.Is(err, errLost) {
 		t.Errorf("Pop on empty stack: %v", err)
 	}
 }
 
 func BenchmarkShadowStackPushPop(b *testing.B) {
-	ss := NewShadowStack(tramp, 0)
+	ss := newShadowStack(tramp, 0)
 	mem := stackMem{}
 	const depth = 8
 	for i := range b.N {
@@ -367,7 +367,7 @@ func BenchmarkShadowStackPushPop(b *testing.B) {
 			}
 		}
 		mem[sp] = 0x1000
-		if _, err := ss.Push(mem, Frame{SP: sp, Site: 1}); err != nil {
+		if _, err := ss.Push(mem, retFrame{SP: sp, Site: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,6 @@
-package uretprobe
+package ptrace
 
-// Calls pairs the entry and RET hits of functions whose return addresses
+// callPairs pairs the entry and RET hits of functions whose return addresses
 // are not hijacked (Method RetProbes), for durations. Each (stack, site)
 // keeps a stack of open calls by stack position, so a missed return
 // (longjmp, a panic, a tail call out of the function, an exception) is
@@ -9,11 +9,11 @@ package uretprobe
 // A stack is what calls nest on: the thread id for C; for Go the
 // goroutine (its g), since a goroutine may return on another thread than
 // it entered on. Positions must decrease as calls nest and stay fixed for
-// a call's lifetime: rsp for C; GoPos for goroutine stacks, which move.
-type Calls struct {
+// a call's lifetime: rsp for C; goPos for goroutine stacks, which move.
+type callPairs struct {
 	limit  int
 	stacks map[uint64]map[int][]openCall
-	Stats
+	retStats
 }
 
 type openCall struct {
@@ -21,29 +21,29 @@ type openCall struct {
 	time int64
 }
 
-// NewCalls returns an empty correlator keeping at most limit open calls per
-// (stack, site); limit <= 0 means DefaultLimit.
-func NewCalls(limit int) *Calls {
+// newCallPairs returns an empty correlator keeping at most limit open calls per
+// (stack, site); limit <= 0 means defaultShadowLimit.
+func newCallPairs(limit int) *callPairs {
 	if limit <= 0 {
-		limit = DefaultLimit
+		limit = defaultShadowLimit
 	}
-	return &Calls{limit: limit, stacks: map[uint64]map[int][]openCall{}}
+	return &callPairs{limit: limit, stacks: map[uint64]map[int][]openCall{}}
 }
 
-// GoPos maps the rsp of a goroutine whose stack ends at hi (g.stack.hi) to
+// goPos maps the rsp of a goroutine whose stack ends at hi (g.stack.hi) to
 // a position that survives the runtime copying the stack elsewhere.
-func GoPos(hi, rsp uint64) uint64 { return ^(hi - rsp) }
+func goPos(hi, rsp uint64) uint64 { return ^(hi - rsp) }
 
 // Enter records a call of site at its entry probe, pos being the stack
 // position of its return address (rsp at entry) and t the time.
-func (c *Calls) Enter(stack uint64, site int, pos uint64, t int64) {
+func (c *callPairs) Enter(stack uint64, site int, pos uint64, t int64) {
 	sites := c.stacks[stack]
 	if sites == nil {
 		sites = map[int][]openCall{}
 		c.stacks[stack] = sites
 	}
 	open := sites[site]
-	// Calls at or above this one's slot have ended unseen.
+	// callPairs at or above this one's slot have ended unseen.
 	n := len(open)
 	for n > 0 && open[n-1].pos <= pos {
 		n--
@@ -62,7 +62,7 @@ func (c *Calls) Enter(stack uint64, site int, pos uint64, t int64) {
 // return address about to be popped (rsp at the RET, as at entry), and
 // returns the call's duration. ok is false when the entry was not seen
 // (the trace began inside the call, or it was over the limit).
-func (c *Calls) Return(stack uint64, site int, pos uint64, t int64) (dur int64, ok bool) {
+func (c *callPairs) Return(stack uint64, site int, pos uint64, t int64) (dur int64, ok bool) {
 	sites := c.stacks[stack]
 	open := sites[site]
 	n := len(open)
@@ -81,7 +81,7 @@ func (c *Calls) Return(stack uint64, site int, pos uint64, t int64) (dur int64, 
 }
 
 // Forget drops every open call of a stack (its thread or goroutine ended).
-func (c *Calls) Forget(stack uint64) {
+func (c *callPairs) Forget(stack uint64) {
 	for _, open := range c.stacks[stack] {
 		c.Dropped += uint64(len(open))
 	}

@@ -1,9 +1,9 @@
-package uretprobe
+package ptrace
 
 import "testing"
 
 func TestCallsNested(t *testing.T) {
-	c := NewCalls(0)
+	c := newCallPairs(0)
 	// f(1) recursing at 0x1000, 0x0f00, 0x0e00; g(2) inside.
 	c.Enter(7, 1, 0x1000, 10)
 	c.Enter(7, 1, 0xf00, 20)
@@ -29,13 +29,13 @@ func TestCallsNested(t *testing.T) {
 			t.Errorf("Return(%d, %#x) = %d, %v; want %d, %v", tc.site, tc.pos, d, ok, tc.want, tc.wantOK)
 		}
 	}
-	if c.Stats != (Stats{}) {
-		t.Errorf("stats %+v", c.Stats)
+	if c.retStats != (retStats{}) {
+		t.Errorf("stats %+v", c.retStats)
 	}
 }
 
 func TestCallsMissedReturns(t *testing.T) {
-	c := NewCalls(0)
+	c := newCallPairs(0)
 	// longjmp out of three nested calls, back to the caller at 0x1000.
 	c.Enter(1, 1, 0x1000, 0)
 	c.Enter(1, 1, 0xf00, 1)
@@ -43,24 +43,24 @@ func TestCallsMissedReturns(t *testing.T) {
 	c.Enter(1, 1, 0xd00, 3)
 	// Returning from the outer one finds and drops the three inner ones.
 	if d, ok := c.Return(1, 1, 0x1000, 10); !ok || d != 10 || c.Dropped != 3 {
-		t.Errorf("Return = %d, %v, stats %+v", d, ok, c.Stats)
+		t.Errorf("Return = %d, %v, stats %+v", d, ok, c.retStats)
 	}
 	// A panic (or tail call out) leaves a call open at 0x900; the next call
 	// from the same place reuses its slot and replaces it.
 	c.Enter(1, 1, 0x900, 20)
 	c.Enter(1, 1, 0x900, 30)
 	if d, ok := c.Return(1, 1, 0x900, 35); !ok || d != 5 || c.Dropped != 4 {
-		t.Errorf("Return = %d, %v, stats %+v", d, ok, c.Stats)
+		t.Errorf("Return = %d, %v, stats %+v", d, ok, c.retStats)
 	}
 	c.Enter(1, 1, 0x800, 40)
 	c.Forget(1)
 	if c.Dropped != 5 || len(c.stacks) != 0 {
-		t.Errorf("after Forget: stats %+v, %d stacks", c.Stats, len(c.stacks))
+		t.Errorf("after Forget: stats %+v, %d stacks", c.retStats, len(c.stacks))
 	}
 }
 
 func TestCallsLimit(t *testing.T) {
-	c := NewCalls(100)
+	c := newCallPairs(100)
 	for i := range 150 {
 		c.Enter(1, 1, 0x100000-uint64(i)*16, int64(i))
 	}
@@ -71,15 +71,15 @@ func TestCallsLimit(t *testing.T) {
 		}
 	}
 	if got != 100 || c.Missed != 50 || c.Dropped != 0 {
-		t.Errorf("%d paired, stats %+v", got, c.Stats)
+		t.Errorf("%d paired, stats %+v", got, c.retStats)
 	}
 }
 
 func TestGoPos(t *testing.T) {
 	// The same frame on a stack before and after the runtime copies it.
-	old, moved := GoPos(0xc000100000, 0xc0000fff00), GoPos(0xc000400000, 0xc0003fff00)
-	deeper := GoPos(0xc000400000, 0xc0003ffe00)
+	old, moved := goPos(0xc000100000, 0xc0000fff00), goPos(0xc000400000, 0xc0003fff00)
+	deeper := goPos(0xc000400000, 0xc0003ffe00)
 	if old != moved || !(deeper < moved) {
-		t.Errorf("GoPos: %#x %#x %#x", old, moved, deeper)
+		t.Errorf("goPos: %#x %#x %#x", old, moved, deeper)
 	}
 }

@@ -1,4 +1,4 @@
-package uretprobe
+package ptrace
 
 import (
 	"encoding/binary"
@@ -8,14 +8,13 @@ import (
 	"github.com/utap/utap/ssol"
 )
 
-// Memory is the tracee memory a ShadowStack reads and writes return
+// ssol.Memory is the tracee memory a shadowStack reads and writes return
 // addresses in (the ptrace engine's /proc/PID/mem accessor).
-type Memory = ssol.Memory
 
-// DefaultLimit bounds a thread's hijacked frames. The kernel stops at 64
+// defaultShadowLimit bounds a thread's hijacked frames. The kernel stops at 64
 // nested uretprobes; a tracer in user space can afford more, and a deeper
-// call is simply not hijacked (counted in Stats.Missed).
-const DefaultLimit = 1024
+// call is simply not hijacked (counted in retStats.Missed).
+const defaultShadowLimit = 1024
 
 // redZone is the System V AMD64 red zone below rsp, which a leaf function may
 // use without moving rsp: Restore never writes there.
@@ -23,16 +22,16 @@ const redZone = 128
 
 // Sentinel errors of the shadow stack.
 var (
-	// ErrTooDeep: the call was not hijacked because the thread already has
+	// errTooDeep: the call was not hijacked because the thread already has
 	// the maximum number of hijacked frames; its return is not reported.
-	ErrTooDeep = errors.New("too many nested return probes")
-	// ErrLost: the trampoline was reached, or found as a return address,
+	errTooDeep = errors.New("too many nested return probes")
+	// errLost: the trampoline was reached, or found as a return address,
 	// with no frame recording where it should go.
-	ErrLost = errors.New("return address not found on the shadow stack")
+	errLost = errors.New("return address not found on the shadow stack")
 )
 
-// Frame is one hijacked call.
-type Frame struct {
+// retFrame is one hijacked call.
+type retFrame struct {
 	OrigRet   uint64 // the return address the call pushed, replaced by the trampoline
 	SP        uint64 // rsp at entry: the address of the return-address slot
 	Site      int    // the engine's index of the probed site
@@ -43,13 +42,13 @@ type Frame struct {
 	Chained bool
 }
 
-// Stats counts return probes that will not be reported.
-type Stats struct {
-	Missed  uint64 // calls not hijacked (ErrTooDeep, ErrLost)
+// retStats counts return probes that will not be reported.
+type retStats struct {
+	Missed  uint64 // calls not hijacked (errTooDeep, errLost)
 	Dropped uint64 // frames discarded without a return: longjmp, exceptions, stack switches
 }
 
-// ShadowStack records one thread's hijacked return addresses, innermost
+// shadowStack records one thread's hijacked return addresses, innermost
 // last. The ptrace engine calls Push at a return probe's entry breakpoint,
 // Pop when the thread traps on the trampoline, and Restore before the
 // thread's frames can no longer be tracked (detach, a forked child, an
@@ -64,36 +63,36 @@ type Stats struct {
 // it still holds the trampoline, so that a misjudged frame (for example one on
 // another stack, left by sigaltstack or swapcontext) loses its return event
 // but still returns to its caller.
-type ShadowStack struct {
+type shadowStack struct {
 	trampoline uint64
 	limit      int
-	frames     []Frame
-	out        []Frame // Pop's result, reused
-	Stats
+	frames     []retFrame
+	out        []retFrame // Pop's result, reused
+	retStats
 }
 
-// NewShadowStack returns an empty shadow stack for a thread of a process
+// newShadowStack returns an empty shadow stack for a thread of a process
 // whose trampoline (the int3 return probes return to) is at trampoline.
-// limit <= 0 means DefaultLimit.
-func NewShadowStack(trampoline uint64, limit int) *ShadowStack {
+// limit <= 0 means defaultShadowLimit.
+func newShadowStack(trampoline uint64, limit int) *shadowStack {
 	if limit <= 0 {
-		limit = DefaultLimit
+		limit = defaultShadowLimit
 	}
-	return &ShadowStack{trampoline: trampoline, limit: limit}
+	return &shadowStack{trampoline: trampoline, limit: limit}
 }
 
 // Len returns the number of recorded frames.
-func (s *ShadowStack) Len() int { return len(s.frames) }
+func (s *shadowStack) Len() int { return len(s.frames) }
 
 // Frames returns the recorded frames, outermost first. The slice is the
 // stack's own: read it, don't keep it.
-func (s *ShadowStack) Frames() []Frame { return s.frames }
+func (s *shadowStack) Frames() []retFrame { return s.frames }
 
 // Clone returns a copy, for a forked child that inherits the parent
 // thread's hijacked stack.
-func (s *ShadowStack) Clone() *ShadowStack {
+func (s *shadowStack) Clone() *shadowStack {
 	c := *s
-	c.frames = append([]Frame(nil), s.frames...)
+	c.frames = append([]retFrame(nil), s.frames...)
 	c.out = nil
 	return &c
 }
@@ -107,7 +106,7 @@ func (s *ShadowStack) Clone() *ShadowStack {
 // is the trampoline, the call is a tail call: it chains to the frame of that
 // slot and nothing is written. Otherwise the trampoline is written at rsp.
 // On error nothing was hijacked and the call's return will not be reported.
-func (s *ShadowStack) Push(mem Memory, f Frame) (chained bool, err error) {
+func (s *shadowStack) Push(mem ssol.Memory, f retFrame) (chained bool, err error) {
 	ra, err := s.read(mem, f.SP)
 	if err != nil {
 		s.Missed++
@@ -117,14 +116,14 @@ func (s *ShadowStack) Push(mem Memory, f Frame) (chained bool, err error) {
 	// A new call pushes its return address below every live slot; a tail
 	// call reuses the slot of the frame it replaces (uprobes'
 	// arch_uretprobe_is_alive, RP_CHECK_CALL vs RP_CHECK_CHAIN_CALL).
-	s.dropAbove(mem, func(e *Frame) bool {
+	s.dropAbove(mem, func(e *retFrame) bool {
 		return e.SP < f.SP || (!chained && e.SP == f.SP)
 	})
 	if chained {
 		n := len(s.frames)
 		if n == 0 || s.frames[n-1].SP != f.SP {
 			s.Missed++
-			return true, fmt.Errorf("%w: tail call at rsp %#x", ErrLost, f.SP)
+			return true, fmt.Errorf("%w: tail call at rsp %#x", errLost, f.SP)
 		}
 		f.OrigRet = s.frames[n-1].OrigRet
 	} else {
@@ -133,7 +132,7 @@ func (s *ShadowStack) Push(mem Memory, f Frame) (chained bool, err error) {
 	f.Chained = chained
 	if len(s.frames) >= s.limit {
 		s.Missed++
-		return chained, fmt.Errorf("%w (%d)", ErrTooDeep, s.limit)
+		return chained, fmt.Errorf("%w (%d)", errTooDeep, s.limit)
 	}
 	if !chained {
 		if err := s.write(mem, f.SP, s.trampoline); err != nil {
@@ -151,7 +150,7 @@ func (s *ShadowStack) Push(mem Memory, f Frame) (chained bool, err error) {
 // chained to it. The engine sets rip to frames[0].OrigRet and reports each.
 // Frames above them are dropped as skipped. The result is valid until the
 // next call on s.
-func (s *ShadowStack) Pop(mem Memory, sp uint64) ([]Frame, error) {
+func (s *shadowStack) Pop(mem ssol.Memory, sp uint64) ([]retFrame, error) {
 	// Slots grow towards the innermost frame: look from there for the one
 	// `ret` just popped.
 	top := -1
@@ -173,7 +172,7 @@ func (s *ShadowStack) Pop(mem Memory, sp uint64) ([]Frame, error) {
 	return s.popChain(), nil
 }
 
-func (s *ShadowStack) popByLiveness(mem Memory, sp uint64) ([]Frame, error) {
+func (s *shadowStack) popByLiveness(mem ssol.Memory, sp uint64) ([]retFrame, error) {
 	for len(s.frames) > 0 {
 		base := s.chainBase(len(s.frames) - 1)
 		if base == 0 || sp <= s.frames[base-1].SP {
@@ -184,12 +183,12 @@ func (s *ShadowStack) popByLiveness(mem Memory, sp uint64) ([]Frame, error) {
 			s.drop(mem)
 		}
 	}
-	return nil, fmt.Errorf("%w: trampoline hit at rsp %#x", ErrLost, sp)
+	return nil, fmt.Errorf("%w: trampoline hit at rsp %#x", errLost, sp)
 }
 
 // chainBase returns the index of the non-chained frame that frame i's tail
 // call chain starts at.
-func (s *ShadowStack) chainBase(i int) int {
+func (s *shadowStack) chainBase(i int) int {
 	for i > 0 && s.frames[i].Chained {
 		i--
 	}
@@ -197,7 +196,7 @@ func (s *ShadowStack) chainBase(i int) int {
 }
 
 // popChain removes the innermost frame and those it is chained to.
-func (s *ShadowStack) popChain() []Frame {
+func (s *shadowStack) popChain() []retFrame {
 	base := s.chainBase(len(s.frames) - 1)
 	s.out = s.out[:0]
 	for i := len(s.frames) - 1; i >= base; i-- {
@@ -208,7 +207,7 @@ func (s *ShadowStack) popChain() []Frame {
 }
 
 // dropAbove drops innermost frames while dead reports them dead.
-func (s *ShadowStack) dropAbove(mem Memory, dead func(*Frame) bool) {
+func (s *shadowStack) dropAbove(mem ssol.Memory, dead func(*retFrame) bool) {
 	for len(s.frames) > 0 && dead(&s.frames[len(s.frames)-1]) {
 		s.drop(mem)
 	}
@@ -218,7 +217,7 @@ func (s *ShadowStack) dropAbove(mem Memory, dead func(*Frame) bool) {
 // its slot still holds the trampoline. Only called for slots below the
 // thread's rsp at an entry or trampoline stop, where nothing of the thread
 // lives (the callee has not run; a caller keeps nothing below a call).
-func (s *ShadowStack) drop(mem Memory) {
+func (s *shadowStack) drop(mem ssol.Memory) {
 	f := s.frames[len(s.frames)-1]
 	s.frames = s.frames[:len(s.frames)-1]
 	s.Dropped++
@@ -227,7 +226,7 @@ func (s *ShadowStack) drop(mem Memory) {
 	}
 }
 
-func (s *ShadowStack) restore(mem Memory, f Frame) (bool, error) {
+func (s *shadowStack) restore(mem ssol.Memory, f retFrame) (bool, error) {
 	ra, err := s.read(mem, f.SP)
 	if err != nil || ra != s.trampoline {
 		return false, err
@@ -240,7 +239,7 @@ func (s *ShadowStack) restore(mem Memory, f Frame) (bool, error) {
 // is written only if it still holds the trampoline, and never inside the red
 // zone below rsp, which a leaf function may be using. It returns how many
 // slots were restored and the first error; it goes on after errors.
-func (s *ShadowStack) Restore(mem Memory, rsp uint64) (int, error) {
+func (s *shadowStack) Restore(mem ssol.Memory, rsp uint64) (int, error) {
 	var n int
 	var first error
 	for i := len(s.frames) - 1; i >= 0; i-- {
@@ -261,7 +260,7 @@ func (s *ShadowStack) Restore(mem Memory, rsp uint64) (int, error) {
 	return n, first
 }
 
-func (s *ShadowStack) read(mem Memory, addr uint64) (uint64, error) {
+func (s *shadowStack) read(mem ssol.Memory, addr uint64) (uint64, error) {
 	var b [8]byte
 	if err := mem.ReadAt(b[:], addr); err != nil {
 		return 0, fmt.Errorf("reading the return address at %#x: %w", addr, err)
@@ -269,7 +268,7 @@ func (s *ShadowStack) read(mem Memory, addr uint64) (uint64, error) {
 	return binary.LittleEndian.Uint64(b[:]), nil
 }
 
-func (s *ShadowStack) write(mem Memory, addr, v uint64) error {
+func (s *shadowStack) write(mem ssol.Memory, addr, v uint64) error {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
 	if err := mem.WriteAt(b[:], addr); err != nil {
