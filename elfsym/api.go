@@ -3,6 +3,7 @@ package elfsym
 import (
 	"errors"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -11,7 +12,7 @@ import (
 var (
 	ErrNotELF      = errors.New("not an ELF file")
 	ErrNoSymbol    = errors.New("no such symbol")
-	ErrNoProcess   = errors.New("no such process")
+	ErrNoProcess   = proc.ErrNoProcess
 	ErrNoObject    = errors.New("no such object")
 	ErrNotBoundary = errors.New("not an instruction boundary")
 )
@@ -37,20 +38,10 @@ type Symbol struct {
 	Mangled string   `json:"mangled,omitempty"` // the symbol's own name when Name is demangled
 }
 
-// Mapping is one line of /proc/PID/maps.
-type Mapping struct {
-	Start, End, Offset uint64
-	Perms              string
-	Dev                string
-	Inode              uint64
-	Path               string
-}
-
 // The functions below are the package's contract with the CLI and the
 // engines; their bodies live in the other files of this package.
 var (
 	_ func([]*probe.Spec, Target) ([]probe.Site, error) = Resolve
 	_ func(Target, string) ([]Symbol, error)            = List
-	_ func(int) ([]Mapping, error)                      = Maps
-	_ func([]Mapping, string) (uint64, error)           = Bias
+	_ func([]proc.Mapping, string) (uint64, error)      = Bias
 )

@@ -23,18 +23,6 @@ func errorf(sentinel error, format string, args ...any) error {
 	return &msgError{msg: fmt.Sprintf(format, args...), err: sentinel}
 }
 
-// procError turns a failure to read /proc/PID/... into an error that says
-// what to do about it.
-func procError(pid int, what string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return errorf(ErrNoProcess, "process %d does not exist", pid)
-	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		return fmt.Errorf("reading %s of process %d: %w (run as root or grant CAP_SYS_PTRACE)", what, pid, err)
-	}
-	return fmt.Errorf("reading %s of process %d: %w", what, pid, err)
-}
-
 // openError turns a failure to open an object into a hint.
 func openError(path string, err error) error {
 	switch {

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+
+	"github.com/utap/utap/internal/proc"
 )
 
 // An IFUNC symbol (libc's strlen, memcpy...) points at a resolver that
@@ -56,12 +58,12 @@ func (ld *loader) ifuncImpl(o *object, fn fsym) (fsym, error) {
 	}
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", ld.pid))
 	if err != nil {
-		return fn, procError(ld.pid, "memory", err)
+		return fn, proc.Error(ld.pid, "memory", err)
 	}
 	defer mem.Close()
 	var b [8]byte
 	if _, err := mem.ReadAt(b[:], int64(slot+bias)); err != nil {
-		return fn, procError(ld.pid, "memory", err)
+		return fn, proc.Error(ld.pid, "memory", err)
 	}
 	impl := binary.LittleEndian.Uint64(b[:]) - bias
 	if p := o.segment(impl); p == nil || p.Flags&elf.PF_X == 0 || impl == fn.addr {

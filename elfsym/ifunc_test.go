@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/proc"
 )
 
 // TestIFUNC: before the process runs, libc:strlen is the IFUNC resolver
@@ -21,7 +22,7 @@ func TestIFUNC(t *testing.T) {
 	if after.Addr == before.Addr || after.Func != "strlen" {
 		t.Errorf("running: strlen at %#x, resolver at %#x", after.Addr, before.Addr)
 	}
-	maps, err := Maps(pid)
+	maps, err := proc.Maps(pid)
 	if err != nil {
 		t.Fatal(err)
 	}

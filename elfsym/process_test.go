@@ -3,15 +3,14 @@ package elfsym
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -39,7 +38,7 @@ func startSleeper(t *testing.T, bin string) int {
 
 // checkRuntimeBytes checks that the process holds the site's
 // instruction at link-time address + load bias.
-func checkRuntimeBytes(t *testing.T, pid int, maps []Mapping, s probe.Site) {
+func checkRuntimeBytes(t *testing.T, pid int, maps []proc.Mapping, s probe.Site) {
 	t.Helper()
 	bias, err := Bias(maps, s.Object)
 	if err != nil {
@@ -67,17 +66,16 @@ func TestRunningProcess(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bin := fixture.C(t, "elf_target.c", flags...)
 			pid := startSleeper(t, bin)
-			exe, err := Exe(pid)
+			exe, err := proc.Exe(pid)
 			if err != nil || exe != bin {
 				t.Fatalf("Exe(%d) = %q, %v; want %q", pid, exe, err, bin)
 			}
-			objs, err := Objects(pid)
-			if err != nil || len(objs) < 3 || objs[0] != bin {
-				t.Fatalf("Objects: %q, %v", objs, err)
-			}
-			maps, err := Maps(pid)
+			maps, err := proc.Maps(pid)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if objs := proc.Objects(maps); len(objs) < 3 || objs[0] != bin {
+				t.Fatalf("Objects: %q", objs)
 			}
 			second := fmt.Sprintf("elf_greet+%#x", len(resolveOne(t, Target{PID: pid}, "elf_greet").Insn))
 			sites, err := Resolve(specs("elf_add", second, "libc:malloc", "puts@plt", "ld-linux-x86-64:*"), Target{PID: pid})
@@ -117,7 +115,7 @@ func TestRunningProcess(t *testing.T) {
 func TestRunningGoProcess(t *testing.T) {
 	bin := fixture.Go(t, "elf_gohello", "-buildmode=pie")
 	pid := startSleeper(t, bin)
-	maps, err := Maps(pid)
+	maps, err := proc.Maps(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,24 +128,12 @@ func TestRunningGoProcess(t *testing.T) {
 	}
 }
 
-func TestMapsParse(t *testing.T) {
-	m, ok := parseMapping("7f1c2a000000-7f1c2a028000 r--p 00001000 fd:01 1234567                    /usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)")
-	want := Mapping{Start: 0x7f1c2a000000, End: 0x7f1c2a028000, Offset: 0x1000, Perms: "r--p", Dev: "fd:01", Inode: 1234567,
-		Path: "/usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)"}
-	if !ok || m != want {
-		t.Errorf("got %+v, want %+v", m, want)
-	}
-	if m, ok := parseMapping("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 "); !ok || m.Path != "" {
-		t.Errorf("anonymous: %+v %v", m, ok)
-	}
-}
-
 // TestBiasDeletedAndInode matches a mapping by " (deleted)" path and by
 // device and inode when the path differs (a symlink or another mount).
 func TestBiasDeletedAndInode(t *testing.T) {
 	bin := fixture.C(t, "elf_target.c")
 	pid := startSleeper(t, bin)
-	maps, err := Maps(pid)
+	maps, err := proc.Maps(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,15 +141,15 @@ func TestBiasDeletedAndInode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deleted := append([]Mapping(nil), maps...)
-	renamed := append([]Mapping(nil), maps...)
+	deleted := append([]proc.Mapping(nil), maps...)
+	renamed := append([]proc.Mapping(nil), maps...)
 	for i := range maps {
 		if maps[i].Path == bin {
-			deleted[i].Path += deletedSuffix
+			deleted[i].Path += " (deleted)"
 			renamed[i].Path = "/elsewhere/prog"
 		}
 	}
-	for name, m := range map[string][]Mapping{"deleted": deleted, "inode": renamed} {
+	for name, m := range map[string][]proc.Mapping{"deleted": deleted, "inode": renamed} {
 		if got, err := Bias(m, bin); err != nil || got != want {
 			t.Errorf("%s: bias %#x, %v; want %#x", name, got, err, want)
 		}
@@ -174,35 +160,5 @@ func TestBiasDeletedAndInode(t *testing.T) {
 	}
 	if got, err := Bias(maps, link); err != nil || got != want {
 		t.Errorf("symlink: bias %#x, %v; want %#x", got, err, want)
-	}
-}
-
-// TestLoaderRendezvous finds the loader's hook in a running process, whose
-// link map is complete.
-func TestLoaderRendezvous(t *testing.T) {
-	cmd := exec.Command("sleep", "10")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	time.Sleep(50 * time.Millisecond)
-	r, err := LoaderRendezvous(cmd.Process.Pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Brk == 0 || r.State == 0 || !r.BrkReturns {
-		t.Fatalf("%+v", r)
-	}
-	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", cmd.Process.Pid))
-	if err != nil {
-		t.Skip(err)
-	}
-	defer mem.Close()
-	var b [4]byte
-	if _, err := mem.ReadAt(b[:], int64(r.State)); err != nil {
-		t.Fatal(err)
-	}
-	if st := binary.LittleEndian.Uint32(b[:]); st != RTConsistent {
-		t.Errorf("r_state %d in a running process, want RT_CONSISTENT", st)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -191,7 +192,7 @@ func TestErrors(t *testing.T) {
 func hexs(v uint64) string { return "0x" + strconvHex(v) }
 
 func TestProcErrorHints(t *testing.T) {
-	err := procError(1, "/proc/PID/maps", &os.PathError{Op: "open", Path: "/proc/1/maps", Err: syscall.EACCES})
+	err := proc.Error(1, "/proc/PID/maps", &os.PathError{Op: "open", Path: "/proc/1/maps", Err: syscall.EACCES})
 	want := "reading /proc/PID/maps of process 1: open /proc/1/maps: permission denied (run as root or grant CAP_SYS_PTRACE)"
 	if err.Error() != want || !errors.Is(err, syscall.EACCES) {
 		t.Errorf("got %q, want %q", err, want)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -14,7 +15,7 @@ import (
 // each file is parsed once however many specs name it.
 type loader struct {
 	pid     int
-	maps    []Mapping
+	maps    []proc.Mapping
 	exe     *object
 	objs    map[string]*object
 	mapped  []string // PID: the mapped ELF files, executable first
@@ -26,17 +27,17 @@ func newLoader(t Target) (*loader, error) {
 	ld := &loader{pid: t.PID, objs: map[string]*object{}}
 	if t.PID > 0 {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", t.PID)); err != nil {
-			return nil, procError(t.PID, "/proc/PID", err)
+			return nil, proc.Error(t.PID, "/proc/PID", err)
 		}
-		exe, err := Exe(t.PID)
+		exe, err := proc.Exe(t.PID)
 		if err != nil {
 			return nil, err
 		}
-		if ld.maps, err = Maps(t.PID); err != nil {
+		if ld.maps, err = proc.Maps(t.PID); err != nil {
 			return nil, err
 		}
 		ld.mapped = []string{exe}
-		for _, p := range mappedObjects(ld.maps) {
+		for _, p := range proc.Objects(ld.maps) {
 			if p != exe {
 				ld.mapped = append(ld.mapped, p)
 			}

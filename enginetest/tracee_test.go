@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -199,7 +200,7 @@ func sameImage(t *testing.T, before, after image, sites []uint64) {
 // siteAddrs are the run-time addresses of sites in process pid.
 func siteAddrs(t *testing.T, pid int, sites []probe.Site) []uint64 {
 	t.Helper()
-	maps, err := elfsym.Maps(pid)
+	maps, err := proc.Maps(pid)
 	if err != nil {
 		t.Fatal(err)
 	}

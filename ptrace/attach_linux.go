@@ -4,25 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
 )
 
-// attach seizes every thread of pid, rescanning /proc/PID/task until a
-// pass finds no new thread (threads created by a seized thread are
-// attached by the kernel: TRACECLONE).
+// attach seizes every thread of pid (proc.SeizeThreads).
 func (tr *tracer) attach(pid int) (*process, error) {
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
-	}
-	if tgid, err := statusField(pid, "Tgid"); err == nil && tgid != strconv.Itoa(pid) {
-		return nil, fmt.Errorf("pid %d is a thread of process %s: give the process id", pid, tgid)
+	if err := proc.CheckLeader(pid); err != nil {
+		return nil, err
 	}
 	p, err := newProcess(pid)
 	if err != nil {
 		if os.IsPermission(err) {
-			return nil, seizeError(pid, errPerm)
+			return nil, proc.SeizeError(pid, unix.EPERM)
 		}
 		if errors.Is(err, unix.ESRCH) || os.IsNotExist(err) {
 			return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
@@ -30,39 +26,8 @@ func (tr *tracer) attach(pid int) (*process, error) {
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
 	}
 	tr.procs[pid] = p
-	for {
-		added := 0
-		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-		if err != nil {
-			return p, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
-		}
-		for _, e := range ents {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || tr.threads[tid] != nil {
-				continue
-			}
-			if err := seize(tid, seizeOptions); err != nil {
-				if tid != pid && errors.Is(err, unix.EPERM) && tracedByUs(tid) {
-					// Created by a thread seized already: attached by the
-					// kernel, adopted at its parent's clone event.
-					continue
-				}
-				if tid == pid || !isESRCH(err) {
-					return p, seizeError(tid, err)
-				}
-				continue // exited meanwhile
-			}
-			tr.addThread(p, tid)
-			added++
-		}
-		if added == 0 {
-			return p, nil
-		}
-	}
-}
-
-// tracedByUs tells whether tid's tracer is this process.
-func tracedByUs(tid int) bool {
-	v, err := statusField(tid, "TracerPid")
-	return err == nil && v == strconv.Itoa(os.Getpid())
+	err = proc.SeizeThreads(pid, proc.SeizeOptions,
+		func(tid int) bool { return tr.threads[tid] != nil },
+		func(tid int) { tr.addThread(p, tid) })
+	return p, err
 }

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -26,13 +26,13 @@ func snapshot(t *testing.T, pid int) (string, []byte) {
 		t.Fatal(err)
 	}
 	ms, _ := readMaps(pid)
-	m, _ := openMemory(pid)
-	defer m.close()
+	m, _ := proc.OpenMemory(pid)
+	defer m.Close()
 	var code []byte
 	for _, mp := range ms {
 		if strings.HasPrefix(mp.Path, "/") && strings.Contains(mp.Perms, "x") {
 			b := make([]byte, mp.End-mp.Start)
-			if err := m.readByMem(b, mp.Start); err != nil {
+			if err := m.ReadByMem(b, mp.Start); err != nil {
 				t.Fatal(err)
 			}
 			code = append(code, b...)
@@ -92,12 +92,12 @@ func TestAttachDetachRestores(t *testing.T) {
 	if string(code0) != string(code1) {
 		t.Errorf("code differs after detach")
 	}
-	if s, _ := statusField(pid, "TracerPid"); s != "0" {
+	if s, _ := proc.StatusField(pid, "TracerPid"); s != "0" {
 		t.Errorf("TracerPid %s after detach", s)
 	}
 	// Still running: its state is not stopped and the code still runs.
 	time.Sleep(50 * time.Millisecond)
-	if st, _ := statusField(pid, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
+	if st, _ := proc.StatusField(pid, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
 		t.Errorf("state %q after detach", st)
 	}
 }
@@ -138,7 +138,7 @@ func TestAttachThenDlopen(t *testing.T) {
 		done <- err
 	}()
 	// The probes are in once the loader's hook carries our int3.
-	r, err := elfsym.LoaderRendezvous(pid)
+	r, err := proc.LoaderRendezvous(pid)
 	if err != nil {
 		t.Fatal(err)
 	}

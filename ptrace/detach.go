@@ -1,6 +1,7 @@
 package ptrace
 
 import (
+	"github.com/utap/utap/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,11 +37,11 @@ func (tr *tracer) consumeWake() {
 			return
 		}
 		th.stopped = false
-		if cont(th.tid, th.sig) != nil {
+		if proc.Cont(th.tid, th.sig) != nil {
 			return
 		}
 		th.sig = 0
-		tid, ws, err := wait(th.tid, 0)
+		tid, ws, err := proc.Wait(th.tid, 0)
 		if err != nil {
 			return
 		}
@@ -54,7 +55,7 @@ func (tr *tracer) detachProcess(p *process) {
 		tr.takeLateTrap(th)
 	}
 	for _, th := range p.threads {
-		if !th.stopped || getRegs(th.tid, &regs) != nil {
+		if !th.stopped || proc.GetRegs(th.tid, &regs) != nil {
 			continue
 		}
 		if th.step != nil {
@@ -109,14 +110,14 @@ func (tr *tracer) takeLateTrap(th *thread) {
 			break
 		}
 		th.listen, th.stopped = false, false
-		if cont(th.tid, 0) != nil {
+		if proc.Cont(th.tid, 0) != nil {
 			return
 		}
 		took = true
 		// Synchronous signals are dequeued first: the next stop is the
 		// trap, unless an interrupt or a group-stop notification comes
 		// first (then the trap is still pending: go round again).
-		tid, ws, err := wait(th.tid, 0)
+		tid, ws, err := proc.Wait(th.tid, 0)
 		if err != nil {
 			return
 		}
@@ -150,12 +151,12 @@ func pickThread(p *process) *thread {
 // sent to it while we held it. Then the signal is sent again instead.
 func detachWith(pid, tid, sig int) {
 	if sig != 0 {
-		var si siginfo
-		if getSiginfo(tid, &si) != nil || int(si.Signo) != sig || si.Code > 0 && si.Code>>8 != 0 {
-			detach(tid, 0)
+		var si proc.Siginfo
+		if proc.GetSiginfo(tid, &si) != nil || int(si.Signo) != sig || si.Code > 0 && si.Code>>8 != 0 {
+			proc.Detach(tid, 0)
 			unix.Tgkill(pid, tid, unix.Signal(sig))
 			return
 		}
 	}
-	detach(tid, sig)
+	proc.Detach(tid, sig)
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -49,8 +50,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	defer quietStops()()
 	tr := newTracer(t, sites, emit)
 	out := make(chan outcome, 1)
-	var copiers []func()
-	copied := make(chan struct{})
+	var copied <-chan struct{} // run mode: the command's output copied
 	go func() {
 		// Never unlocked: the kernel ties the tracees to this thread, and
 		// if the goroutine ends locked, the thread exits, which detaches
@@ -58,16 +58,14 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		runtime.LockOSThread()
 		var err error
 		if len(t.Argv) > 0 {
-			copiers, err = tr.launch()
+			copied, err = tr.launch()
 			if err == nil && pinCPU >= 0 {
 				var set unix.CPUSet
 				set.Set(pinCPU)
 				unix.SchedSetaffinity(0, &set)
 				unix.SchedSetaffinity(tr.leader, &set)
 			}
-			startCopiers(copiers, copied)
 		} else {
-			close(copied)
 			err = tr.attachAll()
 		}
 		if err != nil {
@@ -98,27 +96,15 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		out <- outcome{res: probe.Result{ExitCode: tr.exitCode}, err: tr.err}
 	}()
 	o := <-out
+	if copied == nil {
+		return o.res, o.err
+	}
 	select {
 	case <-copied:
 	case <-time.After(2 * time.Second):
 		// A detached descendant still holds the output pipe open.
 	}
 	return o.res, o.err
-}
-
-// startCopiers runs the copiers of the command's piped output; done
-// closes when they have all finished.
-func startCopiers(outs []func(), done chan struct{}) {
-	go func() {
-		n := make(chan struct{}, len(outs))
-		for _, c := range outs {
-			go func() { c(); n <- struct{}{} }()
-		}
-		for range outs {
-			<-n
-		}
-		close(done)
-	}()
 }
 
 func (tr *tracer) list() []*process {
@@ -218,7 +204,7 @@ func (tr *tracer) killLeader() {
 		return
 	}
 	if unix.Kill(tr.leader, unix.SIGKILL) == nil {
-		wait(tr.leader, 0)
+		proc.Wait(tr.leader, 0)
 	}
 }
 

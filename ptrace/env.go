@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -16,7 +17,7 @@ type hitEnv struct {
 	abi  probe.ABI
 	pid  int
 	tid  int
-	mem  *memory
+	mem  *proc.Memory
 	args []uint64 // the argument registers of abi (loadArgs), in buf
 	buf  [9]uint64
 }

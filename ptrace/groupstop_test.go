@@ -13,6 +13,7 @@ import (
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -58,7 +59,7 @@ func TestDetachInGroupStop(t *testing.T) {
 		// (the tracee's threads spin on both): poll, don't sleep once.
 		s := ""
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if s, _ = statusField(pid, "State"); strings.HasPrefix(s, "T") {
+			if s, _ = proc.StatusField(pid, "State"); strings.HasPrefix(s, "T") {
 				break
 			}
 		}

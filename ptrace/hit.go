@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/ssol"
 )
 
@@ -13,13 +14,13 @@ import (
 // end of a Step slot, the temporary entry breakpoint, the watcher's wake-up,
 // or the tracee's own signal, re-injected as it came.
 func (tr *tracer) signalStop(th *thread, sig int) {
-	var si siginfo
-	if getSiginfo(th.tid, &si) != nil {
+	var si proc.Siginfo
+	if proc.GetSiginfo(th.tid, &si) != nil {
 		th.sig = sig
 		return
 	}
 	var regs unix.PtraceRegs
-	if getRegs(th.tid, &regs) != nil {
+	if proc.GetRegs(th.tid, &regs) != nil {
 		th.sig = sig
 		return
 	}
@@ -28,7 +29,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		tr.singleDone(th, &regs)
 		return
 	}
-	if sig == int(unix.SIGTRAP) && si.Code == siKernel {
+	if sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel {
 		if st := th.step; st != nil && regs.Rip == st.bp.slot+uint64(st.bp.slotN) {
 			tr.stepDone(th, &regs)
 			return
@@ -57,7 +58,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			return
 		}
 	}
-	if sig == int(unix.SIGSTOP) && si.Code == siTkill && si.pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
+	if sig == int(unix.SIGSTOP) && si.Code == proc.SITkill && si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
 		tr.wake.consumed = true
 		return
 	}
@@ -111,7 +112,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 
 // syncFault tells a fault raised by an instruction from a signal sent by
 // someone (si_code <= 0) or raised asynchronously.
-func syncFault(sig int, si *siginfo) bool {
+func syncFault(sig int, si *proc.Siginfo) bool {
 	switch unix.Signal(sig) {
 	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL:
 		return si.Code > 0
@@ -121,15 +122,15 @@ func syncFault(sig int, si *siginfo) bool {
 
 // fixFaultAddr rewrites a si_addr that points into a slot to the
 // original instruction's address.
-func (tr *tracer) fixFaultAddr(th *thread, si *siginfo, bp *breakpoint) {
+func (tr *tracer) fixFaultAddr(th *thread, si *proc.Siginfo, bp *breakpoint) {
 	if si.Addr >= bp.slot && si.Addr < bp.slot+ssol.SlotSize {
 		si.Addr = bp.in.SlotPC(si.Addr, bp.slot)
-		setSiginfo(th.tid, si)
+		proc.SetSiginfo(th.tid, si)
 	}
 }
 
 func (tr *tracer) setRegs(th *thread, regs *unix.PtraceRegs) {
-	if err := setRegs(th.tid, regs); err != nil && err != unix.ESRCH {
+	if err := proc.SetRegs(th.tid, regs); err != nil && err != unix.ESRCH {
 		tr.fail(err)
 	}
 }

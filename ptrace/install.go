@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 	"github.com/utap/utap/uretprobe"
@@ -50,9 +51,9 @@ func (tr *tracer) atLoaded(th *thread, regs *unix.PtraceRegs) {
 }
 
 // readCode reads up to len(p) bytes at addr, fewer at the end of a mapping.
-func readCode(m *memory, p []byte, addr uint64) (int, error) {
+func readCode(m *proc.Memory, p []byte, addr uint64) (int, error) {
 	for n := len(p); n > 0; n-- {
-		if err := m.readByMem(p[:n], addr); err == nil {
+		if err := m.ReadByMem(p[:n], addr); err == nil {
 			return n, nil
 		} else if n == 1 {
 			return 0, err
@@ -213,7 +214,7 @@ func (tr *tracer) mapArea(p *process, th *thread, lo, hi, size uint64) (uint64, 
 		if err == nil && addr == hint {
 			return addr, nil
 		}
-		if err == errGone {
+		if err == proc.ErrGone {
 			return 0, err
 		}
 	}

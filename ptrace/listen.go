@@ -3,6 +3,7 @@ package ptrace
 import (
 	"time"
 
+	"github.com/utap/utap/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +36,7 @@ func (tr *tracer) allListening() bool {
 // returns tid 0 once the trace is cancelled.
 func (tr *tracer) nextListening() (int, unix.WaitStatus, error) {
 	for {
-		tid, ws, err := waitNoHang()
+		tid, ws, err := proc.WaitNoHang()
 		if tid != 0 || err != nil {
 			return tid, ws, err
 		}

@@ -5,9 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/utap/utap/internal/proc"
 	"golang.org/x/sys/unix"
-
-	"github.com/utap/utap/elfsym"
 )
 
 // loop handles stops until every traced process is gone or the context
@@ -71,7 +70,7 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	tr.stats.stops++
 	tr.fast.stopped()
 	sig := int(ws.StopSignal())
-	switch ev := event(ws); ev {
+	switch ev := proc.Event(ws); ev {
 	case 0:
 		tr.signalStop(th, sig)
 	case unix.PTRACE_EVENT_STOP:
@@ -113,7 +112,7 @@ func (tr *tracer) eventStop(th *thread, sig int) {
 	// trap now, as a hit, rather than find a removed breakpoint later.
 	if tr.ourTrapPending(th) {
 		th.stopped = false
-		cont(th.tid, 0)
+		proc.Cont(th.tid, 0)
 	}
 }
 
@@ -126,7 +125,7 @@ func (tr *tracer) ourTrapPending(th *thread) bool {
 		return false
 	}
 	var regs unix.PtraceRegs
-	if getRegs(th.tid, &regs) != nil {
+	if proc.GetRegs(th.tid, &regs) != nil {
 		return false
 	}
 	p := th.p
@@ -146,14 +145,14 @@ func (tr *tracer) resume(th *thread) {
 	var err error
 	if th.listen {
 		th.listen, th.listening = false, true
-		err = listen(th.tid)
+		err = proc.Listen(th.tid)
 	} else {
 		sig := th.sig
 		th.sig = 0
 		if th.step != nil && th.step.single {
-			err = ptrace(unix.PTRACE_SINGLESTEP, th.tid, 0, uintptr(sig))
+			err = proc.Step(th.tid, sig)
 		} else {
-			err = cont(th.tid, sig)
+			err = proc.Cont(th.tid, sig)
 		}
 	}
 	if err != nil && !errors.Is(err, unix.ESRCH) {
@@ -184,7 +183,7 @@ func (tr *tracer) exited(tid int, th *thread, ws unix.WaitStatus) {
 
 // newChild adopts the task a clone, fork or vfork created.
 func (tr *tracer) newChild(th *thread, ev int) {
-	msg, err := eventMsg(th.tid)
+	msg, err := proc.EventMsg(th.tid)
 	if err != nil {
 		return
 	}
@@ -269,14 +268,14 @@ func (tr *tracer) releaseChild(p *process) {
 	}
 	if p.inherit != nil {
 		var regs unix.PtraceRegs
-		if getRegs(th.tid, &regs) == nil {
+		if proc.GetRegs(th.tid, &regs) == nil {
 			p.inherit.Restore(p.mem, regs.Rsp)
 		}
 	}
 	for _, a := range p.areas {
 		tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
 	}
-	detach(th.tid, th.sig)
+	proc.Detach(th.tid, th.sig)
 	tr.dropProcess(p)
 }
 
@@ -284,7 +283,7 @@ func (tr *tracer) releaseChild(p *process) {
 // probes go in once the loader has mapped the libraries.
 func (tr *tracer) exec(th *thread) {
 	p := th.p
-	if old, err := eventMsg(th.tid); err == nil && int(old) != th.tid {
+	if old, err := proc.EventMsg(th.tid); err == nil && int(old) != th.tid {
 		if ot := tr.threads[int(old)]; ot != nil {
 			tr.dropThread(ot)
 		}
@@ -295,8 +294,8 @@ func (tr *tracer) exec(th *thread) {
 			tr.dropThread(ot)
 		}
 	}
-	p.mem.close()
-	mem, err := openMemory(p.pid)
+	p.mem.Close()
+	mem, err := proc.OpenMemory(p.pid)
 	if err != nil {
 		tr.fail(err)
 		return
@@ -310,7 +309,7 @@ func (tr *tracer) exec(th *thread) {
 	p.shared = nil
 	if vforked && !p.report {
 		// A vfork child that is not followed: its new image has no probes.
-		detach(th.tid, 0)
+		proc.Detach(th.tid, 0)
 		tr.dropProcess(p)
 		return
 	}
@@ -325,16 +324,16 @@ func (tr *tracer) exec(th *thread) {
 // mapped and relocated and before any constructor runs; or, for a program
 // without a loader, its entry point.
 func (tr *tracer) armLoaded(p *process) error {
-	entry, err := auxvEntry(p.pid)
+	entry, err := proc.Entry(p.pid)
 	if err != nil {
 		return err
 	}
-	at, rv := entry, (*elfsym.Rendezvous)(nil)
-	if r, err := elfsym.LoaderRendezvous(p.pid); err == nil && r.BrkReturns {
+	at, rv := entry, (*proc.Rendezvous)(nil)
+	if r, err := proc.LoaderRendezvous(p.pid); err == nil && r.BrkReturns {
 		at, rv = r.Brk, &r
 	}
 	var b [1]byte
-	if err := p.mem.readByMem(b[:], at); err != nil {
+	if err := p.mem.ReadByMem(b[:], at); err != nil {
 		return err
 	}
 	if err := p.mem.WriteAt([]byte{0xcc}, at); err != nil {

@@ -3,6 +3,8 @@ package ptrace
 import (
 	"debug/elf"
 	"slices"
+
+	"github.com/utap/utap/internal/proc"
 )
 
 // objInfo is what the engine reads of an ELF file itself (symbols and
@@ -72,12 +74,7 @@ func (oi *objInfo) fileOffset(addr uint64) (uint64, bool) {
 }
 
 // bias returns runtime minus link-time addresses for the object mapped
-// by m.
+// by m (proc.Bias).
 func (oi *objInfo) bias(m mapping) (uint64, bool) {
-	for _, p := range oi.loads {
-		if m.Offset >= p.Off && m.Offset < p.Off+p.Filesz {
-			return m.Start - (p.Vaddr + m.Offset - p.Off), true
-		}
-	}
-	return 0, false
+	return proc.Bias(m, oi.loads)
 }

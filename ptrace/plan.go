@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 	"github.com/utap/utap/uretprobe"
@@ -23,10 +24,10 @@ type planner struct {
 	tr     *tracer
 	p      *process
 	ms     []mapping
-	objs   map[string]object
-	byFunc map[uint64]*retGroup // by the function's runtime start
-	shstk  int8                 // CET shadow stack: 0 not read yet, 1 on, -1 off
-	only   map[object]bool      // objects to plan for, nil for all (loader.go)
+	objs   map[string]func(mapping) bool // is a mapping of the site's object, by path
+	byFunc map[uint64]*retGroup          // by the function's runtime start
+	shstk  int8                          // CET shadow stack: 0 not read yet, 1 on, -1 off
+	only   map[object]bool               // objects to plan for, nil for all (loader.go)
 	planned
 }
 
@@ -35,7 +36,7 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 	if err != nil {
 		return nil, err
 	}
-	pl := &planner{tr: tr, p: p, ms: ms, objs: map[string]object{}, byFunc: map[uint64]*retGroup{}, only: only}
+	pl := &planner{tr: tr, p: p, ms: ms, objs: map[string]func(mapping) bool{}, byFunc: map[uint64]*retGroup{}, only: only}
 	pl.bps = map[uint64]*breakpoint{}
 	for i := range sites {
 		s := &sites[i]
@@ -75,12 +76,12 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 // addr returns the runtime address of the file offset off of s's object,
 // refusing writable code and rseq critical sections.
 func (pl *planner) addr(s *probe.Site, off uint64) (uint64, bool, error) {
-	o, ok := pl.objs[s.Object]
+	is, ok := pl.objs[s.Object]
 	if !ok {
-		o = objectOf(s.Object)
-		pl.objs[s.Object] = o
+		is = proc.FileMatcher(s.Object)
+		pl.objs[s.Object] = is
 	}
-	m, ok := mappingOf(pl.ms, o, off)
+	m, ok := proc.MappingOf(pl.ms, is, off)
 	if !ok {
 		return 0, false, nil
 	}
@@ -150,7 +151,7 @@ func (pl *planner) ret(s *probe.Site) error {
 	}
 	plan, err := uretprobe.PlanReturn(s, start, func() ([]byte, error) {
 		code := make([]byte, s.FuncSize)
-		if err := pl.p.mem.readByMem(code, start); err != nil {
+		if err := pl.p.mem.ReadByMem(code, start); err != nil {
 			return nil, err
 		}
 		pl.unpatch(code, start)

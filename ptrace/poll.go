@@ -1,8 +1,7 @@
 package ptrace
 
 import (
-	"unsafe"
-
+	"github.com/utap/utap/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +34,7 @@ func (tr *tracer) next() (int, unix.WaitStatus, error) {
 	if spinWindow > 0 && p.skip == 0 {
 		start := tr.clock.now()
 		for {
-			tid, ws, err := waitNoHang()
+			tid, ws, err := proc.WaitNoHang()
 			if tid != 0 || err != nil {
 				p.misses = 0
 				p.hits++
@@ -53,20 +52,5 @@ func (tr *tracer) next() (int, unix.WaitStatus, error) {
 		p.skip--
 	}
 	p.blocked++
-	return wait(-1, 0)
-}
-
-// waitNoHang is wait4(-1, WNOHANG) as a raw syscall: it never blocks, so
-// the runtime's syscall hand-off would be pure cost. tid 0: nothing yet.
-func waitNoHang() (int, unix.WaitStatus, error) {
-	var ws unix.WaitStatus
-	r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)),
-		waitFlags|unix.WNOHANG, 0, 0, 0)
-	if e != 0 {
-		if e == unix.EINTR {
-			return 0, 0, nil
-		}
-		return 0, 0, e
-	}
-	return int(r), ws, nil
+	return proc.Wait(-1, 0)
 }

@@ -1,6 +1,9 @@
 package ptrace
 
-import "golang.org/x/sys/unix"
+import (
+	"github.com/utap/utap/internal/proc"
+	"golang.org/x/sys/unix"
+)
 
 // quiesce stops every thread of ps, handling (and holding) whatever stops
 // come first: a thread that hits a breakpoint meanwhile has its hit
@@ -10,7 +13,7 @@ func (tr *tracer) quiesce(ps ...*process) {
 		p.holding = true
 		for _, th := range p.threads {
 			if !th.stopped && !th.vfork && !th.interrupted {
-				if err := interrupt(th.tid); err == nil {
+				if err := proc.Interrupt(th.tid); err == nil {
 					th.interrupted = true
 				} else {
 					// Exiting, or a zombie leader whose threads live on:
@@ -21,7 +24,7 @@ func (tr *tracer) quiesce(ps ...*process) {
 		}
 	}
 	for tr.running(ps) {
-		tid, ws, err := wait(-1, 0)
+		tid, ws, err := proc.Wait(-1, 0)
 		if err != nil {
 			if err != unix.ECHILD {
 				tr.fail(err)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/utap/utap/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +21,7 @@ func setReg(r *unix.PtraceRegs, n int, v uint64) {
 // sigPending reports whether sig is pending on the thread itself
 // (SigPnd of /proc/TID/status), as an int3's SIGTRAP is.
 func sigPending(tid int, sig unix.Signal) bool {
-	v, err := statusField(tid, "SigPnd")
+	v, err := proc.StatusField(tid, "SigPnd")
 	if err != nil {
 		return false
 	}

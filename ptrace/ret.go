@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/uretprobe"
 )
@@ -165,7 +166,7 @@ func (tr *tracer) restoreReturns(p *process) error {
 	var first error
 	var regs unix.PtraceRegs
 	for _, th := range p.threads {
-		if th.shadow == nil || th.shadow.Len() == 0 || !th.stopped || getRegs(th.tid, &regs) != nil {
+		if th.shadow == nil || th.shadow.Len() == 0 || !th.stopped || proc.GetRegs(th.tid, &regs) != nil {
 			continue
 		}
 		tr.leaveTrampoline(th, &regs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
 )
@@ -41,7 +42,7 @@ func TestStopCont(t *testing.T) {
 	p := int(pid.Load())
 	unix.Kill(p, unix.SIGSTOP)
 	waitFor("stop", func() bool {
-		s, _ := statusField(p, "State")
+		s, _ := proc.StatusField(p, "State")
 		return strings.HasPrefix(s, "t") || strings.HasPrefix(s, "T")
 	})
 	time.Sleep(20 * time.Millisecond)
@@ -57,11 +58,11 @@ func TestStopCont(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { unix.Kill(p, unix.SIGKILL); unix.Wait4(p, nil, 0, nil) }()
-	if s, _ := statusField(p, "TracerPid"); s != "0" {
+	if s, _ := proc.StatusField(p, "TracerPid"); s != "0" {
 		t.Fatalf("TracerPid %s after cancel", s)
 	}
 	time.Sleep(20 * time.Millisecond)
-	if s, _ := statusField(p, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
+	if s, _ := proc.StatusField(p, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
 		t.Fatalf("state %q after detach", s)
 	}
 }

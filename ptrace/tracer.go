@@ -4,7 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 )
@@ -37,18 +37,18 @@ type tracer struct {
 // process is one traced address space (a thread group).
 type process struct {
 	pid     int
-	mem     *memory
+	mem     *proc.Memory
 	threads map[int]*thread
 	bps     map[uint64]*breakpoint // by runtime address
 	slots   map[uint64]*breakpoint // by slot address
 	removed map[uint64]bool        // addresses of breakpoints taken out: a late trap there is swallowed
 	areas   []area
-	entry   uint64             // AT_ENTRY: scratch code for injected syscalls
-	armAt   uint64             // run mode: the temporary int3 where probes go in (armStart)
-	armB    byte               // the byte it replaced
-	armed   bool               // it is in
-	armRV   *elfsym.Rendezvous // the loader's, when armAt is its hook; nil at the entry point
-	report  bool               // emit events (false for a vfork child that is not followed)
+	entry   uint64           // AT_ENTRY: scratch code for injected syscalls
+	armAt   uint64           // run mode: the temporary int3 where probes go in (armStart)
+	armB    byte             // the byte it replaced
+	armed   bool             // it is in
+	armRV   *proc.Rendezvous // the loader's, when armAt is its hook; nil at the entry point
+	report  bool             // emit events (false for a vfork child that is not followed)
 	shared  *process
 	release bool // fork child without Follow: clean and detach at its first stop
 	holding bool // quiescing: keep its threads stopped
@@ -135,7 +135,7 @@ func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tra
 }
 
 func newProcess(pid int) (*process, error) {
-	mem, err := openMemory(pid)
+	mem, err := proc.OpenMemory(pid)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (tr *tracer) dropProcess(p *process) {
 		delete(tr.threads, th.tid)
 	}
 	p.threads = map[int]*thread{}
-	p.mem.close()
+	p.mem.Close()
 	delete(tr.procs, p.pid)
 	// The watcher needs some live thread to signal.
 	for _, th := range tr.threads {

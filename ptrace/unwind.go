@@ -3,6 +3,7 @@ package ptrace
 import (
 	"strings"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -28,9 +29,9 @@ func (pl *planner) unwinders() error {
 		if oi == nil {
 			continue
 		}
-		o := object{path: m.Path, inode: m.Inode}
+		is := proc.FileMatcher(m.Path)
 		for _, u := range oi.unwinders {
-			um, ok := mappingOf(pl.ms, o, u.off)
+			um, ok := proc.MappingOf(pl.ms, is, u.off)
 			if !ok {
 				continue
 			}

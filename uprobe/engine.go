@@ -212,16 +212,19 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 		c.kill()
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- c.cmd.Wait() }()
-	var werr error
+	type exit struct {
+		code int
+		err  error
+	}
+	exited := make(chan exit, 1)
+	go func() { code, err := c.wait(); exited <- exit{code, err} }()
 	select {
-	case werr = <-exited:
+	case e := <-exited:
+		res.ExitCode, err = e.code, e.err
 	case <-ctx.Done():
 		res.ExitCode = -1
 		return res, nil
 	}
-	res.ExitCode, err = exitCode(werr)
 	// With Follow, the trace ends when the last followed process does.
 	s.awaitFollowed(ctx, c.pid())
 	return res, err

@@ -1,83 +1,53 @@
 package uprobe
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"runtime"
-	"syscall"
 
-	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
-	"golang.org/x/sys/unix"
 )
 
-// child is a command held at its exec trap until its probes are in: it is
-// started traced (PTRACE_TRACEME), so the kernel stops it right after
-// execve, before its first instruction, and released with PTRACE_DETACH.
-// ptrace only answers the thread that is the tracer, so one locked
-// goroutine starts, waits for and detaches the child.
+// child is a command held at its exec trap until its probes are in
+// (proc.Start), then released with PTRACE_DETACH. ptrace only answers the
+// thread that is the tracer, so one locked goroutine starts it, may run it
+// to the loader's rendezvous, and releases it.
 type child struct {
-	cmd      *exec.Cmd
+	c        *proc.Child
+	copied   <-chan struct{} // its piped output copied
 	release  chan struct{}
 	toLoaded chan struct{} // asks the tracer goroutine to run it until its libraries are loaded
 	result   chan error
 }
 
 func startHeld(t probe.Target) (*child, error) {
-	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
-	cmd.Env = t.Env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = t.Stdin, t.Stdout, t.Stderr
-	if cmd.Stdin == nil {
-		cmd.Stdin = os.Stdin
-	}
-	if cmd.Stdout == nil {
-		cmd.Stdout = os.Stdout
-	}
-	if cmd.Stderr == nil {
-		cmd.Stderr = os.Stderr
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
-	c := &child{cmd: cmd, release: make(chan struct{}), toLoaded: make(chan struct{}), result: make(chan error, 1)}
+	ch := &child{release: make(chan struct{}), toLoaded: make(chan struct{}), result: make(chan error, 1)}
 	started := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread exits with the goroutine, so no other
 		// goroutine inherits a thread that is (or was) someone's tracer.
 		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- fmt.Errorf("starting %s: %w", t.Argv[0], err)
+		c, err := proc.Start(proc.Command{Argv: t.Argv, Env: t.Env, Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr})
+		if err != nil {
+			started <- err
 			return
 		}
-		pid := cmd.Process.Pid
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
-			started <- fmt.Errorf("waiting for %s to exec: %w", t.Argv[0], err)
-			return
-		}
-		if !ws.Stopped() {
-			started <- fmt.Errorf("%s ended before its exec trap (status %#x)", t.Argv[0], ws)
-			return
-		}
+		ch.c = c
 		started <- nil
 		for {
 			select {
-			case <-c.toLoaded:
-				c.result <- runToLoaded(pid)
-			case <-c.release:
-				c.result <- unix.PtraceDetach(pid)
+			case <-ch.toLoaded:
+				ch.result <- c.RunToLoaded()
+			case <-ch.release:
+				ch.result <- c.Release()
 				return
 			}
 		}
 	}()
 	if err := <-started; err != nil {
-		if cmd.Process != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
 		return nil, err
 	}
-	return c, nil
+	ch.copied = ch.c.Output()
+	return ch, nil
 }
 
 // hasIFunc says whether a site is an IFUNC's resolver.
@@ -121,116 +91,36 @@ func resolveLoaded(t probe.Target) (*child, []probe.Site, error) {
 	return c, sites, nil
 }
 
-func (c *child) pid() int { return c.cmd.Process.Pid }
+func (c *child) pid() int { return c.c.Pid }
 
-// loaded runs the child from its exec trap to the point where the loader
-// has mapped and relocated every library (IFUNC implementations chosen)
-// and no constructor has run, and holds it there: the loader's
-// rendezvous (elfsym.Rendezvous), or the entry point of a program loaded
-// without one.
+// loaded runs the child from its exec trap to the loader's rendezvous
+// (proc.Child.RunToLoaded) and holds it there.
 func (c *child) loaded() error {
 	c.toLoaded <- struct{}{}
-	if err := <-c.result; err != nil {
-		return fmt.Errorf("running %s until its libraries are loaded: %w", c.cmd.Path, err)
-	}
-	return nil
-}
-
-// runToLoaded does loaded from the tracer thread: a temporary int3, the
-// loader's calls made before its link map is complete completed for it
-// (the hook only returns), the program's own signals passed on.
-func runToLoaded(pid int) error {
-	var rv *elfsym.Rendezvous // nil when stopping at the entry point
-	stop, err := elfsym.Entry(pid)
-	if err != nil {
-		return err
-	}
-	if r, err := elfsym.LoaderRendezvous(pid); err == nil && r.BrkReturns {
-		stop, rv = r.Brk, &r
-	}
-	mem, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer mem.Close()
-	var orig [1]byte
-	if _, err := mem.ReadAt(orig[:], int64(stop)); err != nil {
-		return err
-	}
-	if _, err := mem.WriteAt([]byte{0xcc}, int64(stop)); err != nil {
-		return err
-	}
-	sig := 0
-	for {
-		if err := unix.PtraceCont(pid, sig); err != nil {
-			return err
-		}
-		var ws unix.WaitStatus
-		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
-			return err
-		}
-		if !ws.Stopped() {
-			return fmt.Errorf("it ended first (status %#x)", ws)
-		}
-		sig = int(ws.StopSignal())
-		var regs unix.PtraceRegs
-		if sig != int(unix.SIGTRAP) || unix.PtraceGetRegs(pid, &regs) != nil || regs.Rip != stop+1 {
-			continue // the program's own signal: delivered
-		}
-		sig = 0
-		if rv != nil {
-			read := func(b []byte, addr uint64) error { _, err := mem.ReadAt(b, int64(addr)); return err }
-			passed, err := rv.PassIncomplete(read, &regs)
-			if err != nil {
-				return err
-			}
-			if passed {
-				if err := unix.PtraceSetRegs(pid, &regs); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if _, err := mem.WriteAt(orig[:], int64(stop)); err != nil {
-			return err
-		}
-		regs.Rip = stop
-		return unix.PtraceSetRegs(pid, &regs)
-	}
+	return <-c.result
 }
 
 // run lets the child go.
 func (c *child) run() error {
 	close(c.release)
-	if err := <-c.result; err != nil {
-		return fmt.Errorf("releasing pid %d: %w", c.pid(), err)
-	}
-	return nil
+	return <-c.result
 }
 
 // kill ends a child that is still held or running, and reaps it.
 func (c *child) kill() {
-	c.cmd.Process.Kill()
+	c.c.Kill()
 	select {
 	case <-c.release:
 	default:
 		close(c.release)
 		<-c.result
 	}
-	c.cmd.Wait()
 }
 
-// exitCode turns cmd.Wait's result into a shell-style status.
-func exitCode(err error) (int, error) {
-	if err == nil {
-		return 0, nil
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return 0, err
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), nil
-	}
-	return ee.ExitCode(), nil
+// wait waits for the released child to exit and its output to be copied,
+// and returns its shell-style status.
+func (c *child) wait() (int, error) {
+	code, err := c.c.Wait()
+	<-c.copied
+	return code, err
 }

@@ -1,4 +1,4 @@
-package ptrace
+package proc
 
 import (
 	"fmt"
@@ -8,30 +8,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// memory reads a tracee's memory with process_vm_readv (no stop needed, one
+// Memory reads a tracee's memory with process_vm_readv (no stop needed, one
 // syscall) and writes it through /proc/PID/mem, which, unlike
 // process_vm_writev, may write into read-only and executable pages.
-type memory struct {
+type Memory struct {
 	pid int
 	f   *os.File
 }
 
-func openMemory(pid int) (*memory, error) {
+// OpenMemory opens the memory of process pid.
+func OpenMemory(pid int) (*Memory, error) {
 	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &memory{pid: pid, f: f}, nil
+	return &Memory{pid: pid, f: f}, nil
 }
 
-func (m *memory) close() {
+// Close closes it; a nil Memory is fine.
+func (m *Memory) Close() {
 	if m != nil && m.f != nil {
 		m.f.Close()
 	}
 }
 
 // ReadAt fills p from addr; a partial read is an error.
-func (m *memory) ReadAt(p []byte, addr uint64) error {
+func (m *Memory) ReadAt(p []byte, addr uint64) error {
 	if len(p) == 0 {
 		return nil
 	}
@@ -49,7 +51,7 @@ func (m *memory) ReadAt(p []byte, addr uint64) error {
 
 // WriteAt writes p at addr. The tracee's threads that could execute the
 // bytes written must be stopped.
-func (m *memory) WriteAt(p []byte, addr uint64) error {
+func (m *Memory) WriteAt(p []byte, addr uint64) error {
 	n, err := unix.Pwrite(int(m.f.Fd()), p, int64(addr))
 	if err != nil {
 		return fmt.Errorf("write %#x: %w", addr, err)
@@ -60,9 +62,9 @@ func (m *memory) WriteAt(p []byte, addr uint64) error {
 	return nil
 }
 
-// readByMem reads through /proc/PID/mem: process_vm_readv refuses pages
+// ReadByMem reads through /proc/PID/mem: process_vm_readv refuses pages
 // without read permission that ptrace access may still read.
-func (m *memory) readByMem(p []byte, addr uint64) error {
+func (m *Memory) ReadByMem(p []byte, addr uint64) error {
 	n, err := unix.Pread(int(m.f.Fd()), p, int64(addr))
 	if err != nil {
 		return fmt.Errorf("read %#x: %w", addr, err)

@@ -1,9 +1,9 @@
-package elfsym
+package proc
 
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,10 +16,20 @@ import (
 const deletedSuffix = " (deleted)"
 
 // Maps reads /proc/PID/maps.
+// Mapping is one line of /proc/PID/maps.
+type Mapping struct {
+	Start, End, Offset uint64
+	Perms              string
+	Dev                string
+	Inode              uint64
+	Path               string
+}
+
+// Maps reads /proc/PID/maps.
 func Maps(pid int) ([]Mapping, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
-		return nil, procError(pid, "/proc/PID/maps", err)
+		return nil, Error(pid, "/proc/PID/maps", err)
 	}
 	var maps []Mapping
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -67,22 +77,14 @@ func parseMapping(line string) (Mapping, bool) {
 func Exe(pid int) (string, error) {
 	path, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
-		return "", procError(pid, "/proc/PID/exe", err)
+		return "", Error(pid, "/proc/PID/exe", err)
 	}
 	return strings.TrimSuffix(path, deletedSuffix), nil
 }
 
-// Objects returns the distinct ELF files mapped by process pid, in
-// address order (the executable usually first).
-func Objects(pid int) ([]string, error) {
-	maps, err := Maps(pid)
-	if err != nil {
-		return nil, err
-	}
-	return mappedObjects(maps), nil
-}
-
-func mappedObjects(maps []Mapping) []string {
+// Objects returns the distinct ELF files in maps, in address order (the
+// executable usually first).
+func Objects(maps []Mapping) []string {
 	var paths []string
 	seen := map[string]bool{}
 	for _, m := range maps {
@@ -109,42 +111,53 @@ func isELF(path string) bool {
 	return err == nil && string(magic[:]) == "\x7fELF"
 }
 
-// Bias returns the load bias of object (an absolute path, matched by path
-// or by inode) in maps: runtime address = link-time address + bias.
-func Bias(maps []Mapping, object string) (uint64, error) {
-	o, err := cachedObject(object, object)
-	if err != nil {
-		return 0, err
+// Bias returns the load bias of the file mapped by m, whose PT_LOAD
+// segments are loads: runtime address = link-time address + bias. The
+// segment holding m's file offset gives it (vaddr ≡ offset modulo the page
+// size, so a mapping starting at the page below the segment's offset counts
+// too); false when m maps none of them.
+func Bias(m Mapping, loads []elf.ProgHeader) (uint64, bool) {
+	for _, p := range loads {
+		pageOff := p.Off &^ (pageSize - 1)
+		if m.Offset >= pageOff && m.Offset < p.Off+max(p.Filesz, 1) {
+			return m.Start - (p.Vaddr - p.Off + m.Offset), true
+		}
 	}
-	return o.bias(maps)
+	return 0, false
 }
 
-// bias finds the first mapping of the object whose file offset lies in a
-// PT_LOAD segment; the segment's vaddr-offset relation gives the bias
-// (vaddr ≡ offset modulo the page size, so no rounding is lost).
-func (o *object) bias(maps []Mapping) (uint64, error) {
-	match := fileMatcher(o.path)
+// BiasIn returns the load bias of the file at path in maps: the first of
+// its mappings that Bias places.
+func BiasIn(maps []Mapping, path string, loads []elf.ProgHeader) (uint64, bool) {
+	is := FileMatcher(path)
 	for _, m := range maps {
-		if !match(m) {
-			continue
-		}
-		for _, p := range o.loads {
-			pageOff := p.Off &^ (pageSize - 1)
-			if m.Offset >= pageOff && m.Offset < p.Off+max(p.Filesz, 1) {
-				return m.Start - (p.Vaddr - p.Off + m.Offset), nil
+		if is(m) {
+			if b, ok := Bias(m, loads); ok {
+				return b, true
 			}
 		}
 	}
-	return 0, errorf(ErrNoObject, "%s is not mapped in the process", o.path)
+	return 0, false
+}
+
+// MappingOf returns the executable mapping, among those is accepts, that
+// holds the file offset fileOff: it gives the runtime address directly.
+func MappingOf(maps []Mapping, is func(Mapping) bool, fileOff uint64) (Mapping, bool) {
+	for _, m := range maps {
+		if strings.Contains(m.Perms, "x") && fileOff >= m.Offset && fileOff < m.Offset+(m.End-m.Start) && is(m) {
+			return m, true
+		}
+	}
+	return Mapping{}, false
 }
 
 var pageSize = uint64(os.Getpagesize())
 
-// fileMatcher returns a test of whether a mapping is of the file at
+// FileMatcher returns a test of whether a mapping is of the file at
 // path: the same path (ignoring " (deleted)"), the same path once
 // symlinks are resolved, or the same device and inode (a file reached
 // through another mount or a bind mount).
-func fileMatcher(path string) func(Mapping) bool {
+func FileMatcher(path string) func(Mapping) bool {
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		real = path
@@ -171,21 +184,3 @@ func fileMatcher(path string) func(Mapping) bool {
 		return err1 == nil && err2 == nil && unix.Major(st.Dev) == uint32(ma) && unix.Minor(st.Dev) == uint32(mi)
 	}
 }
-
-// Entry reads AT_ENTRY, the program's entry point (runtime address), from
-// /proc/PID/auxv: where a process held at exec has its libraries mapped
-// and relocated, so a tracer stops there to resolve what the loader chose.
-func Entry(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
-	if err != nil {
-		return 0, procError(pid, "auxv", err)
-	}
-	for i := 0; i+16 <= len(b); i += 16 {
-		if binary.LittleEndian.Uint64(b[i:]) == atEntry {
-			return binary.LittleEndian.Uint64(b[i+8:]), nil
-		}
-	}
-	return 0, fmt.Errorf("pid %d: no AT_ENTRY in auxv", pid)
-}
-
-const atEntry = 9 // AT_ENTRY in <elf.h>

@@ -1,4 +1,4 @@
-package elfsym
+package proc
 
 import (
 	"bytes"
@@ -62,21 +62,28 @@ func LoaderRendezvous(pid int) (Rendezvous, error) {
 	}
 	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
-		return Rendezvous{}, procError(pid, "executable", err)
+		return Rendezvous{}, Error(pid, "executable", err)
 	}
 	interp, err := interpreter(exe)
 	if err != nil {
 		return Rendezvous{}, err
 	}
-	o, err := cachedObject(interp, interp)
+	f, err := elf.Open(interp)
 	if err != nil {
 		return Rendezvous{}, err
 	}
-	bias, err := o.bias(maps)
-	if err != nil {
-		return Rendezvous{}, err
+	defer f.Close()
+	var loads []elf.ProgHeader
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			loads = append(loads, p.ProgHeader)
+		}
 	}
-	syms, err := o.elf.DynamicSymbols()
+	bias, ok := BiasIn(maps, interp, loads)
+	if !ok {
+		return Rendezvous{}, fmt.Errorf("%s is not mapped in process %d", interp, pid)
+	}
+	syms, err := f.DynamicSymbols()
 	if err != nil {
 		return Rendezvous{}, fmt.Errorf("%s: %w", interp, err)
 	}
@@ -86,7 +93,7 @@ func LoaderRendezvous(pid int) (Rendezvous, error) {
 		case s.Value == 0:
 		case s.Name == "_dl_debug_state":
 			r.Brk = bias + s.Value
-			r.BrkReturns = o.onlyReturns(s.Value)
+			r.BrkReturns = onlyReturns(f, s.Value)
 		case s.Name == "_r_debug":
 			r.State = bias + s.Value + rStateOff
 		}
@@ -101,7 +108,7 @@ func LoaderRendezvous(pid int) (Rendezvous, error) {
 func interpreter(exe string) (string, error) {
 	f, err := elf.Open(exe)
 	if err != nil {
-		return "", openError(exe, err)
+		return "", err
 	}
 	defer f.Close()
 	for _, p := range f.Progs {
@@ -113,17 +120,20 @@ func interpreter(exe string) (string, error) {
 			return string(bytes.TrimRight(b, "\x00")), nil
 		}
 	}
-	return "", errorf(ErrNoObject, "%s has no dynamic loader (static)", exe)
+	return "", fmt.Errorf("%s has no dynamic loader (static)", exe)
 }
 
-// onlyReturns says whether the code at addr is ret or endbr64; ret.
-func (o *object) onlyReturns(addr uint64) bool {
-	p := o.segment(addr)
-	if p == nil {
-		return false
+// onlyReturns says whether the code at link-time address addr of f is ret,
+// or endbr64; ret.
+func onlyReturns(f *elf.File, addr uint64) bool {
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD || addr < p.Vaddr || addr >= p.Vaddr+p.Filesz {
+			continue
+		}
+		b := make([]byte, 5)
+		n, _ := p.ReadAt(b, int64(addr-p.Vaddr))
+		b = b[:n]
+		return bytes.HasPrefix(b, []byte{0xc3}) || bytes.HasPrefix(b, []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xc3})
 	}
-	b := make([]byte, 5)
-	n, _ := p.ReadAt(b, int64(addr-p.Vaddr))
-	b = b[:n]
-	return bytes.HasPrefix(b, []byte{0xc3}) || bytes.HasPrefix(b, []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xc3})
+	return false
 }

@@ -1,0 +1,109 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// syscallCode is what an injected system call runs: syscall; int3.
+var syscallCode = []byte{0x0f, 0x05, 0xcc}
+
+// ErrGone: the thread exited while running an injected system call.
+var ErrGone = errors.New("process exited")
+
+// Injection is where and how a system call is injected into a stopped
+// thread, and what the engine does with the stops met meanwhile.
+type Injection struct {
+	Tid int
+	Mem *Memory
+	// At is where the code goes: the entry point (code that runs at most
+	// once, at start-up). Its bytes are borrowed with every thread of the
+	// process stopped, and put back before any runs on.
+	At uint64
+	// Held receives a signal that arrived meanwhile, to deliver when the
+	// thread resumes.
+	Held func(sig int)
+	// Exited receives the thread's exit status when it died meanwhile.
+	Exited func(ws unix.WaitStatus)
+}
+
+// Syscall makes the thread run system call nr with args and returns its
+// result (-errno as an error; ErrGone if the thread exited). Its
+// registers are saved and restored around it.
+func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
+	var saved, regs unix.PtraceRegs
+	if err := GetRegs(in.Tid, &saved); err != nil {
+		return 0, err
+	}
+	orig := make([]byte, len(syscallCode))
+	if err := in.Mem.ReadByMem(orig, in.At); err != nil {
+		return 0, err
+	}
+	if err := in.Mem.WriteAt(syscallCode, in.At); err != nil {
+		return 0, err
+	}
+	defer in.Mem.WriteAt(orig, in.At)
+
+	regs = saved
+	regs.Rip = in.At
+	regs.Rax = nr
+	// orig_rax -1: not inside a system call, so the kernel does not treat
+	// the stop as an interrupted call to restart (rewinding rip by 2).
+	regs.Orig_rax = ^uint64(0)
+	for i, a := range args {
+		*[]*uint64{&regs.Rdi, &regs.Rsi, &regs.Rdx, &regs.R10, &regs.R8, &regs.R9}[i] = a
+	}
+	if err := SetRegs(in.Tid, &regs); err != nil {
+		return 0, err
+	}
+	res, err := in.run(in.At + uint64(len(syscallCode)))
+	if err == ErrGone {
+		return 0, err
+	}
+	if e := SetRegs(in.Tid, &saved); e != nil && err == nil {
+		err = e
+	}
+	if err != nil {
+		return 0, err
+	}
+	if int64(res) < 0 && int64(res) >= -4095 {
+		return 0, unix.Errno(-int64(res))
+	}
+	return res, nil
+}
+
+// run continues the thread until it traps after the injected code.
+func (in Injection) run(end uint64) (uint64, error) {
+	sig := 0
+	for range 100 {
+		if err := Cont(in.Tid, sig); err != nil {
+			return 0, err
+		}
+		sig = 0
+		_, ws, err := Wait(in.Tid, 0)
+		if err != nil {
+			return 0, err
+		}
+		if ws.Exited() || ws.Signaled() {
+			in.Exited(ws)
+			return 0, ErrGone
+		}
+		var regs unix.PtraceRegs
+		if err := GetRegs(in.Tid, &regs); err != nil {
+			return 0, err
+		}
+		s := int(ws.StopSignal())
+		if Event(ws) == 0 && s == int(unix.SIGTRAP) && regs.Rip == end {
+			return regs.Rax, nil
+		}
+		if Event(ws) == 0 && s != int(unix.SIGTRAP) {
+			in.Held(s)
+		}
+		if Event(ws) == unix.PTRACE_EVENT_EXIT {
+			return 0, ErrGone
+		}
+	}
+	return 0, fmt.Errorf("tid %d: injected system call did not complete", in.Tid)
+}

@@ -1,0 +1,46 @@
+package ptrace
+
+import (
+	"github.com/utap/utap/internal/proc"
+	"golang.org/x/sys/unix"
+)
+
+// launch starts the command held at its exec (proc.Start), seizes it
+// stopped before its first instruction, and arms the temporary breakpoint
+// where its libraries are loaded (armLoaded). copied closes once the
+// command's piped output is all copied.
+func (tr *tracer) launch() (copied <-chan struct{}, err error) {
+	t := tr.target
+	c, err := proc.Start(proc.Command{Argv: t.Argv, Env: t.Env, Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	copied = c.Output()
+	tr.leader = c.Pid
+	if err := tr.seizeChild(c); err != nil {
+		c.Kill()
+		return copied, err
+	}
+	return copied, nil
+}
+
+func (tr *tracer) seizeChild(c *proc.Child) error {
+	if err := c.Seize(proc.SeizeOptions | unix.PTRACE_O_EXITKILL); err != nil {
+		return err
+	}
+	pid := c.Pid
+	p, err := newProcess(pid)
+	if err != nil {
+		return err
+	}
+	tr.procs[pid] = p
+	th := tr.addThread(p, pid)
+	th.stopped = true
+	if err := tr.armLoaded(p); err != nil {
+		return err
+	}
+	// SIGCONT ends the group-stop; it stays pending until we resume the
+	// thread, which then sees and passes it on like any signal.
+	unix.Kill(pid, unix.SIGCONT)
+	return nil
+}
