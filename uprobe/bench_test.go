@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf/features"
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 	"github.com/utap/utap/probe"
@@ -150,11 +151,17 @@ func benchAttach(b *testing.B, n int, noMulti bool) {
 	var attach, detach time.Duration
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		s, err := newSession(1<<20, false, noMulti)
+		plans, err := planAll(sites, false)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.load(sites); err != nil {
+		multi := !noMulti && features.HaveBPFLinkUprobeMulti() == nil
+		spec, err := newSpec(sites, plans, specConfig{ringSize: 1 << 20, multi: multi, v4: haveV4(), rd: kernelReads()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := load(spec, sites, false)
+		if err != nil {
 			b.Fatal(err)
 		}
 		if err := s.attach([]int{sleeper.Process.Pid}); err != nil {

@@ -6,10 +6,6 @@ import "github.com/utap/utap/probe"
 // kernel mishandles, a probe kind not supported), before anything is
 // loaded, so `--backend auto` can fall back to ptrace and say why.
 func Check(sites []probe.Site) error {
-	for i := range sites {
-		if err := check(&sites[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := planAll(sites, false)
+	return err
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cilium/ebpf/features"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/uretprobe"
 	"golang.org/x/sys/unix"
@@ -50,14 +51,13 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if len(sites) == 0 {
 		return res, errors.New("uprobe: no probe sites")
 	}
-	for i := range sites {
-		if err := checkSite(&sites[i]); err != nil {
-			return res, err
-		}
+	retProbes := e.RetProbes || uretprobe.UsesUnwinder(t.Argv, objects(sites), t.PIDs)
+	plans, err := planAll(sites, retProbes) // before anything starts
+	if err != nil {
+		return res, err
 	}
 	var held *child // run mode, held once its libraries are loaded
 	if len(t.Argv) > 0 && t.Resolve != nil && hasIFunc(sites) {
-		var err error
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
@@ -66,17 +66,23 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 				held.kill()
 			}
 		}()
+		if plans, err = planAll(sites, retProbes); err != nil { // the loader's choices
+			return res, err
+		}
 	}
-	ring := e.RingSize
+	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(),
+		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil}
 	if t.Tally {
-		ring = os.Getpagesize() // unused: counts stay in maps
+		c.ringSize = os.Getpagesize() // unused: counts stay in maps
 	}
-	s, err := newSession(ring, t.Follow, e.NoMulti)
+	spec, err := newSpec(sites, plans, c)
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
-	s.tally = t.Tally
-	s.retProbes = e.RetProbes || uretprobe.UsesUnwinder(t.Argv, objects(sites), t.PIDs)
+	s, err := load(spec, sites, t.Tally)
+	if err != nil {
+		return res, fmt.Errorf("uprobe: %w", err)
+	}
 	defer func() {
 		st, cerr := s.close()
 		res.Lost = st[statLost]
@@ -86,9 +92,6 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
 	}()
-	if err := s.load(sites); err != nil {
-		return res, fmt.Errorf("uprobe: %w", err)
-	}
 	if t.Follow {
 		if err := s.followForks(); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
@@ -102,15 +105,22 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	return res, s.attachPIDs(ctx, t, emit)
 }
 
-// checkSite is check, replaced by the test that verifies the refusals'
-// claims against the running kernel.
-var checkSite = check
-
-// check refuses what this engine cannot probe faithfully.
-func check(s *probe.Site) error {
-	_, err := checkedPlan(s, false)
-	return err
+// planAll plans every site once, refusing what this engine cannot probe
+// faithfully; the plans are what the Spec is generated from.
+func planAll(sites []probe.Site, retProbes bool) ([]plan, error) {
+	plans := make([]plan, len(sites))
+	for i := range sites {
+		var err error
+		if plans[i], err = checkedPlan(&sites[i], retProbes); err != nil {
+			return nil, err
+		}
+	}
+	return plans, nil
 }
+
+// refuseInsn is refuse, replaced by the test that verifies the refusals'
+// claims against the running kernel.
+var refuseInsn = refuse
 
 // checkedPlan places s's probes and refuses the instructions the kernel
 // mishandles.
@@ -123,7 +133,7 @@ func checkedPlan(s *probe.Site, retProbes bool) (plan, error) {
 		return p, fmt.Errorf("uprobe: probe %s: %w", s.Spec.Text, err)
 	}
 	for _, sp := range p.spots {
-		if err := refuse(sp.insn); err != nil {
+		if err := refuseInsn(sp.insn); err != nil {
 			at := where(s)
 			if sp.addr != s.Addr {
 				at = fmt.Sprintf("%s+%#x", s.Func, sp.addr-s.FuncAddr)

@@ -370,3 +370,31 @@ func trunc(s string) string {
 func storeImm64(dst asm.Register, off int16, v int32) asm.Instruction {
 	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(v)}
 }
+
+// The expression compiler's own output, for the differential test that
+// checks it against the bytecode and the reference evaluator (package
+// bytecode's tests run it with BPF_PROG_TEST_RUN).
+
+// FaultSlot is the frame offset (from R10) of the fault flag the code of
+// ExprInsns sets when a read faults; the caller zeroes it first.
+const FaultSlot = slotFault
+
+// ExprInsns is the code this engine generates for e under abi: with R6
+// holding a struct pt_regs pointer, it leaves e's value in R0 and sets the
+// 8-byte flag at FaultSlot when a read faults. It uses the frame below
+// FaultSlot and R0–R5, R8, R9. Reads are those of a sleepable program
+// when the kernel has them (load with BPF_F_SLEEPABLE). String-valued e
+// is refused with ErrUnsupported.
+func ExprInsns(e probe.Expr, abi probe.ABI, kind probe.Kind, v4 bool) (asm.Instructions, error) {
+	if e.Type().Str {
+		return nil, fmt.Errorf("%s: %w: a string value", e, ErrUnsupported)
+	}
+	g := &exprGen{abi: abi, kind: kind, v4: v4, rd: kernelReads()}
+	if err := g.expr(e); err != nil {
+		return nil, err
+	}
+	if g.pending != "" {
+		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+	}
+	return g.insns, nil
+}

@@ -56,14 +56,14 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	spec := &ebpf.ProgramSpec{
 		Name: "utap_fork", Type: ebpf.TracePoint, License: "GPL",
 		Instructions: asm.Instructions{
 			asm.Mov.Reg(asm.R6, asm.R1),
 			asm.FnGetCurrentPidTgid.Call(),
 			asm.RSh.Imm(asm.R0, 32),
 			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
-			asm.LoadMapPtr(asm.R1, tgids.FD()),
+			mapPtr(asm.R1, mapTgids),
 			asm.Mov.Reg(asm.R2, asm.RFP),
 			asm.Add.Imm(asm.R2, -8),
 			asm.FnMapLookupElem.Call(),
@@ -73,7 +73,7 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 			asm.LoadMem(asm.R1, asm.R6, pidOff, asm.Word),
 			asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
 			asm.StoreImm(asm.RFP, -16, 1, asm.Word),
-			asm.LoadMapPtr(asm.R1, tgids.FD()),
+			mapPtr(asm.R1, mapTgids),
 			asm.Mov.Reg(asm.R2, asm.RFP),
 			asm.Add.Imm(asm.R2, -8),
 			asm.Mov.Reg(asm.R3, asm.RFP),
@@ -83,7 +83,11 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 			asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
 			asm.Return(),
 		},
-	})
+	}
+	if err := spec.Instructions.AssociateMap(mapTgids, tgids); err != nil {
+		return nil, nil, err
+	}
+	prog, err := ebpf.NewProgram(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading the fork tracker: %w", verifierReason(err))
 	}

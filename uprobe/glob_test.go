@@ -47,7 +47,7 @@ func TestDepthLimit(t *testing.T) {
 		deepest = spec
 	}
 	site := probe.Site{Spec: deepest, Fetches: deepest.Fetches}
-	if _, err := compile(&site, maps{tgids: -1, times: -1}, config{kind: probe.Entry, v4: true}); err != nil {
+	if _, err := compile(&site, maps{}, config{kind: probe.Entry, v4: true}); err != nil {
 		t.Fatalf("%s: %v", deepest.Text, err)
 	}
 	var tree func(h int) probe.Expr
@@ -58,12 +58,12 @@ func TestDepthLimit(t *testing.T) {
 		return &probe.Binary{Op: probe.OpSub, X: tree(h - 1), Y: tree(h - 1), T: probe.S64}
 	}
 	site.Fetches = fetches(tree(MaxDepth + 1))
-	_, err := compile(&site, maps{tgids: -1, times: -1}, config{kind: probe.Entry, v4: true})
+	_, err := compile(&site, maps{}, config{kind: probe.Entry, v4: true})
 	if !errors.Is(err, ErrTooDeep) {
 		t.Fatalf("got %v, want ErrTooDeep", err)
 	}
 	site.Fetches = fetches(&probe.Ident{Name: "len"})
-	if _, err := compile(&site, maps{tgids: -1, times: -1}, config{kind: probe.Entry, v4: true}); !errors.Is(err, ErrUnsupported) {
+	if _, err := compile(&site, maps{}, config{kind: probe.Entry, v4: true}); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("unbound name: got %v", err)
 	}
 }

@@ -47,11 +47,11 @@ func TestKernelMishandles(t *testing.T) {
 		if err := refuse(site.Insn); (err != nil) != tc.refused {
 			t.Errorf("%s+%d: refuse = %v, want refused=%v", tc.fn, tc.off, err, tc.refused)
 		}
-		checkSite = func(*probe.Site) error { return nil }
+		refuseInsn = func([]byte) error { return nil }
 		var buf bytes.Buffer
 		c := &collector{}
 		_, err := (&Engine{}).Trace(context.Background(), probe.Target{Argv: []string{bin}, Stdout: &buf}, []probe.Site{site}, c.emit)
-		checkSite = check
+		refuseInsn = refuse
 		got := fields(buf.String())[tc.result]
 		ok := err == nil && c.n == tc.calls && got == baseline[tc.result]
 		t.Logf("%s+%d (% x): attach error %v; %d hits of %d calls, result %s (unprobed %s)",

@@ -73,16 +73,7 @@ func resolveLoaded(t probe.Target) (*child, []probe.Site, error) {
 		if err := c.loaded(); err != nil {
 			return nil, err
 		}
-		sites, err := t.Resolve(c.pid())
-		if err != nil {
-			return nil, err
-		}
-		for i := range sites {
-			if err := checkSite(&sites[i]); err != nil {
-				return nil, err
-			}
-		}
-		return sites, nil
+		return t.Resolve(c.pid())
 	}()
 	if err != nil {
 		c.kill()

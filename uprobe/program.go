@@ -38,16 +38,23 @@ const (
 	fieldLit
 )
 
-// maps are the file descriptors a program refers to.
+// maps are the names of the maps a program refers to, "" for a map the
+// trace has none of: instructions reference maps by name, resolved to the
+// kernel's objects only when a Spec is loaded.
 type maps struct {
-	events int // BPF_MAP_TYPE_RINGBUF
-	stats  int // per-CPU u64 counters, indexed by the stat* constants
-	tgids  int // hash of traced tgids, -1 when links filter by PID
-	times  int // return probes: LRU hash of call key → entry time
-	armed  int // return probes: u32 array, nonzero while every link is in
-	wakeAt int // bytes of unread records that wake the reader
+	events string // BPF_MAP_TYPE_RINGBUF
+	stats  string // per-CPU u64 counters, indexed by the stat* constants
+	tgids  string // hash of traced tgids; none when links filter by PID
+	times  string // return probes: LRU hash of call key → entry time
+	armed  string // return probes: u32 array, nonzero while every link is in
+	wakeAt int    // bytes of unread records that wake the reader
 
-	tallies, hist int // counting in place (tally.go); -1 otherwise
+	tallies, hist string // counting in place (tally.go)
+}
+
+// mapPtr loads the address of the map named name into dst.
+func mapPtr(dst asm.Register, name string) asm.Instruction {
+	return asm.LoadMapPtr(dst, 0).WithReference(name)
 }
 
 // Counters of the stats map.
@@ -138,7 +145,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 // record reserves a record in the ring, fills it and submits it.
 func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 	g.emit(
-		asm.LoadMapPtr(asm.R1, m.events),
+		mapPtr(asm.R1, m.events),
 		asm.Mov.Imm(asm.R2, int32(p.size)),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.FnRingbufReserve.Call(),
@@ -166,7 +173,7 @@ func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 	// records wait for its next poll unless the ring is filling up.
 	quiet := g.label()
 	g.emit(
-		asm.LoadMapPtr(asm.R1, m.events),
+		mapPtr(asm.R1, m.events),
 		asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
 		asm.FnRingbufQuery.Call(),
 		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP
@@ -224,7 +231,7 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 
 // filterTgid exits unless the caller's process is in the traced set.
 func (g *exprGen) filterTgid(m maps) {
-	if m.tgids < 0 {
+	if m.tgids == "" {
 		return
 	}
 	g.emit(
@@ -246,8 +253,8 @@ func (g *exprGen) count(m maps, idx int32) {
 
 // addOne adds one, atomically, to the u64 value of the map entry keyed
 // at frame slot key; it jumps to missing when there is no such entry.
-func (g *exprGen) addOne(mapFD int, key int16, missing string) {
-	g.lookup(mapFD, key)
+func (g *exprGen) addOne(name string, key int16, missing string) {
+	g.lookup(name, key)
 	g.emit(
 		asm.JEq.Imm(asm.R0, 0, missing),
 		asm.Mov.Imm(asm.R1, 1),
@@ -256,9 +263,9 @@ func (g *exprGen) addOne(mapFD int, key int16, missing string) {
 }
 
 // lookup calls bpf_map_lookup_elem with the key at frame slot key.
-func (g *exprGen) lookup(mapFD int, key int16) {
+func (g *exprGen) lookup(name string, key int16) {
 	g.emit(
-		asm.LoadMapPtr(asm.R1, mapFD),
+		mapPtr(asm.R1, name),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
 		asm.FnMapLookupElem.Call(),
@@ -266,9 +273,9 @@ func (g *exprGen) lookup(mapFD int, key int16) {
 }
 
 // update calls bpf_map_update_elem with the key and value at frame slots.
-func (g *exprGen) update(mapFD int, key, value int16, flags int32) {
+func (g *exprGen) update(name string, key, value int16, flags int32) {
 	g.emit(
-		asm.LoadMapPtr(asm.R1, mapFD),
+		mapPtr(asm.R1, name),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(key)),
 		asm.Mov.Reg(asm.R3, asm.RFP),

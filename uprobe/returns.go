@@ -117,7 +117,7 @@ func (g *exprGen) takeEntryTime(m maps, k callKey) {
 		asm.JEq.Imm(asm.R0, 0, none),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.StoreMem(asm.RFP, slotDur, asm.R1, asm.DWord),
-		asm.LoadMapPtr(asm.R1, m.times),
+		mapPtr(asm.R1, m.times),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, slotKey),
 		asm.FnMapDeleteElem.Call(),

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
@@ -17,36 +16,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// session owns every kernel object of one trace. close releases them all,
-// links first so that nothing new arrives while the ring is drained.
+// session owns every kernel object of one trace, loaded from a Spec.
+// close releases them all, links first so that nothing new arrives while
+// the ring is drained.
 type session struct {
-	sites     []probe.Site
-	multi     bool  // uprobe_multi links are available and wanted
-	retProbes bool  // return probes on RET instructions, never uretprobes
-	rd        reads // how programs read tracee memory
-	tally     bool  // count in place (tally.go), no records
+	*Spec
+	sites []probe.Site
+	tally bool // count in place (tally.go), no records
 
 	events, stats, tgids, times *ebpf.Map
 	armed                       *ebpf.Map       // see returns.go
-	progs                       []*ebpf.Program // distinct programs
-	byCode                      map[string]int  // program text → progs index
-	layout                      []*program      // site index → record layout
-	placed                      []placement
-	links                       []link.Link // kept referenced: a collected link detaches
+	tallies, hist               *ebpf.Map       // counting in place
+	progs                       []*ebpf.Program // Spec.progs, loaded
+	links                       []link.Link     // kept referenced: a collected link detaches
 	ring                        *ringbuf.Reader
 	readDone                    chan error
 
-	tallies, hist *ebpf.Map     // counting in place
-	counted       []probe.Tally // read from them at close
-}
-
-// placement is one kernel probe: a spot of a site, with its program.
-type placement struct {
-	obj    string
-	off    uint64
-	cookie uint64 // the site's index
-	uret   bool
-	prog   int
+	counted []probe.Tally // read from the tally maps at close
 }
 
 // haveV4 says whether the kernel has signed division (the v4 ISA, 6.6+);
@@ -59,123 +45,70 @@ const defaultRingSize = 16 << 20
 // wake the reader when a quarter of the ring is unread.
 const pollInterval = 10 * time.Millisecond
 
-func newSession(ringSize int, follow, noMulti bool) (*session, error) {
-	if ringSize == 0 {
-		ringSize = defaultRingSize
-	}
-	s := &session{multi: !noMulti && features.HaveBPFLinkUprobeMulti() == nil, rd: kernelReads(), byCode: map[string]int{}}
-	var err error
-	s.events, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_events", Type: ebpf.RingBuf, MaxEntries: uint32(ringSize)})
-	if err != nil {
-		return nil, fmt.Errorf("creating the ring buffer (%d bytes, a power of two multiple of the page size): %w", ringSize, hint(err))
-	}
-	s.stats, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_stats", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats})
-	if err != nil {
-		s.close()
-		return nil, fmt.Errorf("creating the counters: %w", hint(err))
-	}
-	if follow {
-		s.tgids, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_tgids", Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16})
+// mapErrors say what a map is for when the kernel refuses to create it.
+var mapErrors = map[string]string{
+	mapEvents:  "creating the ring buffer (%d bytes, a power of two multiple of the page size)",
+	mapStats:   "creating the counters",
+	mapTgids:   "creating the traced-process map",
+	mapTimes:   "creating the entry-time map",
+	mapArmed:   "creating the armed flag",
+	mapTallies: "creating the counters of -c",
+	mapHist:    "creating the duration histograms of -c",
+}
+
+// load creates spec's maps and loads its programs: the Object. On error
+// whatever was created is released.
+func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
+	s := &session{Spec: spec, sites: sites, tally: tally}
+	for _, name := range []string{mapEvents, mapStats, mapTgids, mapTimes, mapArmed, mapTallies, mapHist} {
+		ms := spec.Maps[name]
+		if ms == nil {
+			continue
+		}
+		m, err := ebpf.NewMap(ms)
 		if err != nil {
 			s.close()
-			return nil, fmt.Errorf("creating the traced-process map: %w", hint(err))
+			what := mapErrors[name]
+			if name == mapEvents {
+				what = fmt.Sprintf(what, ms.MaxEntries)
+			}
+			return nil, fmt.Errorf("%s: %w", what, hint(err))
 		}
+		*s.mapNamed(name) = m
+	}
+	for i, name := range spec.progs {
+		ps := spec.Programs[name].Copy()
+		for ref := range spec.Maps {
+			// Fails only for a map this program does not use.
+			ps.Instructions.AssociateMap(ref, *s.mapNamed(ref))
+		}
+		prog, err := ebpf.NewProgram(ps)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("loading the program of probe %s: %w", spec.probes[i], verifierReason(err))
+		}
+		s.progs = append(s.progs, prog)
 	}
 	return s, nil
 }
 
-func (s *session) maps() maps {
-	m := maps{events: s.events.FD(), stats: s.stats.FD(), tgids: -1, times: -1, armed: -1, tallies: -1, hist: -1,
-		wakeAt: int(s.events.MaxEntries() / 4)}
-	if s.tallies != nil {
-		m.tallies, m.hist = s.tallies.FD(), s.hist.FD()
+// mapNamed is where the session keeps the map of that name.
+func (s *session) mapNamed(name string) **ebpf.Map {
+	switch name {
+	case mapEvents:
+		return &s.events
+	case mapStats:
+		return &s.stats
+	case mapTgids:
+		return &s.tgids
+	case mapTimes:
+		return &s.times
+	case mapArmed:
+		return &s.armed
+	case mapTallies:
+		return &s.tallies
 	}
-	if s.tgids != nil {
-		m.tgids = s.tgids.FD()
-	}
-	if s.times != nil {
-		m.times, m.armed = s.times.FD(), s.armed.FD()
-	}
-	return m
-}
-
-// maxOpenCalls bounds the calls whose entry time is kept; the least
-// recently entered are forgotten first (their returns get no duration).
-const maxOpenCalls = 1 << 17
-
-// load compiles every site and loads one program per distinct code: the
-// sites of a glob usually share one, told apart by their attach cookie.
-func (s *session) load(sites []probe.Site) error {
-	s.sites = sites
-	v4 := haveV4()
-	if s.tally {
-		if err := s.makeTallies(); err != nil {
-			return err
-		}
-	}
-	for i := range sites {
-		if sites[i].Spec.Kind == probe.Return && s.times == nil {
-			var err error
-			s.times, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_times", Type: ebpf.LRUHash, KeySize: keySize, ValueSize: 8, MaxEntries: maxOpenCalls})
-			if err != nil {
-				return fmt.Errorf("creating the entry-time map: %w", hint(err))
-			}
-			s.armed, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_armed", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1})
-			if err != nil {
-				return fmt.Errorf("creating the armed flag: %w", hint(err))
-			}
-		}
-	}
-	for i := range sites {
-		site := &sites[i]
-		pl, err := planSite(site, s.retProbes)
-		if err != nil {
-			return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
-		}
-		c := config{kind: site.Spec.Kind, v4: v4, rd: s.rd, key: pl.key, tally: s.tally}
-		p, err := compile(site, s.maps(), c)
-		if err != nil {
-			return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
-		}
-		s.layout = append(s.layout, p)
-		event, err := s.program(p.insns, site)
-		if err != nil {
-			return err
-		}
-		for _, sp := range pl.spots {
-			prog := event
-			if sp.stamp {
-				if prog, err = s.program(compileStamp(s.maps(), pl.key), site); err != nil {
-					return err
-				}
-			}
-			s.placed = append(s.placed, placement{obj: site.Object, off: sp.off, cookie: uint64(i), uret: sp.uret, prog: prog})
-		}
-	}
-	return nil
-}
-
-// program loads insns, or finds them loaded already.
-func (s *session) program(insns asm.Instructions, site *probe.Site) (int, error) {
-	key := insns.String()
-	if i, ok := s.byCode[key]; ok {
-		return i, nil
-	}
-	spec := &ebpf.ProgramSpec{
-		Name: "utap_probe", Type: ebpf.Kprobe, License: "GPL", Instructions: insns, Flags: s.rd.progFlags(),
-	}
-	// Always a multi link when possible: closing a perf-link uprobe costs
-	// ~0.16 s on 6.18 (BenchmarkAttach1000Perf), a multi link ~20 µs per site.
-	if s.multi {
-		spec.AttachType = ebpf.AttachTraceUprobeMulti
-	}
-	prog, err := ebpf.NewProgram(spec)
-	if err != nil {
-		return 0, fmt.Errorf("loading the program of probe %s: %w", site.Spec.Text, verifierReason(err))
-	}
-	s.progs = append(s.progs, prog)
-	s.byCode[key] = len(s.progs) - 1
-	return len(s.progs) - 1, nil
+	return &s.hist
 }
 
 // verifierReason keeps the verifier's last lines (its reason), not the log.

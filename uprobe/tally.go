@@ -3,7 +3,6 @@ package uprobe
 import (
 	"fmt"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/utap/utap/probe"
 )
@@ -164,22 +163,6 @@ func (g *exprGen) histAdd(m maps) {
 	g.emit(asm.Ja.Label("exit"))
 	g.mark(full)
 	g.count(m, statUncounted)
-}
-
-// makeTallies creates the maps of counting in place.
-func (s *session) makeTallies() error {
-	var err error
-	s.tallies, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_tallies", Type: ebpf.Array, KeySize: 4, ValueSize: tallySize,
-		MaxEntries: uint32(max(1, len(s.sites)))})
-	if err != nil {
-		return fmt.Errorf("creating the counters of -c: %w", hint(err))
-	}
-	s.hist, err = ebpf.NewMap(&ebpf.MapSpec{Name: "utap_hist", Type: ebpf.Hash, KeySize: 8, ValueSize: 8,
-		MaxEntries: maxHistBuckets})
-	if err != nil {
-		return fmt.Errorf("creating the duration histograms of -c: %w", hint(err))
-	}
-	return nil
 }
 
 // readTallies reads back every site's counts, once the probes are gone.

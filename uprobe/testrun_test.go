@@ -33,7 +33,7 @@ func (e selfEnv) Read(addr uint64, p []byte) error {
 }
 
 // TestProgramStrings runs string reads and comparisons of strings that
-// end right before an unreadable page, through CompileForTest, against
+// end right before an unreadable page, through compileForTest, against
 // probe.Eval.
 func TestProgramStrings(t *testing.T) {
 	need.Root(t)
@@ -60,7 +60,7 @@ func TestProgramStrings(t *testing.T) {
 		exprs = append(exprs, &probe.Binary{Op: probe.OpEq, T: probe.S64, X: s1, Y: &probe.StrLit{Val: lit}})
 	}
 	exprs = append(exprs, s1, &probe.Binary{Op: probe.OpNe, T: probe.S64, X: s1, Y: s2})
-	p, err := CompileForTest(exprs, probe.ABISysV, probe.Entry)
+	p, err := compileForTest(exprs, probe.ABISysV, probe.Entry)
 	if err != nil {
 		t.Fatal(err)
 	}

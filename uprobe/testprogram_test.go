@@ -12,7 +12,7 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// TestProgram runs expressions compiled by this engine's code generator,
+// testProgram runs expressions compiled by this engine's code generator,
 // in the kernel through BPF_PROG_TEST_RUN, for differential tests against
 // probe.Eval and the ptrace engine's bytecode.
 //
@@ -22,7 +22,7 @@ import (
 // read the calling process's memory: pass addresses of memory the test
 // owns (mmap PROT_NONE pages for faults), and pid and tid are those of the
 // calling thread (lock it with runtime.LockOSThread and read unix.Gettid).
-type TestProgram struct {
+type testProgram struct {
 	prog  *ebpf.Program
 	exprs []probe.Expr
 	abi   probe.ABI
@@ -34,9 +34,9 @@ const (
 	testSlotSize = 8 + strBufSize
 )
 
-// CompileForTest compiles exprs as one program for the given ABI; kind
+// compileForTest compiles exprs as one program for the given ABI; kind
 // Return makes ret (rax) available.
-func CompileForTest(exprs []probe.Expr, abi probe.ABI, kind probe.Kind) (*TestProgram, error) {
+func compileForTest(exprs []probe.Expr, abi probe.ABI, kind probe.Kind) (*testProgram, error) {
 	g := &exprGen{abi: abi, kind: kind, v4: haveV4(), rd: kernelReads()}
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	for i, e := range exprs {
@@ -86,13 +86,13 @@ func CompileForTest(exprs []probe.Expr, abi probe.ABI, kind probe.Kind) (*TestPr
 	if err != nil {
 		return nil, fmt.Errorf("uprobe: loading the test program: %w", verifierReason(err))
 	}
-	return &TestProgram{prog: prog, exprs: exprs, abi: abi}, nil
+	return &testProgram{prog: prog, exprs: exprs, abi: abi}, nil
 }
 
 // Run evaluates the expressions with the given integer arguments (in
 // registers, then on a stack it builds) and return value, as
 // probe.FetchValue would: a faulting read gives Value{Err: true}.
-func (p *TestProgram) Run(args []uint64, ret uint64) ([]probe.Value, error) {
+func (p *testProgram) Run(args []uint64, ret uint64) ([]probe.Value, error) {
 	ctx := make([]byte, ptRegsSize+len(p.exprs)*testSlotSize)
 	le := binary.LittleEndian
 	regs := argRegs[p.abi]
@@ -143,28 +143,4 @@ func (p *TestProgram) Run(args []uint64, ret uint64) ([]probe.Value, error) {
 }
 
 // Close unloads the program.
-func (p *TestProgram) Close() error { return p.prog.Close() }
-
-// FaultSlot is the frame offset (from R10) of the fault flag the code of
-// ExprInsns sets when a read faults; the caller zeroes it first.
-const FaultSlot = slotFault
-
-// ExprInsns is the code this engine generates for e under abi: with R6
-// holding a struct pt_regs pointer, it leaves e's value in R0 and sets the
-// 8-byte flag at FaultSlot when a read faults. It uses the frame below
-// FaultSlot and R0–R5, R8, R9. Reads are those of a sleepable program
-// when the kernel has them (load with BPF_F_SLEEPABLE). String-valued e
-// is refused with ErrUnsupported.
-func ExprInsns(e probe.Expr, abi probe.ABI, kind probe.Kind, v4 bool) (asm.Instructions, error) {
-	if e.Type().Str {
-		return nil, fmt.Errorf("%s: %w: a string value", e, ErrUnsupported)
-	}
-	g := &exprGen{abi: abi, kind: kind, v4: v4, rd: kernelReads()}
-	if err := g.expr(e); err != nil {
-		return nil, err
-	}
-	if g.pending != "" {
-		g.emit(asm.Mov.Reg(asm.R0, asm.R0))
-	}
-	return g.insns, nil
-}
+func (p *testProgram) Close() error { return p.prog.Close() }

@@ -1,0 +1,126 @@
+package uprobe
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/utap/utap/probe"
+)
+
+// The maps of a trace, by name: programs reference them so (mapPtr), and
+// loading a Spec resolves the names to the kernel's objects.
+const (
+	mapEvents  = "utap_events"
+	mapStats   = "utap_stats"
+	mapTgids   = "utap_tgids"
+	mapTimes   = "utap_times"
+	mapArmed   = "utap_armed"
+	mapTallies = "utap_tallies"
+	mapHist    = "utap_hist"
+)
+
+// Spec is the BPF side of a trace, generated from its sites and their plans
+// without touching the kernel: the maps and programs (a cilium/ebpf
+// CollectionSpec whose programs name the maps they use), each program's
+// probe for messages, the record layouts, and where each program attaches.
+// A session loads it (the Object) and attaches it.
+type Spec struct {
+	*ebpf.CollectionSpec
+	multi  bool       // programs for uprobe_multi links
+	progs  []string   // program names, in load order
+	probes []string   // the probe each program was first made for
+	layout []*program // site index → record layout
+	placed []placement
+}
+
+// specConfig is what the kernel and the trace's options decide.
+type specConfig struct {
+	ringSize int
+	follow   bool  // the programs filter on the tgid map
+	tally    bool  // count in place, no records
+	multi    bool  // uprobe_multi links
+	v4       bool  // signed division in the ISA
+	rd       reads // how programs read tracee memory
+}
+
+// placement is one kernel probe: a spot of a site, with its program.
+type placement struct {
+	obj    string
+	off    uint64
+	cookie uint64 // the site's index
+	uret   bool
+	prog   int // index in Spec.progs
+}
+
+// maxOpenCalls bounds the calls whose entry time is kept; the least
+// recently entered are forgotten first (their returns get no duration).
+const maxOpenCalls = 1 << 17
+
+// newSpec generates the programs of sites, placed by plans (one per site),
+// one program per distinct code: the sites of a glob usually share one,
+// told apart by their attach cookie.
+func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
+	if c.ringSize == 0 {
+		c.ringSize = defaultRingSize
+	}
+	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
+	s := &Spec{CollectionSpec: cs, multi: c.multi}
+	m := maps{events: mapEvents, stats: mapStats, wakeAt: c.ringSize / 4}
+	cs.Maps[mapEvents] = &ebpf.MapSpec{Name: mapEvents, Type: ebpf.RingBuf, MaxEntries: uint32(c.ringSize)}
+	cs.Maps[mapStats] = &ebpf.MapSpec{Name: mapStats, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats}
+	if c.follow {
+		m.tgids = mapTgids
+		cs.Maps[mapTgids] = &ebpf.MapSpec{Name: mapTgids, Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16}
+	}
+	if c.tally {
+		m.tallies, m.hist = mapTallies, mapHist
+		cs.Maps[mapTallies] = &ebpf.MapSpec{Name: mapTallies, Type: ebpf.Array, KeySize: 4, ValueSize: tallySize,
+			MaxEntries: uint32(max(1, len(sites)))}
+		cs.Maps[mapHist] = &ebpf.MapSpec{Name: mapHist, Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: maxHistBuckets}
+	}
+	for i := range sites {
+		if sites[i].Spec.Kind == probe.Return {
+			m.times, m.armed = mapTimes, mapArmed
+			cs.Maps[mapTimes] = &ebpf.MapSpec{Name: mapTimes, Type: ebpf.LRUHash, KeySize: keySize, ValueSize: 8, MaxEntries: maxOpenCalls}
+			cs.Maps[mapArmed] = &ebpf.MapSpec{Name: mapArmed, Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
+			break
+		}
+	}
+	byCode := map[string]int{}
+	add := func(insns asm.Instructions, site *probe.Site) int {
+		key := insns.String()
+		if i, ok := byCode[key]; ok {
+			return i
+		}
+		name := fmt.Sprintf("utap_p%d", len(s.progs))
+		ps := &ebpf.ProgramSpec{Name: "utap_probe", Type: ebpf.Kprobe, License: "GPL", Instructions: insns, Flags: c.rd.progFlags()}
+		// Always a multi link when possible: closing a perf-link uprobe costs
+		// ~0.16 s on 6.18 (BenchmarkAttach1000Perf), a multi link ~20 µs per site.
+		if c.multi {
+			ps.AttachType = ebpf.AttachTraceUprobeMulti
+		}
+		cs.Programs[name] = ps
+		s.progs = append(s.progs, name)
+		s.probes = append(s.probes, site.Spec.Text)
+		byCode[key] = len(s.progs) - 1
+		return len(s.progs) - 1
+	}
+	for i := range sites {
+		site, pl := &sites[i], plans[i]
+		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally})
+		if err != nil {
+			return nil, fmt.Errorf("probe %s: %w", site.Spec.Text, err)
+		}
+		s.layout = append(s.layout, p)
+		event := add(p.insns, site)
+		for _, sp := range pl.spots {
+			prog := event
+			if sp.stamp {
+				prog = add(compileStamp(m, pl.key), site)
+			}
+			s.placed = append(s.placed, placement{obj: site.Object, off: sp.off, cookie: uint64(i), uret: sp.uret, prog: prog})
+		}
+	}
+	return s, nil
+}
