@@ -44,6 +44,28 @@ type Target struct {
 	Resolve func(pid int) ([]Site, error)
 }
 
+// Config is what the CLI asks of whichever engine it picks.
+type Config struct {
+	// Info receives informational lines while tracing (for the ptrace
+	// engine, that idle CPUs are asked to poll); nil drops them (-q).
+	Info func(string)
+	// SlowWakeups leaves idle CPUs halting even while ptrace stops come
+	// fast (ptrace engine only).
+	SlowWakeups bool
+}
+
+// Backend is one engine as the CLI picks it, for --backend.
+type Backend struct {
+	Name string
+	// Available says why the engine cannot run on this machine or with
+	// these privileges; nil: it can. Nil func: always available.
+	Available func() error
+	// Check reports the first site the engine refuses, before anything
+	// starts, so that auto can pick another engine. Nil func: none.
+	Check func(sites []Site) error
+	New   func(Config) Engine
+}
+
 // Result is what a finished trace reports.
 type Result struct {
 	// ExitCode is, in run mode, the command's exit status (128+sig when
@@ -51,6 +73,9 @@ type Result struct {
 	// and the command runs on, untraced, never killed by the tracer.
 	ExitCode int
 	Lost     uint64 // events the engine could not deliver
+	// Notices say what else the trace could not show ("N returns not
+	// seen ..."), a line each, for the CLI to print: engines print nothing.
+	Notices []string
 
 	// Tallies are the counts of a Tally trace, one per probe that fired;
 	// nil when the engine emitted events instead.

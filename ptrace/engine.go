@@ -3,8 +3,6 @@ package ptrace
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"runtime"
 	"time"
 
@@ -19,9 +17,9 @@ type Engine struct {
 	// SlowWakeups leaves idle CPUs halting even while stops come fast
 	// (wakeup_linux.go): stops cost more, idle CPUs burn nothing.
 	SlowWakeups bool
-	// Log receives a line when idle CPUs are first asked to poll; nil
-	// means none.
-	Log io.Writer
+	// Info receives a line when idle CPUs are first asked to poll; nil
+	// drops it.
+	Info func(string)
 
 	stats *runStats // tests and benchmarks: filled in when Trace returns
 }
@@ -35,6 +33,13 @@ type runStats struct {
 }
 
 var _ probe.Engine = (*Engine)(nil)
+
+// Backend is the ptrace engine for the CLI: available wherever ptrace is,
+// refusing sites only once it reads their instructions in the process.
+var Backend = probe.Backend{
+	Name: "ptrace",
+	New:  func(c probe.Config) probe.Engine { return &Engine{SlowWakeups: c.SlowWakeups, Info: c.Info} },
+}
 
 func (*Engine) Name() string { return "ptrace" }
 
@@ -77,8 +82,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		stop := tr.watch(ctx)
 		if !e.SlowWakeups {
 			tr.fast = startWakeups(func() {
-				if e.Log != nil {
-					fmt.Fprintln(e.Log, "utap: stops are frequent: idle CPUs asked to poll while they are (--slow-wakeups to leave them halting)")
+				if e.Info != nil {
+					e.Info("stops are frequent: idle CPUs asked to poll while they are (--slow-wakeups to leave them halting)")
 				}
 			})
 		}

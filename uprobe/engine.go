@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"time"
@@ -20,8 +19,6 @@ type Engine struct {
 	// RingSize is the ring buffer's size in bytes, a power of two and a
 	// multiple of the page size; 0 means 16 MiB.
 	RingSize int
-	// Log receives the "N events lost" line; nil means os.Stderr.
-	Log io.Writer
 	// NoMulti attaches one perf-link uprobe per site even where a
 	// uprobe_multi link could carry many.
 	NoMulti bool
@@ -34,6 +31,14 @@ type Engine struct {
 }
 
 var _ probe.Engine = (*Engine)(nil)
+
+// Backend is the uprobe engine for the CLI.
+var Backend = probe.Backend{
+	Name:      "uprobe",
+	Available: Available,
+	Check:     Check,
+	New:       func(probe.Config) probe.Engine { return &Engine{} },
+}
 
 func (*Engine) Name() string { return "uprobe" }
 
@@ -87,7 +92,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		st, cerr := s.close()
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
-		e.report(st)
+		res.Notices = notices(st)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
@@ -154,24 +159,19 @@ func where(s *probe.Site) string {
 	return fmt.Sprintf("%#x", s.Addr)
 }
 
-// report writes what the trace could not show.
-func (e *Engine) report(st stats) {
-	w := e.Log
-	if w == nil {
-		w = os.Stderr
-	}
-	if n := st[statLost]; n > 0 {
-		fmt.Fprintf(w, "%d events lost\n", n)
-	}
+// notices say what the trace could not show, beyond lost events.
+func notices(st stats) []string {
+	var ns []string
 	if n := st[statEntered] - min(st[statEntered], st[statReturned]); n > 0 {
-		fmt.Fprintf(w, "%d returns not seen (calls nested deeper than the kernel's 64 uretprobes, left by longjmp or an exception, or still running)\n", n)
+		ns = append(ns, fmt.Sprintf("%d returns not seen (calls nested deeper than the kernel's 64 uretprobes, left by longjmp or an exception, or still running)", n))
 	}
 	if n := st[statUncounted]; n > 0 {
-		fmt.Fprintf(w, "%d call durations left out of the summary (its histogram map is full)\n", n)
+		ns = append(ns, fmt.Sprintf("%d call durations left out of the summary (its histogram map is full)", n))
 	}
 	if n := st[statUnentered]; n > 0 {
-		fmt.Fprintf(w, "%d returns without their entry time (duration 0)\n", n)
+		ns = append(ns, fmt.Sprintf("%d returns without their entry time (duration 0)", n))
 	}
+	return ns
 }
 func (s *session) followForks() error {
 	prog, l, err := followForks(s.tgids)

@@ -40,13 +40,11 @@ func resolve(t *testing.T, bin string, texts ...string) []probe.Site {
 // traceLog runs e and returns the events and what the engine reported.
 func traceLog(t *testing.T, e *Engine, argv []string, sites []probe.Site) (*collector, string) {
 	t.Helper()
-	var log bytes.Buffer
-	e.Log = &log
 	c, res := run(t, e, probe.Target{Argv: argv}, sites)
 	if res.ExitCode != 0 || res.Lost != 0 {
 		t.Fatalf("%v: exit %d, %d lost", argv, res.ExitCode, res.Lost)
 	}
-	return c, log.String()
+	return c, strings.Join(res.Notices, "\n")
 }
 
 // TestReturnRecursion: 10,000 nested calls. RET probes see every return;
@@ -158,13 +156,12 @@ func TestReturnGo(t *testing.T) {
 		t.Fatal("main.deep is not seen as a Go function")
 	}
 	var out bytes.Buffer
-	var log bytes.Buffer
 	const g, r, d = 8, 3, 1000
-	c, res := run(t, &Engine{Log: &log}, probe.Target{Argv: []string{bin, fmt.Sprint(g), fmt.Sprint(r), fmt.Sprint(d)}, Stdout: &out}, sites)
+	c, res := run(t, &Engine{}, probe.Target{Argv: []string{bin, fmt.Sprint(g), fmt.Sprint(r), fmt.Sprint(d)}, Stdout: &out}, sites)
 	const calls = g * r * (d + 1)
 	want := fmt.Sprintf("calls=%d sum=%d\n", calls, g*r*(d/2+1))
-	if res.ExitCode != 0 || out.String() != want || c.n != 2*calls || log.Len() != 0 || res.Lost != 0 {
-		t.Fatalf("exit %d, output %q, %d events (want %d), log %q", res.ExitCode, out.String(), c.n, 2*calls, log.String())
+	if res.ExitCode != 0 || out.String() != want || c.n != 2*calls || len(res.Notices) != 0 || res.Lost != 0 {
+		t.Fatalf("exit %d, output %q, %d events (want %d), notices %q", res.ExitCode, out.String(), c.n, 2*calls, res.Notices)
 	}
 	var entries, returns int
 	for _, ev := range c.evs {
@@ -191,9 +188,8 @@ func TestReturnAttachWindow(t *testing.T) {
 	cmd := startReady(t, bin, "spin")
 	sites := resolve(t, bin, "return:work")
 	for range 3 {
-		var log bytes.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		res, err := (&Engine{Log: &log}).Trace(ctx, probe.Target{PIDs: []int{cmd.Process.Pid}, Tally: true}, sites, func(*probe.Event) {})
+		res, err := (&Engine{}).Trace(ctx, probe.Target{PIDs: []int{cmd.Process.Pid}, Tally: true}, sites, func(*probe.Event) {})
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +197,7 @@ func TestReturnAttachWindow(t *testing.T) {
 		if len(res.Tallies) != 1 || res.Tallies[0].Hits < 100 {
 			t.Fatalf("tallies %+v", res.Tallies)
 		}
-		for _, l := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		for _, l := range res.Notices {
 			var n int
 			if _, err := fmt.Sscan(l, &n); err == nil && n > 1 {
 				t.Errorf("%d calls timed: %s", res.Tallies[0].Hits, l)

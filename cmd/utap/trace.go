@@ -15,7 +15,6 @@ import (
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/output"
 	"github.com/utap/utap/probe"
-	"github.com/utap/utap/ptrace"
 	"github.com/utap/utap/summary"
 )
 
@@ -112,19 +111,18 @@ func trace(c *cli.Context, attach bool) error {
 		return elfsym.Resolve(specs, elfsym.Target{PID: pid})
 	}
 
-	eng, why, err := chooseEngine(c.String("backend"), sites)
+	backend, why, err := chooseBackend(c.String("backend"), sites)
 	if err != nil {
 		return err
 	}
-	if pt, ok := eng.(*ptrace.Engine); ok {
-		pt.SlowWakeups = c.Bool("slow-wakeups")
-		if !c.Bool("q") {
-			pt.Log = os.Stderr
-		}
+	info := func(line string) { fmt.Fprintf(os.Stderr, "utap: %s\n", line) }
+	if c.Bool("q") {
+		info = nil
 	}
-	if !c.Bool("q") && why != "" {
-		fmt.Fprintf(os.Stderr, "utap: %s\n", why)
+	if info != nil && why != "" {
+		info(why)
 	}
+	eng := backend.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups")})
 
 	out, closeOut, err := openOutput(c.String("o"))
 	if err != nil {
@@ -183,8 +181,13 @@ func trace(c *cli.Context, attach bool) error {
 	if werr != nil {
 		return fmt.Errorf("writing events: %w", werr)
 	}
+	// What the trace could not show changes what its output means: said
+	// even with -q, which only silences informational lines.
 	if res.Lost > 0 {
 		fmt.Fprintf(os.Stderr, "utap: %d events lost\n", res.Lost)
+	}
+	for _, n := range res.Notices {
+		fmt.Fprintf(os.Stderr, "utap: %s\n", n)
 	}
 	if !attach && res.ExitCode == -1 {
 		// Stopped before the command ended: it runs on untraced.
