@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package compare
 
 import (
@@ -8,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/utap/utap/summary"
+	"github.com/utap/utap/internal/summary"
 )
 
 // The count scenario's readers: each tool reports one total at exit, in its

@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ptrace
 
 import (
@@ -68,7 +70,7 @@ func workSites(b *testing.B, extra int) []probe.Site {
 func BenchmarkHit(b *testing.B)           { benchCalls(b, workSites(b, 0), 1) }
 func BenchmarkHit1000Probes(b *testing.B) { benchCalls(b, workSites(b, 999), 1) }
 
-// BenchmarkHitSlowWakeups: idle CPUs left to halt (wakeup_linux.go).
+// BenchmarkHitSlowWakeups: idle CPUs left to halt (wakeup.go).
 func BenchmarkHitSlowWakeups(b *testing.B) {
 	slowWakeups = true
 	defer func() { slowWakeups = false }()

@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ptrace
 
 // callPairs pairs the entry and RET hits of functions whose return addresses

@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ptrace
 
 import (
@@ -15,7 +17,7 @@ import (
 // Engine is the ptrace breakpoint engine.
 type Engine struct {
 	// SlowWakeups leaves idle CPUs halting even while stops come fast
-	// (wakeup_linux.go): stops cost more, idle CPUs burn nothing.
+	// (wakeup.go): stops cost more, idle CPUs burn nothing.
 	SlowWakeups bool
 	// Info receives a line when idle CPUs are first asked to poll; nil
 	// drops it.

@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ptrace
 
 import (
@@ -6,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/bytecode"
+	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/probe"
 )
 

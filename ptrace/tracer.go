@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ptrace
 
 import (
@@ -26,7 +28,7 @@ type tracer struct {
 	err      error // first fatal error met while tracing
 
 	clock   clock
-	fast    *wakeups // nil: idle CPUs left alone (wakeup_linux.go)
+	fast    *wakeups // nil: idle CPUs left alone (wakeup.go)
 	wake    waker
 	stats   runStats
 	env     hitEnv         // reused at every hit

@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package ptrace
 
 // unwinders lists the entry points of the unwinders a process may run on

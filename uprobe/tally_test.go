@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package uprobe
 
 import (
@@ -7,7 +9,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/utap/utap/internal/need"
-	"github.com/utap/utap/summary"
+	"github.com/utap/utap/internal/summary"
 )
 
 // TestTallyArithmetic runs the bound and bucket code of counting in place

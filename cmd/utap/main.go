@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 // Command utap is a user-space dynamic tracer for Linux x86_64 with two
 // engines, ptrace breakpoints and kernel uprobes, under one probe language.
 package main

@@ -1,3 +1,5 @@
+//go:build linux && amd64
+
 package main
 
 import (
@@ -13,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
-	"github.com/utap/utap/output"
+	"github.com/utap/utap/internal/output"
 	"github.com/utap/utap/probe"
-	"github.com/utap/utap/summary"
+	"github.com/utap/utap/internal/summary"
 )
 
 // traceFlags are shared by run and attach.
