@@ -16,8 +16,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/output"
-	"github.com/utap/utap/probe"
 	"github.com/utap/utap/internal/summary"
+	"github.com/utap/utap/probe"
 )
 
 // traceFlags are shared by run and attach.
