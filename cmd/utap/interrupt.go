@@ -10,18 +10,35 @@ import (
 	"syscall"
 )
 
-// interruptible returns a context that SIGINT and SIGTERM end, and a func
-// telling which signal did.
+// endSignals are the catchable signals whose default action would end
+// utap: each ends the trace instead, so that every probe is removed and
+// every process detached before utap exits. A tracer killed with its
+// breakpoints in kills its tracee at the next hit (SIGTRAP). SIGPROF is
+// not among them: Go's runtime takes it for profiling and ignores it
+// otherwise, so it never ends utap.
+var endSignals = []os.Signal{
+	syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGALRM,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM,
+	syscall.SIGSTKFLT, syscall.SIGIO, syscall.SIGPWR, syscall.SIGSYS, syscall.SIGABRT, syscall.SIGTRAP,
+}
+
+// interruptible returns a context that any of endSignals ends, and a func
+// telling which signal did (0: none).
 //
 // In run mode the command shares utap's terminal and process group, so a
 // Ctrl-C reaches it too: the first SIGINT is left to the command, which
 // handles it (or dies of it) as it would untraced, and the trace ends when
-// it exits. A second Ctrl-C, or SIGTERM, ends the trace at once: every
-// probe is removed and the command runs on, untraced.
+// it exits. A second Ctrl-C, or any other of the signals, ends the trace at
+// once: every probe is removed and the command runs on, untraced.
+//
+// The signals stay caught until utap exits: one arriving while probes are
+// being removed must not kill utap half-way. Caught, SIGPIPE no longer
+// kills utap on a closed output either; the write fails instead, and that
+// ends the trace too (see trace).
 func interruptible(runMode bool) (context.Context, func() syscall.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, endSignals...)
 	var got atomic.Int32
 	go func() {
 		interrupts := 0
@@ -30,10 +47,8 @@ func interruptible(runMode bool) (context.Context, func() syscall.Signal) {
 				interrupts++
 				continue
 			}
-			got.Store(int32(sig.(syscall.Signal)))
-			signal.Stop(ch)
+			got.CompareAndSwap(0, int32(sig.(syscall.Signal)))
 			cancel()
-			return
 		}
 	}()
 	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }

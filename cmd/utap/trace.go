@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -145,11 +146,17 @@ func trace(c *cli.Context, attach bool) error {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	ctx, endTrace := context.WithCancel(ctx)
+	defer endTrace()
 
+	// A write error (a closed pipe, a full disk) ends the trace as a signal
+	// would: probes removed, processes detached, one line saying why.
 	var werr error
 	emit := func(ev *probe.Event) {
 		if werr == nil {
-			werr = w.Write(ev)
+			if werr = w.Write(ev); werr != nil {
+				endTrace()
+			}
 		}
 	}
 	var sum *summary.Summary
@@ -191,9 +198,14 @@ func trace(c *cli.Context, attach bool) error {
 	for _, n := range res.Notices {
 		fmt.Fprintf(os.Stderr, "utap: %s\n", n)
 	}
+	sig := stopped()
 	if !attach && res.ExitCode == -1 {
 		// Stopped before the command ended: it runs on untraced.
-		return exitError{128 + int(stopped())}
+		return exitError{128 + int(sig)}
+	}
+	if attach && sig != 0 && sig != syscall.SIGINT && sig != syscall.SIGTERM {
+		// Not the user's usual way to end a trace: say which signal did.
+		return exitError{128 + int(sig)}
 	}
 	if !attach && res.ExitCode != 0 {
 		return exitError{res.ExitCode}
@@ -264,11 +276,18 @@ func parsePIDs(s string) ([]int, error) {
 	return pids, nil
 }
 
+// openOutput opens -o's file: events go to stderr by default (as strace
+// and ltrace print them), to stdout for "-", else to the file, opened for
+// writing only (a FIFO or /dev/stdout read by another process must see
+// its reader go).
 func openOutput(path string) (io.Writer, func(), error) {
-	if path == "" || path == "-" {
+	switch path {
+	case "":
 		return os.Stderr, func() {}, nil
+	case "-":
+		return os.Stdout, func() {}, nil
 	}
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-o: %w", err)
 	}

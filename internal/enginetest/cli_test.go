@@ -3,6 +3,7 @@
 package enginetest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/utap/utap/internal/need"
+	"golang.org/x/sys/unix"
 )
 
 // utapBin is the CLI, built once in TestMain, run as a user would.
@@ -266,6 +268,108 @@ func oneErrorLine(t *testing.T, r cliResult, want ...string) {
 // TestCLICtrlC: SIGINT to `utap attach` removes every probe; utap exits 0
 // and the process runs on as before.
 func TestCLICtrlC(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			attachThenSignal(t, b.name, syscall.SIGINT, 0)
+		})
+	}
+}
+
+// TestCLIEndSignals: every catchable signal that would end utap ends the
+// trace instead — probes removed, process detached and running on as
+// before — and utap exits 128+signal (0 for SIGTERM, a usual way to end).
+func TestCLIEndSignals(t *testing.T) {
+	sigs := []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE, syscall.SIGALRM,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			for _, sig := range sigs {
+				t.Run(unix.SignalName(sig), func(t *testing.T) {
+					want := 128 + int(sig)
+					if sig == syscall.SIGTERM {
+						want = 0
+					}
+					attachThenSignal(t, b.name, sig, want)
+				})
+			}
+		})
+	}
+}
+
+// attachThenSignal attaches utap to a busy process, sends sig once events
+// flow, and checks that utap exits with code, leaving no probe and the
+// process running as before.
+func attachThenSignal(t *testing.T, backend string, sig syscall.Signal, code int) {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	tr := startTracee(t, "ready", bin, "loop")
+	before := snapshot(t, tr.pid)
+	_, sites := resolvePID(t, tr.pid, "work(arg1)")
+	ours := siteAddrs(t, tr.pid, sites)
+	out := filepath.Join(t.TempDir(), "events")
+	cmd := exec.Command(utapBin, "attach", "--backend", backend, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(out)
+		if bytes.Count(data, []byte("\n")) >= 3 {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("no events after 10s; stderr %q", stderr.String())
+		}
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		got := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			got = exitCode(ee.ProcessState)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got != code {
+			t.Errorf("utap after %v: exit %d, want %d; stderr %q", sig, got, code, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("utap still running 5s after %v", sig)
+	}
+	checkLeftAlone(t, tr, bin, before, ours)
+}
+
+// checkLeftAlone checks that the traced process runs on, unstopped, with
+// its memory as before the trace and no uprobe of ours left.
+func checkLeftAlone(t *testing.T, tr *tracee, bin string, before image, ours []uint64) {
+	t.Helper()
+	stopped := tr.runsOn(t)
+	sameImage(t, before, snapshot(t, tr.pid), ours)
+	// Other tests may own uprobes; none may be on this program.
+	if evs := uprobeEvents(t); strings.Contains(evs, bin) {
+		t.Errorf("uprobes left in uprobe_events:\n%s", evs)
+	}
+	if stopped {
+		t.Fatal("the process was left stopped")
+	}
+}
+
+// TestCLIClosedOutput: the reader of utap's events goes away (`| head -1`):
+// the trace ends with one line saying why, every probe removed, and the
+// process runs on.
+func TestCLIClosedOutput(t *testing.T) {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
@@ -277,45 +381,37 @@ func TestCLICtrlC(t *testing.T) {
 			before := snapshot(t, tr.pid)
 			_, sites := resolvePID(t, tr.pid, "work(arg1)")
 			ours := siteAddrs(t, tr.pid, sites)
-			out := filepath.Join(t.TempDir(), "events")
-			cmd := exec.Command(utapBin, "attach", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
+			cmd := exec.Command(utapBin, "attach", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", "-", "-e", "work(arg1)")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			defer cmd.Process.Kill()
+			if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+				t.Fatalf("no event: %v; stderr %q", err, stderr.String())
+			}
+			stdout.Close()
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
-			defer cmd.Process.Kill()
-			for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-				data, _ := os.ReadFile(out)
-				if bytes.Count(data, []byte("\n")) >= 3 {
-					break
-				}
-				if time.Since(start) > 10*time.Second {
-					t.Fatalf("no events after 10s; stderr %q", stderr.String())
-				}
-			}
-			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
 			select {
 			case err := <-done:
-				if err != nil {
-					t.Errorf("utap after SIGINT: %v; stderr %q", err, stderr.String())
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || exitCode(ee.ProcessState) != 2 {
+					t.Errorf("utap: %v, want exit 2; stderr %q", err, stderr.String())
 				}
 			case <-time.After(5 * time.Second):
-				t.Fatal("utap still running 5s after SIGINT")
+				t.Fatal("utap still running 5s after its output closed")
 			}
-			stopped := tr.runsOn(t)
-			sameImage(t, before, snapshot(t, tr.pid), ours)
-			// Other tests may own uprobes; none may be on this program.
-			if evs := uprobeEvents(t); strings.Contains(evs, bin) {
-				t.Errorf("uprobes left in uprobe_events:\n%s", evs)
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if len(lines) != 1 || !strings.Contains(lines[0], "utap: writing events:") || !strings.Contains(lines[0], "broken pipe") {
+				t.Errorf("stderr %q, want one line about the broken pipe", stderr.String())
 			}
-			if stopped {
-				t.Fatal("the process was left stopped")
-			}
+			checkLeftAlone(t, tr, bin, before, ours)
 		})
 	}
 }
@@ -420,6 +516,68 @@ func TestCLISummaryWithEvents(t *testing.T) {
 			if err := json.Unmarshal([]byte(lines[20]), &rep); err != nil || len(rep.Functions) != 1 ||
 				rep.Functions[0].Calls != 10 || rep.Functions[0].Errors != 5 {
 				t.Errorf("summary %q: %+v, %v", lines[20], rep, err)
+			}
+		})
+	}
+}
+
+// TestCLIRunHangUp: a hang-up of `utap run` ends the trace, not the
+// command: utap exits 129 and the command runs on, untraced, not a zombie
+// nor stopped.
+func TestCLIRunHangUp(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			out := filepath.Join(t.TempDir(), "events")
+			cmd := exec.Command(utapBin, "run", "-q", "--backend", b.name, "-o", out, "-e", "work(arg1)", "--", bin, "loop")
+			// Not StdoutPipe: Wait would close it, and the command lives on.
+			stdout, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			cmd.Stdout = w
+			err = cmd.Start()
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			lines := bufio.NewScanner(stdout)
+			if !lines.Scan() || lines.Text() != "ready" {
+				t.Fatalf("the command said %q, want ready", lines.Text())
+			}
+			child := 0
+			// The child of whichever of utap's threads started it.
+			tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
+			for _, f := range tasks {
+				if b, _ := os.ReadFile(f); child == 0 {
+					fmt.Sscan(string(b), &child)
+				}
+			}
+			if child == 0 {
+				t.Fatal("no child of utap found")
+			}
+			defer syscall.Kill(child, syscall.SIGKILL)
+			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+				t.Fatal(err)
+			}
+			var ee *exec.ExitError
+			if err := cmd.Wait(); !errors.As(err, &ee) || exitCode(ee.ProcessState) != 129 {
+				t.Errorf("utap after SIGHUP: %v, want exit 129", err)
+			}
+			for i := 0; i < 2; i++ { // ticks keep coming: it runs on
+				if !lines.Scan() || !strings.HasPrefix(lines.Text(), "tick") {
+					t.Fatalf("the command said %q after the trace, want ticks", lines.Text())
+				}
+			}
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
+			if f := strings.Fields(string(st)); len(f) < 3 || (f[2] != "S" && f[2] != "R") {
+				t.Errorf("the command's state after the trace: %q", st)
 			}
 		})
 	}

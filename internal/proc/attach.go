@@ -59,8 +59,13 @@ func SeizeThreads(pid, opts int, known func(tid int) bool, add func(tid int)) er
 	}
 }
 
-// tracedByUs tells whether tid's tracer is this process.
+// tracedByUs tells whether tid's tracer is this process. TracerPid names
+// the tracer's thread, which is one of ours, seldom the main one.
 func tracedByUs(tid int) bool {
 	v, err := StatusField(tid, "TracerPid")
-	return err == nil && v == strconv.Itoa(os.Getpid())
+	if err != nil || v == "0" {
+		return false
+	}
+	_, err = os.Stat(fmt.Sprintf("/proc/%d/task/%s", os.Getpid(), v))
+	return err == nil
 }

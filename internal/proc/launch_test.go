@@ -5,6 +5,7 @@ package proc
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -90,5 +91,27 @@ func TestFileMatcher(t *testing.T) {
 	}
 	if _, ok := MappingOf(renamed, FileMatcher(exe), 0x1000); !ok {
 		t.Error("not matched by device and inode")
+	}
+}
+
+// TestTracedByUs: a process seized by one of this process's threads (the
+// tracer thread is seldom the main one) is ours; an untraced one is not.
+func TestTracedByUs(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if tracedByUs(cmd.Process.Pid) {
+		t.Fatal("an untraced process is ours")
+	}
+	if err := Seize(cmd.Process.Pid, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer Detach(cmd.Process.Pid, 0)
+	if !tracedByUs(cmd.Process.Pid) {
+		t.Errorf("seized by thread %d of %d, yet not ours", unix.Gettid(), os.Getpid())
 	}
 }
