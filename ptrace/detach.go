@@ -78,7 +78,7 @@ func (tr *tracer) detachProcess(p *process) {
 			p.armed = false
 		}
 		if len(p.areas) > 0 {
-			if th := pickThread(p); th != nil {
+			if th := tr.injectionThread(p); th != nil {
 				for _, a := range p.areas {
 					tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
 				}
@@ -130,12 +130,13 @@ func (tr *tracer) takeLateTrap(th *thread) {
 	}
 }
 
-// pickThread chooses a stopped thread to run injected code: one not in a
-// group-stop if possible, never a vfork parent.
+// pickThread chooses a stopped thread to run injected code: never a vfork
+// parent nor one inside a system call's event (inSyscall), one not in a
+// group-stop if possible.
 func pickThread(p *process) *thread {
 	var best *thread
 	for _, th := range p.threads {
-		if !th.stopped || th.vfork || th.dead {
+		if !th.stopped || th.vfork || th.dead || th.inSyscall {
 			continue
 		}
 		if !th.listen {
@@ -144,6 +145,49 @@ func pickThread(p *process) *thread {
 		best = th
 	}
 	return best
+}
+
+// injectionThread is pickThread, or, when every stopped thread of p is
+// inside a system call's event, one of those let out of its system call
+// first.
+func (tr *tracer) injectionThread(p *process) *thread {
+	if th := pickThread(p); th != nil {
+		return th
+	}
+	for _, th := range p.threads {
+		if th.stopped && th.inSyscall && !th.vfork && !th.dead && tr.leaveSyscall(th) {
+			return th
+		}
+	}
+	return nil
+}
+
+// leaveSyscall resumes th, stopped at a system call's event, and stops it
+// again with an interrupt once the call has returned (p is held, so every
+// stop on the way is handled and kept). It reports whether th is then
+// stopped outside any system call.
+func (tr *tracer) leaveSyscall(th *thread) bool {
+	th.stopped, th.inSyscall = false, false
+	if proc.Cont(th.tid, 0) != nil || proc.Interrupt(th.tid) != nil {
+		th.dead = true
+		return false
+	}
+	th.interrupted = true
+	for !th.stopped || th.inSyscall {
+		if th.inSyscall { // another event on the way: let it go on
+			th.stopped, th.inSyscall = false, false
+			proc.Cont(th.tid, 0)
+		}
+		tid, ws, err := proc.Wait(th.tid, 0)
+		if err != nil {
+			return false
+		}
+		tr.handle(tid, ws)
+		if tr.threads[th.tid] != th {
+			return false // it exited
+		}
+	}
+	return !th.dead
 }
 
 // detachWith detaches tid and hands it sig, the signal it owes the

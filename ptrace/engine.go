@@ -142,7 +142,7 @@ func (tr *tracer) attachAll() error {
 				return err
 			}
 		}
-		th := pickThread(p)
+		th := tr.injectionThread(p)
 		if th == nil {
 			continue
 		}

@@ -9,7 +9,9 @@ import (
 )
 
 // inject makes the stopped thread th run one system call (proc.Injection)
-// at the process's entry point, with every thread of the process stopped.
+// at the process's entry point, with every thread of the process stopped;
+// if th turns out to be exiting, another stopped thread of the process
+// makes it.
 func (tr *tracer) inject(th *thread, nr uint64, args ...uint64) (uint64, error) {
 	p := th.p
 	if p.entry == 0 {
@@ -19,6 +21,27 @@ func (tr *tracer) inject(th *thread, nr uint64, args ...uint64) (uint64, error) 
 		}
 		p.entry = e
 	}
+	if th.inSyscall {
+		if th = tr.injectionThread(p); th == nil {
+			return 0, proc.ErrGone
+		}
+	}
+	for {
+		res, err := tr.injectIn(th, nr, args...)
+		if err != proc.ErrGone {
+			return res, err
+		}
+		// th was exiting (its own exit, or another thread's exit_group,
+		// raced the injection): any other stopped thread can make the call.
+		th.dead = true
+		if th = tr.injectionThread(p); th == nil || tr.procs[p.pid] != p {
+			return 0, err
+		}
+	}
+}
+
+func (tr *tracer) injectIn(th *thread, nr uint64, args ...uint64) (uint64, error) {
+	p := th.p
 	in := proc.Injection{Tid: th.tid, Mem: p.mem, At: p.entry,
 		Held: func(sig int) {
 			if th.sig == 0 {

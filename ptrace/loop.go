@@ -72,7 +72,10 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	tr.stats.stops++
 	tr.fast.stopped()
 	sig := int(ws.StopSignal())
-	switch ev := proc.Event(ws); ev {
+	ev := proc.Event(ws)
+	th.inSyscall = ev == unix.PTRACE_EVENT_CLONE || ev == unix.PTRACE_EVENT_FORK || ev == unix.PTRACE_EVENT_VFORK ||
+		ev == unix.PTRACE_EVENT_VFORK_DONE
+	switch ev {
 	case 0:
 		tr.signalStop(th, sig)
 	case unix.PTRACE_EVENT_STOP:
@@ -143,7 +146,7 @@ func (tr *tracer) resume(th *thread) {
 	if !th.stopped {
 		return
 	}
-	th.stopped = false
+	th.stopped, th.inSyscall = false, false
 	var err error
 	if th.listen {
 		th.listen, th.listening = false, true

@@ -3,16 +3,59 @@
 package ptrace
 
 import (
-	"github.com/utap/utap/internal/proc"
+	"time"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
 )
+
+// reinterruptAfter is how long quiesce waits for an interrupted thread's
+// stop before interrupting it again.
+const reinterruptAfter = 100 * time.Millisecond
 
 // quiesce stops every thread of ps, handling (and holding) whatever stops
 // come first: a thread that hits a breakpoint meanwhile has its hit
 // reported and is held with its registers set to run on.
+//
+// It polls rather than block in wait4: an interrupt can be lost (seen on
+// 6.18 with threads starting and ending while attaching: a thread left
+// asleep in futex, traced and never reporting the stop), and a thread
+// still running reinterruptAfter after its interrupt is interrupted
+// again. A second interrupt's extra EVENT_STOP is absorbed like any stray
+// one (eventStop).
 func (tr *tracer) quiesce(ps ...*process) {
 	for _, p := range ps {
 		p.holding = true
+	}
+	tr.interruptRunning(ps)
+	last := time.Now()
+	for backoff := time.Duration(0); tr.running(ps); {
+		tid, ws, err := proc.WaitNoHang()
+		if err != nil {
+			if err != unix.ECHILD {
+				tr.fail(err)
+			}
+			return
+		}
+		if tid != 0 {
+			tr.handle(tid, ws)
+			backoff, last = 0, time.Now()
+			continue
+		}
+		if time.Since(last) > reinterruptAfter {
+			tr.reinterrupt(ps)
+			last = time.Now()
+		}
+		backoff = min(max(2*backoff, 20*time.Microsecond), time.Millisecond)
+		time.Sleep(backoff)
+	}
+}
+
+// interruptRunning sends PTRACE_INTERRUPT to every thread of ps that may
+// run and has none pending.
+func (tr *tracer) interruptRunning(ps []*process) {
+	for _, p := range ps {
 		for _, th := range p.threads {
 			if !th.stopped && !th.vfork && !th.interrupted {
 				if err := proc.Interrupt(th.tid); err == nil {
@@ -25,16 +68,19 @@ func (tr *tracer) quiesce(ps ...*process) {
 			}
 		}
 	}
-	for tr.running(ps) {
-		tid, ws, err := proc.Wait(-1, 0)
-		if err != nil {
-			if err != unix.ECHILD {
-				tr.fail(err)
+}
+
+// reinterrupt interrupts again the threads of ps whose interrupt has not
+// stopped them.
+func (tr *tracer) reinterrupt(ps []*process) {
+	for _, p := range ps {
+		for _, th := range p.threads {
+			if !th.stopped && !th.vfork && !th.dead && th.interrupted {
+				th.interrupted = false
 			}
-			return
 		}
-		tr.handle(tid, ws)
 	}
+	tr.interruptRunning(ps)
 }
 
 // running reports whether a thread of ps can still run. A vfork parent

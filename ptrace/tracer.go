@@ -96,9 +96,13 @@ type thread struct {
 	listening   bool // resumed with PTRACE_LISTEN: reports nothing until the group-stop ends or we interrupt it
 	interrupted bool // PTRACE_INTERRUPT sent, its stop not seen yet
 	vfork       bool // blocked in vfork until VFORK_DONE: cannot stop
-	dead        bool // could not be interrupted: exiting
-	step        *stepping
-	shadow      *shadowStack // hijacked return addresses, nil until the first
+	// inSyscall: stopped at the event of a system call that has not
+	// returned yet (clone, fork, vfork done): its return would overwrite
+	// the registers of code injected now.
+	inSyscall bool
+	dead      bool // could not be interrupted: exiting
+	step      *stepping
+	shadow    *shadowStack // hijacked return addresses, nil until the first
 }
 
 // stepping is a thread running a Step slot, until its trailing int3.

@@ -40,9 +40,11 @@ func SeizeThreads(pid, opts int, known func(tid int) bool, add func(tid int)) er
 				continue
 			}
 			if err := Seize(tid, opts); err != nil {
-				if tid != pid && errors.Is(err, unix.EPERM) && tracedByUs(tid) {
+				if tid != pid && errors.Is(err, unix.EPERM) && (tracedByUs(tid) || untraced(tid)) {
 					// Created by a thread seized already: attached by the
-					// kernel, adopted at its parent's clone event.
+					// kernel, adopted at its parent's clone event. Or, with
+					// no tracer, exiting: the kernel refuses to attach to an
+					// exiting task (the leader, seized, has the same rights).
 					continue
 				}
 				if tid == pid || err != unix.ESRCH {
@@ -57,6 +59,12 @@ func SeizeThreads(pid, opts int, known func(tid int) bool, add func(tid int)) er
 			return nil
 		}
 	}
+}
+
+// untraced tells whether tid has no tracer (or is gone).
+func untraced(tid int) bool {
+	v, err := StatusField(tid, "TracerPid")
+	return err != nil || v == "0"
 }
 
 // tracedByUs tells whether tid's tracer is this process. TracerPid names
