@@ -158,6 +158,9 @@ func TestRefusals(t *testing.T) {
 		{[]byte{0xc4, 0xe1, 0xf9, 0x7e, 0xd1}, "as a branch"},
 		{[]byte{0xc5, 0xfd, 0x74, 0x0f}, "as a branch"}, // vpcmpeqb ymm1, ymm0, [rdi]
 		{[]byte{0xf0, 0x48, 0x83, 0x07, 0x01}, "lock-prefixed"},
+		{[]byte{0x0f, 0x05}, "syscall"},
+		{[]byte{0xf3, 0xa4}, "rep-prefixed string"},
+		{[]byte{0xf3, 0x48, 0xab}, "rep-prefixed string"}, // rep stosq
 	} {
 		err := refuse(tc.code)
 		if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--backend ptrace") {
@@ -170,6 +173,8 @@ func TestRefusals(t *testing.T) {
 		{0xc5, 0xf1, 0xd4, 0xd0},          // vpaddq xmm2, xmm1, xmm0
 		{0xf3, 0x0f, 0x1e, 0xfa},          // endbr64
 		{0x55},                            // push rbp
+		{0xa4},                            // movsb without rep
+		{0xf3, 0xc3},                      // rep ret
 	} {
 		if err := refuse(ok); err != nil {
 			t.Errorf("% x refused: %v", ok, err)

@@ -44,6 +44,8 @@ func TestKernelMishandles(t *testing.T) {
 		{"vex_reg", 13, true, "vex_reg", 1},
 		{"shlx_fn", 0, false, "shlx", 1},
 		{"andn_fn", 0, false, "andn", 1},
+		{"syscall_rcx", 5, true, "sysrcx", 1},
+		{"rep_movsb", 3, true, "repmovsb", 1},
 	} {
 		site := funcSite(t, bin, tc.fn, tc.off, &probe.Spec{Text: tc.fn, Symbol: tc.fn})
 		if err := refuse(site.Insn); (err != nil) != tc.refused {

@@ -24,7 +24,12 @@ var ErrRefused = errors.New("the kernel cannot probe this instruction correctly"
 //     branch (70–7f jcc, e8 call, e9/eb jmp, 90 nop): the kernel emulates
 //     it as that branch and the instruction never executes, e.g. vmovq
 //     rcx, xmm2 (c4 e1 f9 7e d1) leaves rcx unchanged;
-//   - a VEX/EVEX rip-relative instruction: refused like the lock prefix.
+//   - a VEX/EVEX rip-relative instruction: refused like the lock prefix;
+//   - syscall (and sysenter): stepped out of line, it leaves the slot's
+//     address in rcx, where the program expects the next instruction's,
+//     and a probe on that next instruction never fires;
+//   - a rep-prefixed string instruction: the probe fires at every
+//     iteration (the kernel steps one, and the int3 is hit again).
 //
 // Other VEX instructions are either stepped correctly (shlx, andn) or
 // refused by the kernel with ENOTSUPP, which hint turns into the same
@@ -40,6 +45,12 @@ func refuse(code []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: % x: %w", ErrRefused, code, err)
 	}
+	if l.VEX < 0 && l.OpMap == 1 && (l.Opcode(code) == 0x05 || l.Opcode(code) == 0x34) {
+		return refused(code, "after the kernel steps a syscall out of line, rcx holds the step slot's address instead of the next instruction's, and a probe on that next instruction never fires")
+	}
+	if l.VEX < 0 && l.OpMap == 0 && (l.Rep || l.RepNE) && isString(l.Opcode(code)) {
+		return refused(code, "the kernel's uprobe fires once per iteration of a rep-prefixed string instruction, not once per instruction")
+	}
 	if l.VEX >= 0 {
 		switch op := l.Opcode(code); {
 		case l.RipRel(code):
@@ -49,6 +60,12 @@ func refuse(code []byte) error {
 		}
 	}
 	return nil
+}
+
+// isString says whether op is a string instruction a rep prefix repeats:
+// ins, outs, movs, cmps, stos, lods, scas.
+func isString(op byte) bool {
+	return op >= 0x6c && op <= 0x6f || op >= 0xa4 && op <= 0xa7 || op >= 0xaa && op <= 0xaf
 }
 
 // looksLikeBranch lists the one-byte opcodes the kernel's uprobe code
