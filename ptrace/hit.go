@@ -5,6 +5,7 @@ package ptrace
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -74,17 +75,24 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 	}
 	if st := th.step; st != nil {
 		if !syncFault(sig, &si) {
-			// uprobes' deny-signal: hold it until the slot's int3.
+			// uprobes' deny-signal: hold it until the slot's int3. Sent
+			// again now, a signal would be dequeued again before the slot
+			// ran, for ever under a flood (a livelock): held too, and sent
+			// again once the step is over. A standard signal already held
+			// merges with it, as the kernel merges a pending one.
 			if st.deferred == 0 {
 				st.deferred = sig
-			} else {
-				unix.Tgkill(p.pid, th.tid, unix.Signal(sig))
+			} else if sig >= sigRTMin || !st.holds(sig) {
+				st.more = append(st.more, sig)
 			}
 			return
 		}
 		// The slot instruction faulted: deliver the fault at the original
-		// address, as if it had run there.
+		// address, as if it had run there; the signals held come after.
 		tr.abortStep(th, &regs)
+		if th.sig != 0 {
+			unix.Tgkill(p.pid, th.tid, unix.Signal(th.sig))
+		}
 		tr.fixFaultAddr(th, &si, st.bp)
 		th.sig = sig
 		return
@@ -170,7 +178,25 @@ func (tr *tracer) stepDone(th *thread, regs *unix.PtraceRegs) {
 		tr.fail(fmt.Errorf("pid %d: after %s at %#x: %w", th.p.pid, st.bp.text, st.bp.addr, err))
 	}
 	tr.setRegs(th, regs)
+	tr.releaseHeld(th, st)
+}
+
+// releaseHeld hands back the signals held during st's step: the first to
+// deliver as th resumes, the others queued again (the step is over, so
+// they no longer come back before it).
+func (tr *tracer) releaseHeld(th *thread, st *stepping) {
 	th.sig = st.deferred
+	for _, s := range st.more {
+		unix.Tgkill(th.p.pid, th.tid, unix.Signal(s))
+	}
+}
+
+// sigRTMin is the first real-time signal: those queue, one per kill.
+const sigRTMin = 32
+
+// holds says whether sig is among the signals held during the step.
+func (st *stepping) holds(sig int) bool {
+	return st.deferred == sig || slices.Contains(st.more, sig)
 }
 
 // singleDone finishes a boosted instruction single-stepped in its slot:
@@ -181,7 +207,7 @@ func (tr *tracer) singleDone(th *thread, regs *unix.PtraceRegs) {
 	th.step = nil
 	regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
 	tr.setRegs(th, regs)
-	th.sig = st.deferred
+	tr.releaseHeld(th, st)
 }
 
 // isPushf tells pushf (9c, maybe after 66 or REX), which would push the
@@ -206,7 +232,7 @@ func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
 		setReg(regs, st.st.Scratch, st.st.SavedValue)
 	}
 	tr.setRegs(th, regs)
-	th.sig = st.deferred
+	tr.releaseHeld(th, st)
 }
 
 // report queues one event per site at bp whose condition holds.

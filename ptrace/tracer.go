@@ -109,8 +109,9 @@ type thread struct {
 type stepping struct {
 	bp       *breakpoint
 	st       ssol.StepState
-	deferred int  // async signal held back until the step completes
-	single   bool // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
+	deferred int   // async signal held back until the step completes
+	more     []int // and those arriving after it
+	single   bool  // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
 }
 
 // waker lets the context watcher wake the loop blocked in wait4, by a
