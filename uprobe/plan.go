@@ -52,7 +52,7 @@ func planSite(s *probe.Site, retProbes bool) (plan, error) {
 	rp, err := uretprobe.PlanReturn(s, s.FuncAddr, func() (b []byte, err error) {
 		code, err = readCode(s.Object, s.FileOffset, int(s.FuncSize))
 		return code, err
-	}, uretprobe.Options{RetProbes: retProbes})
+	}, uretprobe.Options{RetProbes: retProbes, NestLimit: true})
 	if err != nil {
 		return plan{}, err
 	}

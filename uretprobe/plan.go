@@ -3,7 +3,9 @@ package uretprobe
 import (
 	"fmt"
 
+	"github.com/utap/utap/internal/x86"
 	"github.com/utap/utap/probe"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // Plan is where a function's return probe goes, for either engine.
@@ -25,6 +27,10 @@ type Options struct {
 	// RetProbes: probe every RET whatever Strategy says (the uprobe engine
 	// when an unwinder is linked: see UsesUnwinder).
 	RetProbes bool
+	// NestLimit: hijacked returns nest only so deep (the kernel keeps 64
+	// uretprobes a thread), so a function that calls itself gets RET
+	// probes, which see every return of a deep recursion.
+	NestLimit bool
 }
 
 // PlanReturn plans the return probe of site, whose function starts at
@@ -35,6 +41,14 @@ func PlanReturn(site *probe.Site, start uint64, code func() ([]byte, error), opt
 	p := Plan{Method: Strategy(site, opt.ShadowStack), Entry: start}
 	if opt.RetProbes {
 		p.Method = RetProbes
+	}
+	if p.Method == Hijack && opt.NestLimit && site.FuncSize > 0 {
+		if b, err := code(); err == nil && len(b) >= int(site.FuncSize) && callsItself(b, start) {
+			if rets, err := RetSites(b, start); err == nil && len(rets) > 0 {
+				p.Method, p.Rets = RetProbes, rets
+				return p, nil
+			}
+		}
 	}
 	if p.Method == Hijack {
 		return p, nil
@@ -61,4 +75,21 @@ func PlanReturn(site *probe.Site, start uint64, code func() ([]byte, error), opt
 		}
 	}
 	return p, nil
+}
+
+// callsItself says whether the function whose body is code, at address
+// start, calls its own start directly (a recursion). A body it cannot
+// decode says no.
+func callsItself(code []byte, start uint64) bool {
+	for off := 0; off < len(code); {
+		inst, err := x86.Decode(code[off:])
+		if err != nil {
+			return false
+		}
+		off += inst.Len
+		if rel, ok := inst.Args[0].(x86asm.Rel); ok && inst.Op == x86asm.CALL && int64(start)+int64(off)+int64(rel) == int64(start) {
+			return true
+		}
+	}
+	return false
 }

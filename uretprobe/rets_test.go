@@ -189,3 +189,18 @@ func TestRetSitesGo(t *testing.T) {
 	n, r := checkRetSites(t, path, funcs)
 	t.Logf("%d Go functions, %d returns", n, r)
 }
+
+func TestCallsItself(t *testing.T) {
+	for _, tc := range []struct {
+		code []byte
+		want bool
+	}{
+		{[]byte{0x55, 0xe8, 0xfa, 0xff, 0xff, 0xff, 0x5d, 0xc3}, true},  // push rbp; call start; pop rbp; ret
+		{[]byte{0x55, 0xe8, 0x00, 0x00, 0x00, 0x00, 0x5d, 0xc3}, false}, // a call to the next instruction
+		{[]byte{0xe9, 0xfb, 0xff, 0xff, 0xff}, false},                   // a jump to the start is a loop
+	} {
+		if got := callsItself(tc.code, 0x1000); got != tc.want {
+			t.Errorf("% x: %v, want %v", tc.code, got, tc.want)
+		}
+	}
+}
