@@ -51,6 +51,19 @@ func (tr *tracer) consumeWake() {
 	}
 }
 
+// countOverwritten counts the breakpoints of p that someone else took out
+// while we traced: the kernel puts back the original byte over our int3
+// when another tracer's uprobe at the same address goes, and the calls
+// there are no longer seen. Said when the trace ends.
+func (tr *tracer) countOverwritten(p *process) {
+	var b [1]byte
+	for addr, bp := range p.bps {
+		if p.mem.ReadByMem(b[:], addr) == nil && b[0] != 0xcc {
+			tr.overwritten = append(tr.overwritten, bp.name)
+		}
+	}
+}
+
 func (tr *tracer) detachProcess(p *process) {
 	var regs unix.PtraceRegs
 	for _, th := range p.threads {
@@ -68,6 +81,7 @@ func (tr *tracer) detachProcess(p *process) {
 		}
 	}
 	if p.shared == nil {
+		tr.countOverwritten(p)
 		// Return addresses first: restoring reads the trampoline's frames.
 		tr.restoreReturns(p)
 		for _, bp := range p.bps {

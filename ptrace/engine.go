@@ -5,7 +5,9 @@ package ptrace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -100,7 +102,12 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			tr.stats.polled, tr.stats.blocked = tr.poll.hits, tr.poll.blocked
 			*e.stats = tr.stats
 		}
-		out <- outcome{res: probe.Result{ExitCode: tr.exitCode}, err: tr.err}
+		res := probe.Result{ExitCode: tr.exitCode}
+		if n := len(tr.overwritten); n > 0 {
+			res.Notices = append(res.Notices, fmt.Sprintf("%d breakpoint(s) (at %s) taken out by someone else while tracing, "+
+				"e.g. another tracer's uprobe at the same address: calls there were not seen since", n, strings.Join(tr.overwritten[:min(n, 3)], ", ")))
+		}
+		out <- outcome{res: res, err: tr.err}
 	}()
 	o := <-out
 	if copied == nil {

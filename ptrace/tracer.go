@@ -26,6 +26,8 @@ type tracer struct {
 	leader   int   // run mode: the command's pid
 	exitCode int   // its status; -1 until it exits (still running when the trace ends)
 	err      error // first fatal error met while tracing
+	// overwritten names breakpoints found gone at detach (countOverwritten).
+	overwritten []string
 
 	clock   clock
 	fast    *wakeups // nil: idle CPUs left alone (wakeup.go)

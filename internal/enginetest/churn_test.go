@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/utap/utap/internal/need"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ptrace"
+	"github.com/utap/utap/uprobe"
 )
 
 // TestAttachDetachChurn attaches, counts for 10 ms and detaches, again and
@@ -42,4 +46,47 @@ func TestAttachDetachChurn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOverwrittenBreakpoint: another tracer's uprobe placed and removed at
+// a ptrace breakpoint's address takes the int3 out with it (the kernel puts
+// back the byte it saw). The ptrace engine cannot see those calls any more:
+// it must say so.
+func TestOverwrittenBreakpoint(t *testing.T) {
+	need.Root(t)
+	need.Uprobes(t)
+	bin := etWork(t)
+	tr := startTracee(t, "ready", bin, "loop")
+	_, sites := resolvePID(t, tr.pid, "work")
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		res probe.Result
+		err error
+	}
+	done := make(chan result, 1)
+	var n atomic.Int64
+	go func() {
+		res, err := (&ptrace.Engine{}).Trace(ctx, probe.Target{PIDs: []int{tr.pid}}, sites, func(*probe.Event) { n.Add(1) })
+		done <- result{res, err}
+	}()
+	for start := time.Now(); n.Load() < 10; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			cancel()
+			t.Fatal("no ptrace events")
+		}
+	}
+	uctx, ucancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if _, err := (&uprobe.Engine{}).Trace(uctx, probe.Target{PIDs: []int{tr.pid}}, sites, func(*probe.Event) {}); err != nil {
+		t.Logf("the uprobe engine on top of ptrace's int3: %v", err)
+	}
+	ucancel()
+	cancel()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(strings.Join(r.res.Notices, "\n"), "taken out by someone else") {
+		t.Errorf("notices %q: the lost breakpoint is not reported", r.res.Notices)
+	}
+	t.Log(r.res.Notices)
 }
