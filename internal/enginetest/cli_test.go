@@ -307,10 +307,7 @@ func attachThenSignal(t *testing.T, backend string, sig syscall.Signal, code int
 		t.Fatal(buildErr)
 	}
 	bin := etWork(t)
-	tr := startTracee(t, "ready", bin, "loop")
-	before := snapshot(t, tr.pid)
-	_, sites := resolvePID(t, tr.pid, "work(arg1)")
-	ours := siteAddrs(t, tr.pid, sites)
+	tr, before, ours := loopTracee(t, bin)
 	out := filepath.Join(t.TempDir(), "events")
 	cmd := exec.Command(utapBin, "attach", "--backend", backend, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
 	var stderr bytes.Buffer
@@ -351,6 +348,16 @@ func attachThenSignal(t *testing.T, backend string, sig syscall.Signal, code int
 	checkLeftAlone(t, tr, bin, before, ours)
 }
 
+// loopTracee starts bin's loop mode, probed at work by the caller, with
+// what checkLeftAlone compares afterwards: its image and work's address.
+func loopTracee(t *testing.T, bin string) (*tracee, image, []uint64) {
+	t.Helper()
+	tr := startTracee(t, "ready", bin, "loop")
+	before := snapshot(t, tr.pid)
+	_, sites := resolvePID(t, tr.pid, "work(arg1)")
+	return tr, before, siteAddrs(t, tr.pid, sites)
+}
+
 // checkLeftAlone checks that the traced process runs on, unstopped, with
 // its memory as before the trace and no uprobe of ours left.
 func checkLeftAlone(t *testing.T, tr *tracee, bin string, before image, ours []uint64) {
@@ -377,10 +384,7 @@ func TestCLIClosedOutput(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			b.need(t)
-			tr := startTracee(t, "ready", bin, "loop")
-			before := snapshot(t, tr.pid)
-			_, sites := resolvePID(t, tr.pid, "work(arg1)")
-			ours := siteAddrs(t, tr.pid, sites)
+			tr, before, ours := loopTracee(t, bin)
 			cmd := exec.Command(utapBin, "attach", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", "-", "-e", "work(arg1)")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
