@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -156,9 +157,21 @@ func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	tr.retHit(th, bp, regs)
 	switch bp.action {
 	case ssol.Emulate:
-		if err := bp.in.Emulate(regs, p.mem); err != nil {
-			tr.fail(fmt.Errorf("pid %d: emulating %s at %#x: %w", p.pid, bp.text, bp.addr, err))
-			return
+		before := *regs
+		if err := bp.in.Emulate(regs, asProgram{p.mem}); err != nil {
+			// The instruction itself would fault on a mapped page it
+			// may not write or read (a push onto a guard page or a
+			// read-only stack, a call through an unreadable pointer): it
+			// does, at its own address, with the address it touched. An
+			// unmapped address may be stack the kernel would have grown
+			// for the real instruction: that is left an error.
+			var fe *ssol.FaultError
+			if !errors.As(err, &fe) || !mapped(p.pid, fe.Addr) {
+				tr.fail(fmt.Errorf("pid %d: emulating %s at %#x: %w", p.pid, bp.text, bp.addr, err))
+				return
+			}
+			*regs = before
+			tr.segfault(th, fe.Addr)
 		}
 	case ssol.Boost:
 		regs.Rip = bp.slot
@@ -168,6 +181,35 @@ func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 		th.step = &stepping{bp: bp, st: st}
 	}
 	tr.setRegs(th, regs)
+}
+
+// asProgram is tracee memory as the program's own instructions reach it:
+// a write to a page it cannot write fails, where /proc/PID/mem would make
+// it (an emulated push onto a read-only or PROT_NONE stack page).
+type asProgram struct{ *proc.Memory }
+
+func (m asProgram) WriteAt(p []byte, addr uint64) error { return m.WriteChecked(p, addr) }
+
+// segfault delivers SIGSEGV to th, stopped at an int3, as an access to
+// addr, mapped but forbidden, raises it (SEGV_ACCERR).
+func (tr *tracer) segfault(th *thread, addr uint64) {
+	si := proc.Siginfo{Signo: int32(unix.SIGSEGV), Code: 2, Addr: addr} // SEGV_ACCERR
+	proc.SetSiginfo(th.tid, &si)
+	th.sig = int(unix.SIGSEGV)
+}
+
+// mapped says whether addr lies in a mapping of process pid.
+func mapped(pid int, addr uint64) bool {
+	ms, err := proc.Maps(pid)
+	if err != nil {
+		return false
+	}
+	for _, m := range ms {
+		if addr >= m.Start && addr < m.End {
+			return true
+		}
+	}
+	return false
 }
 
 // stepDone finishes a Step slot at its trailing int3.

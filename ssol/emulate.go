@@ -198,7 +198,7 @@ func (in *Insn) Emulate(regs *unix.PtraceRegs, mem Memory) error {
 	case emRet:
 		var b [8]byte
 		if err := mem.ReadAt(b[:], regs.Rsp); err != nil {
-			return in.memError(fmt.Errorf("reading the return address at %#x: %w", regs.Rsp, err))
+			return in.memError(&FaultError{Addr: regs.Rsp, Err: fmt.Errorf("reading the return address at %#x: %w", regs.Rsp, err)})
 		}
 		regs.Rip = binary.LittleEndian.Uint64(b[:])
 		regs.Rsp += 8 + e.imm
@@ -215,7 +215,7 @@ func (in *Insn) Emulate(regs *unix.PtraceRegs, mem Memory) error {
 			a := e.mem.address(regs, e.next)
 			var b [8]byte
 			if err := mem.ReadAt(b[:], a); err != nil {
-				return in.memError(fmt.Errorf("reading the branch target at %#x: %w", a, err))
+				return in.memError(&FaultError{Addr: a, Err: fmt.Errorf("reading the branch target at %#x: %w", a, err)})
 			}
 			target = binary.LittleEndian.Uint64(b[:])
 		}
@@ -259,11 +259,22 @@ func push(regs *unix.PtraceRegs, mem Memory, v uint64) error {
 	binary.LittleEndian.PutUint64(b[:], v)
 	sp := regs.Rsp - 8
 	if err := mem.WriteAt(b[:], sp); err != nil {
-		return fmt.Errorf("pushing to %#x: %w", sp, err)
+		return &FaultError{Addr: sp, Err: fmt.Errorf("pushing to %#x: %w", sp, err)}
 	}
 	regs.Rsp = sp
 	return nil
 }
+
+// FaultError: the emulated instruction's memory access at Addr failed,
+// where the instruction itself would have faulted (the engine delivers the
+// fault at the instruction, as SIGSEGV with si_addr Addr).
+type FaultError struct {
+	Addr uint64
+	Err  error
+}
+
+func (e *FaultError) Error() string { return e.Err.Error() }
+func (e *FaultError) Unwrap() error { return e.Err }
 
 func (in *Insn) memError(err error) error {
 	return fmt.Errorf("emulating %s at %#x: %w", in.Text, in.Addr, err)

@@ -53,3 +53,25 @@ func TestSignalFlood(t *testing.T) {
 		})
 	}
 }
+
+// TestEmulatedStoreFaults: a probed call whose push lands on a read-only
+// page faults as it does untraced — SIGSEGV at the call, si_addr the stack
+// slot — though the ptrace engine emulates the call and its memory writes
+// could write the page (they used to, and the program ran on as if fine).
+func TestEmulatedStoreFaults(t *testing.T) {
+	bin := etWork(t)
+	argv := []string{bin, "guard"}
+	want, code := untraced(t, argv)
+	for _, eng := range engines() {
+		t.Run(eng.Name(), func(t *testing.T) {
+			needEngine(t, eng)
+			o, err := traceRun(eng, []string{"pushy"}, argv, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.stdout != want || o.res.ExitCode != code || len(o.events) != 1 {
+				t.Errorf("output %q, exit %d, %d events; untraced %q, exit %d, and one call", o.stdout, o.res.ExitCode, len(o.events), want, code)
+			}
+		})
+	}
+}

@@ -64,6 +64,22 @@ func (m *Memory) WriteAt(p []byte, addr uint64) error {
 	return nil
 }
 
+// WriteChecked writes p at addr as the program's own store would:
+// process_vm_writev, which fails (EFAULT) on a page the program cannot
+// write, where /proc/PID/mem would write anyway.
+func (m *Memory) WriteChecked(p []byte, addr uint64) error {
+	local := []unix.Iovec{{Base: unsafe.SliceData(p), Len: uint64(len(p))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}
+	n, err := unix.ProcessVMWritev(m.pid, local, remote, 0)
+	if err != nil {
+		return fmt.Errorf("write %#x: %w", addr, err)
+	}
+	if n != len(p) {
+		return fmt.Errorf("write %#x: short write (%d of %d bytes)", addr, n, len(p))
+	}
+	return nil
+}
+
 // ReadByMem reads through /proc/PID/mem: process_vm_readv refuses pages
 // without read permission that ptrace access may still read.
 func (m *Memory) ReadByMem(p []byte, addr uint64) error {
