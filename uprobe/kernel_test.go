@@ -79,3 +79,24 @@ func fields(line string) map[string]string {
 	}
 	return m
 }
+
+// TestKernelRefusalNamed: when the kernel refuses one probe of a link of
+// many, the error names that probe, its function and its instruction.
+func TestKernelRefusalNamed(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_insns.c", "-O1", "-g")
+	var sites []probe.Site
+	for _, fn := range []string{"shlx_fn", "evex_fn", "andn_fn"} {
+		sites = append(sites, funcSite(t, bin, fn, 0, &probe.Spec{Text: fn, Symbol: fn}))
+	}
+	for _, noMulti := range []bool{false, true} {
+		_, err := (&Engine{NoMulti: noMulti}).Trace(context.Background(), probe.Target{Argv: []string{bin}, Stdout: &bytes.Buffer{}}, sites, func(*probe.Event) {})
+		if err == nil {
+			t.Logf("noMulti=%v: this kernel probes EVEX vmovdqu64", noMulti)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, "evex_fn") || !strings.Contains(msg, "62 f1 fe 48 6f 07") {
+			t.Errorf("noMulti=%v: %v; want the probe and its instruction named", noMulti, err)
+		}
+	}
+}

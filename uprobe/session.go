@@ -169,7 +169,14 @@ func (s *session) attach(pids []int) error {
 				}
 				l, err := attach(nil, prog, opts)
 				if err != nil {
-					return fmt.Errorf("attaching %d probes to %s: %w", len(g.offs), g.obj, hint(err))
+					return s.whichRefused(g.obj, g.offs, g.cooks, func(off, cookie uint64) error {
+						one := &link.UprobeMultiOptions{Addresses: []uint64{off}, Cookies: []uint64{cookie}, PID: uint32(pid)}
+						l, err := attach(nil, prog, one)
+						if err == nil {
+							l.Close()
+						}
+						return err
+					}, err)
 				}
 				s.links = append(s.links, l)
 				continue
@@ -182,14 +189,40 @@ func (s *session) attach(pids []int) error {
 				}
 				l, err := attach("", prog, opts)
 				if err != nil {
-					site := &s.sites[g.cooks[j]]
-					return fmt.Errorf("attaching probe %s at %s+%#x: %w", site.Spec.Text, g.obj, off, hint(err))
+					return s.refusedAt(g.obj, off, g.cooks[j], err)
 				}
 				s.links = append(s.links, l)
 			}
 		}
 	}
 	return s.arm(true)
+}
+
+// whichRefused names the probe the kernel refused when a link of many
+// failed: each address is tried alone (try), and the first that fails is
+// the error, with its probe, function and instruction.
+func (s *session) whichRefused(obj string, offs, cookies []uint64, try func(off, cookie uint64) error, err error) error {
+	for i, off := range offs {
+		if e := try(off, cookies[i]); e != nil {
+			return s.refusedAt(obj, off, cookies[i], e)
+		}
+	}
+	return fmt.Errorf("attaching %d probes to %s: %w", len(offs), obj, hint(err))
+}
+
+// refusedAt is the error of the probe the kernel refused at file offset off
+// of obj: its spec, function and offset, and instruction bytes.
+func (s *session) refusedAt(obj string, off, cookie uint64, err error) error {
+	site := &s.sites[cookie]
+	at := where(site)
+	if off != site.FileOffset && site.Func != "" {
+		at = fmt.Sprintf("%s+%#x", site.Func, site.Addr-site.FuncAddr+off-site.FileOffset)
+	}
+	insn := ""
+	if code, rerr := readCode(obj, off, 15); rerr == nil {
+		insn = fmt.Sprintf(" (% x)", code[:min(len(code), 8)])
+	}
+	return fmt.Errorf("attaching probe %s at %s%s in %s: %w", site.Spec.Text, at, insn, obj, hint(err))
 }
 
 // arm lets return probes time calls once every link is in, and stops
