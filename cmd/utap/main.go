@@ -27,8 +27,9 @@ func main() {
 			"See 'utap COMMAND --help' and docs/spec.md for the probe language.",
 		// Specs contain commas (work(a, b)): never split -e values on them.
 		DisableSliceFlagSeparator: true,
-		HideHelpCommand:           true,
-		Commands:                  []*cli.Command{listCommand(), runCommand(), attachCommand(), compareCommand()},
+		Version:                   version(),
+		Commands:                  withUsageErrors([]*cli.Command{listCommand(), runCommand(), attachCommand(), compareCommand()}),
+		OnUsageError:              usageError,
 		ExitErrHandler:            func(*cli.Context, error) {},
 	}
 	err := app.Run(os.Args)

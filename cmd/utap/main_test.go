@@ -69,3 +69,28 @@ func oneErrorLine(t *testing.T, r result, want ...string) {
 		}
 	}
 }
+
+// TestUsage: --version answers, `utap help run` helps, and a flag the
+// command line gets wrong is one line naming it, exit 2, not the whole help.
+func TestUsage(t *testing.T) {
+	if r := utap(t, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "utap version ") {
+		t.Errorf("--version: %+v", r)
+	}
+	if r := utap(t, "help", "run"); r.code != 0 || !strings.Contains(r.stdout, "utap run") {
+		t.Errorf("help run: %+v", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--bogus", "--", "true"}, "utap: run: unknown flag -bogus (see 'utap run --help')"},
+		{[]string{"--bogus"}, "utap: unknown flag -bogus (see 'utap --help')"},
+		{[]string{"attach", "-p", "1", "-e", "x", "--duration", "5"}, "a duration with its unit: 10s, 500ms, 2m"},
+	} {
+		r := utap(t, tc.args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) || r.stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want one line with %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}
