@@ -195,3 +195,20 @@ func ldConfDirs(conf string, depth int) []string {
 	}
 	return dirs
 }
+
+// LibraryPath finds the library a short name designates (libc, libz.so.1)
+// the way the loader's cache knows it: for `utap list libc`, with no
+// program to take it from. The shortest matching name wins (libc.so.6
+// before libc.so.6.1).
+func LibraryPath(short string) (string, bool) {
+	best := ""
+	for name := range ldCache() {
+		if shortNameMatches(short, name) && (best == "" || len(name) < len(best) || len(name) == len(best) && name < best) {
+			best = name
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	return ldCache()[best], true
+}

@@ -21,7 +21,8 @@ func listCommand() *cli.Command {
 		Description: "Examples:\n" +
 			"   utap list ./myprog 'work*'         functions of a program and its libraries matching work*\n" +
 			"   utap list --pid 1234 malloc        malloc in process 1234, with its loaded address\n" +
-			"   utap list /usr/lib/x86_64-linux-gnu/libc.so.6 'str*' --format json",
+			"   utap list libc malloc              a library by its short name (or its path)\n" +
+			"   utap list --format json libc 'str*'   JSON lines (flags come before BINARY and PATTERN)",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "list what is loaded in process `PID`"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text (an aligned table) or json (one object a line)"},
@@ -38,6 +39,16 @@ func runList(c *cli.Context) error {
 			return fmt.Errorf("list needs a BINARY or --pid PID (see utap list --help)")
 		}
 		t.Exe, args = args[0], args[1:]
+		if _, err := os.Stat(t.Exe); err != nil && !strings.Contains(t.Exe, "/") {
+			if lib, ok := elfsym.LibraryPath(t.Exe); ok {
+				t.Exe = lib // a library by its short name: libc
+			}
+		}
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return fmt.Errorf("list: flag %s after BINARY or PATTERN: flags come first (utap list %s ...)", a, a)
+		}
 	}
 	pattern := ""
 	switch len(args) {

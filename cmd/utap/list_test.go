@@ -106,3 +106,13 @@ func TestListBadInput(t *testing.T) {
 	oneErrorLine(t, utap(t, "list"), "BINARY")
 	oneErrorLine(t, utap(t, "list", "--format", "xml", "/bin/ls"), "xml")
 }
+
+// TestListLibraryByShortName: `utap list libc malloc` finds libc as the
+// loader would; a flag after the names is one clear error.
+func TestListLibraryByShortName(t *testing.T) {
+	r := utap(t, "list", "libc", "malloc")
+	if r.code != 0 || !strings.Contains(r.stdout, "libc.so.6") || !strings.Contains(r.stdout, "malloc") {
+		t.Errorf("list libc malloc: %+v", r)
+	}
+	oneErrorLine(t, utap(t, "list", "libc", "str*", "--format", "json"), "--format", "flags come first")
+}
