@@ -133,7 +133,7 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	defer closeOut()
 	fw, err := output.New(c.String("format"), out, output.Options{
-		WallClock: c.Bool("tt"), StrLen: c.Int("s"), Durations: c.Bool("T"),
+		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
 	})
 	if err != nil {
 		return err
@@ -299,6 +299,14 @@ func unwrapExec(err error) error {
 		return ee.Err
 	}
 	return err
+}
+
+// strLen is -s for the writers: 0 shows no string at all.
+func strLen(n int) int {
+	if n == 0 {
+		return output.NoStrings
+	}
+	return n
 }
 
 func btoi(b bool) int {

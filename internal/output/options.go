@@ -14,11 +14,15 @@ type Options struct {
 	// (-tt), converted from the engines' CLOCK_MONOTONIC timestamps.
 	WallClock bool
 	// StrLen is the longest string shown before it is cut with "..." (-s);
-	// 0 means DefaultStrLen.
+	// 0 means DefaultStrLen, NoStrings none at all (-s 0: `""...`).
 	StrLen int
 	// Durations shows the time spent in a call on return lines (-T).
 	Durations bool
 }
+
+// NoStrings is StrLen for -s 0: every non-empty string shows as `""...`,
+// as strace -s 0 shows it.
+const NoStrings = -1
 
 // DefaultStrLen is strace's and ltrace's default -s.
 const DefaultStrLen = 32

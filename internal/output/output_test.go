@@ -65,6 +65,14 @@ func TestTextStrLenAndWallClock(t *testing.T) {
 	}
 }
 
+// TestTextNoStrings: -s 0 shows no byte of a string, as strace does.
+func TestTextNoStrings(t *testing.T) {
+	got := write(t, "text", Options{StrLen: NoStrings})
+	if !strings.Contains(got, `open(""..., ?)`) {
+		t.Errorf("-s 0: %q", got)
+	}
+}
+
 func TestJSONSchema(t *testing.T) {
 	got := write(t, "json", Options{})
 	keys := []string{"args", "duration_ns", "func", "kind", "pid", "probe", "ret", "tid", "time_ns"}

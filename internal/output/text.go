@@ -24,8 +24,11 @@ type text struct {
 }
 
 func newText(w io.Writer, o Options) *text {
-	if o.StrLen <= 0 {
+	switch {
+	case o.StrLen == 0:
 		o.StrLen = DefaultStrLen
+	case o.StrLen < 0:
+		o.StrLen = 0
 	}
 	return &text{w: bufio.NewWriterSize(w, 64<<10), o: o, off: monoToWall()}
 }
