@@ -2,6 +2,7 @@ package summary
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/utap/utap/probe"
@@ -10,7 +11,8 @@ import (
 // Summary accumulates events per function. Add is called from the
 // engine's emit goroutine; it is not safe for concurrent use.
 type Summary struct {
-	funcs map[string]*counts
+	funcs   map[string]*counts
+	offsets map[string]uint64 // probe text → its location's offset (cached parse)
 }
 
 type counts struct {
@@ -28,7 +30,7 @@ func (c *counts) calls() uint64 {
 }
 
 // New returns an empty summary.
-func New() *Summary { return &Summary{funcs: map[string]*counts{}} }
+func New() *Summary { return &Summary{funcs: map[string]*counts{}, offsets: map[string]uint64{}} }
 
 // Add counts one event.
 func (s *Summary) Add(ev *probe.Event) {
@@ -59,11 +61,15 @@ func (s *Summary) AddTally(t probe.Tally) {
 	c.time.AddBuckets(t.Durations, t.DurationSum, t.DurationMin, t.DurationMax)
 }
 
-// of returns the counts of a function, or of a bare address's probe.
+// of returns the counts of a function (its entry and return probes, the
+// -T and -c twins, share a row), of a probe inside it (fn+0x48: a row of
+// its own), or of a bare address's probe.
 func (s *Summary) of(fn, probeText string) *counts {
 	name := fn
 	if name == "" {
 		name = probeText
+	} else if off := s.offset(probeText); off != 0 {
+		name = fmt.Sprintf("%s+%#x", fn, off)
 	}
 	c := s.funcs[name]
 	if c == nil {
@@ -71,6 +77,20 @@ func (s *Summary) of(fn, probeText string) *counts {
 		s.funcs[name] = c
 	}
 	return c
+}
+
+// offset is the offset inside its function of the location probeText
+// names (work+0x4: 4), 0 when it names a function's start or cannot be
+// read.
+func (s *Summary) offset(probeText string) uint64 {
+	off, ok := s.offsets[probeText]
+	if !ok {
+		if spec, err := probe.Parse(probeText); err == nil && spec.Symbol != "" {
+			off = spec.Offset
+		}
+		s.offsets[probeText] = off
+	}
+	return off
 }
 
 // IsError says whether a return value counts as an error: a negative

@@ -186,3 +186,16 @@ func TestAddTally(t *testing.T) {
 		t.Errorf("events:\n%+v\n%+v\ntallies:\n%+v\n%+v", a, at, b, bt)
 	}
 }
+
+// TestRowPerProbeInsideAFunction: a probe at fn+0x48 is not merged with
+// fn's own; entry and return probes of fn share one row.
+func TestRowPerProbeInsideAFunction(t *testing.T) {
+	s := New()
+	s.Add(&probe.Event{Probe: "lock", Func: "lock", Kind: "entry"})
+	s.Add(&probe.Event{Probe: "return:lock", Func: "lock", Kind: "return", DurationNs: 10})
+	s.Add(&probe.Event{Probe: "lock+0x48", Func: "lock", Kind: "entry"})
+	s.Add(&probe.Event{Probe: "lock+0x48", Func: "lock", Kind: "entry"})
+	if len(s.funcs) != 2 || s.funcs["lock"].calls() != 1 || s.funcs["lock+0x48"].calls() != 2 {
+		t.Errorf("rows %v", s.funcs)
+	}
+}
