@@ -14,6 +14,10 @@ var (
 	ErrFault = errors.New("memory read fault")
 	// ErrNoParam is wrapped when a spec names a parameter its site lacks.
 	ErrNoParam = errors.New("no such parameter")
+	// ErrUnprobeable is wrapped by an engine's refusal of a site, met only
+	// once it tried to place the probe (the kernel's own refusal), before
+	// the traced command ran: another engine may trace it instead.
+	ErrUnprobeable = errors.New("the engine cannot place this probe")
 )
 
 // ParseError locates a problem in a spec's text.

@@ -222,6 +222,9 @@ func (s *session) refusedAt(obj string, off, cookie uint64, err error) error {
 	if code, rerr := readCode(obj, off, 15); rerr == nil {
 		insn = fmt.Sprintf(" (% x)", code[:min(len(code), 8)])
 	}
+	if errors.Is(err, errENOTSUPP) {
+		err = fmt.Errorf("%w: %w", probe.ErrUnprobeable, err)
+	}
 	return fmt.Errorf("attaching probe %s at %s%s in %s: %w", site.Spec.Text, at, insn, obj, hint(err))
 }
 

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ptrace"
@@ -20,10 +22,10 @@ func chooseBackend(name string, sites []probe.Site) (probe.Backend, string, erro
 	if name == "auto" || name == "" {
 		first, second := backends[0], backends[1]
 		if err := available(first); err != nil {
-			return second, fmt.Sprintf("backend %s: %v", second.Name, err), nil
+			return second, fallbackNotice(second, err), nil
 		}
 		if err := check(first, sites); err != nil {
-			return second, fmt.Sprintf("backend %s: %v", second.Name, err), nil
+			return second, fallbackNotice(second, err), nil
 		}
 		return first, "backend uprobe (kernel uprobes; --backend ptrace for the breakpoint engine)", nil
 	}
@@ -54,4 +56,23 @@ func check(b probe.Backend, sites []probe.Site) error {
 		return nil
 	}
 	return b.Check(sites)
+}
+
+// fallbackNotice says why auto picked b: the other engine's reason, less
+// its advice to use --backend ptrace, which auto has just followed.
+func fallbackNotice(b probe.Backend, err error) string {
+	why := err.Error()
+	for _, advice := range []string{"; use --backend ptrace", "; try --backend ptrace", " (or use --backend ptrace)"} {
+		why = strings.ReplaceAll(why, advice, "")
+	}
+	return fmt.Sprintf("backend %s: %s", b.Name, why)
+}
+
+// fallback is the engine auto falls back to when its first choice refuses a
+// site only once tracing began (probe.ErrUnprobeable), nil if none.
+func fallback(auto bool, chosen probe.Backend, err error) *probe.Backend {
+	if !auto || chosen.Name == backends[len(backends)-1].Name || !errors.Is(err, probe.ErrUnprobeable) {
+		return nil
+	}
+	return &backends[len(backends)-1]
 }

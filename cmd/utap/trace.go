@@ -171,6 +171,15 @@ func trace(c *cli.Context, attach bool) error {
 		emit = func(ev *probe.Event) { write(ev); sum.Add(ev) }
 	}
 	res, err := eng.Trace(ctx, t, sites, emit)
+	auto := c.String("backend") == "auto" || c.String("backend") == ""
+	if fb := fallback(auto, backend, err); fb != nil {
+		// Nothing ran traced: the kernel refused a probe as it went in.
+		if info != nil {
+			info(fallbackNotice(*fb, err))
+		}
+		eng = fb.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups")})
+		res, err = eng.Trace(ctx, t, sites, emit)
+	}
 	if ferr := w.Close(); werr == nil {
 		werr = ferr
 	}

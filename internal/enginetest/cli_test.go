@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 	"golang.org/x/sys/unix"
 )
@@ -584,5 +585,24 @@ func TestCLIRunHangUp(t *testing.T) {
 				t.Errorf("the command's state after the trace: %q", st)
 			}
 		})
+	}
+}
+
+// TestCLIAutoFallsBack: a probe the kernel refuses only as it goes in (an
+// EVEX instruction) makes --backend auto trace with ptrace instead, saying
+// why without advising what it just did; --backend uprobe fails naming it.
+func TestCLIAutoFallsBack(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "up_insns.c", "-O1", "-g")
+	r := utap(t, "run", "-e", "evex_fn", "-e", "shlx_fn", "--", bin)
+	if !strings.Contains(r.stderr, "utap: backend ptrace: ") {
+		t.Skipf("this kernel probes EVEX vmovdqu64: %q", r.stderr)
+	}
+	if r.code != 0 || strings.Contains(r.stderr, "use --backend ptrace") || !strings.Contains(r.stderr, "shlx_fn()") || !strings.Contains(r.stdout, "shlx ") {
+		t.Errorf("auto: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = utap(t, "run", "--backend", "uprobe", "-e", "evex_fn", "--", bin)
+	if r.code != 2 || !strings.Contains(r.stderr, "evex_fn") || r.stdout != "" {
+		t.Errorf("uprobe: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
