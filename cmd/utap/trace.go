@@ -79,8 +79,9 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
+	var untimed []string
 	if c.Bool("T") || c.Bool("c") || c.Bool("C") {
-		specs = withReturns(specs)
+		specs, untimed = withReturns(specs)
 	}
 	var t probe.Target
 	var resolveTarget elfsym.Target
@@ -124,6 +125,10 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	if info != nil && why != "" {
 		info(why)
+	}
+	for _, u := range untimed {
+		// Said even with -q: the times asked for will be missing.
+		fmt.Fprintf(os.Stderr, "utap: %q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)\n", u)
 	}
 	eng := backend.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups")})
 

@@ -606,3 +606,13 @@ func TestCLIAutoFallsBack(t *testing.T) {
 		t.Errorf("uprobe: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestCLIUntimedSaid: -c with a conditional entry probe cannot time its
+// calls; it says so instead of showing empty times silently.
+func TestCLIUntimedSaid(t *testing.T) {
+	need.Root(t)
+	r := utap(t, "run", "-q", "-c", "--backend", "ptrace", "-e", "work(arg1) if arg1 > 2", "--", etWork(t), "args")
+	if r.code != 0 || !strings.Contains(r.stderr, `utap: "work(arg1) if arg1 > 2" is not timed`) {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
