@@ -127,8 +127,9 @@ func trace(c *cli.Context, attach bool) error {
 		info(why)
 	}
 	for _, u := range untimed {
-		// Said even with -q: the times asked for will be missing.
-		fmt.Fprintf(os.Stderr, "utap: %q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)\n", u)
+		if info != nil {
+			info(fmt.Sprintf("%q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)", u))
+		}
 	}
 	eng := backend.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups")})
 

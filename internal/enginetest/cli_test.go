@@ -611,7 +611,7 @@ func TestCLIAutoFallsBack(t *testing.T) {
 // calls; it says so instead of showing empty times silently.
 func TestCLIUntimedSaid(t *testing.T) {
 	need.Root(t)
-	r := utap(t, "run", "-q", "-c", "--backend", "ptrace", "-e", "work(arg1) if arg1 > 2", "--", etWork(t), "args")
+	r := utap(t, "run", "-c", "--backend", "ptrace", "-e", "work(arg1) if arg1 > 2", "--", etWork(t), "args")
 	if r.code != 0 || !strings.Contains(r.stderr, `utap: "work(arg1) if arg1 > 2" is not timed`) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
