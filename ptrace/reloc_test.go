@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/utap/utap/internal/fixture"
@@ -47,8 +48,13 @@ func TestRelocateEveryInstruction(t *testing.T) {
 			entry[e.Func]++
 		}
 	}
+	// The fixture calls its AVX functions only where the CPU runs them.
+	unrun := map[string]bool{
+		"rip_avx":  strings.Contains(string(want), "avx2=0"),
+		"rip_evex": strings.Contains(string(want), "avx512=0"),
+	}
 	for _, f := range funcs {
-		if entry[f] == 0 {
+		if entry[f] == 0 && !unrun[f] {
 			t.Errorf("%s: no entry event", f)
 		}
 	}
