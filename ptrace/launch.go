@@ -27,7 +27,9 @@ func (tr *tracer) launch() (copied <-chan struct{}, err error) {
 }
 
 func (tr *tracer) seizeChild(c *proc.Child) error {
-	if err := c.Seize(proc.SeizeOptions | unix.PTRACE_O_EXITKILL); err != nil {
+	// No PTRACE_O_EXITKILL: a trace dying must not take the command with
+	// it (the supervisor in cmd/utap makes utap's own death a clean detach).
+	if err := c.Seize(proc.SeizeOptions); err != nil {
 		return err
 	}
 	pid := c.Pid
@@ -38,6 +40,7 @@ func (tr *tracer) seizeChild(c *proc.Child) error {
 	tr.procs[pid] = p
 	th := tr.addThread(p, pid)
 	th.stopped = true
+	launchTrapState(p, th)
 	if err := tr.armLoaded(p); err != nil {
 		return err
 	}

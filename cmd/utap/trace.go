@@ -72,6 +72,9 @@ func attachCommand() *cli.Command {
 }
 
 func trace(c *cli.Context, attach bool) error {
+	if !isTracer {
+		return supervise()
+	}
 	if n := btoi(c.Bool("c")) + btoi(c.Bool("C")) + btoi(c.Bool("count-only")); n > 1 {
 		return fmt.Errorf("-c, -C and --count-only are exclusive: -c times calls, -C also prints the events, --count-only only counts")
 	}

@@ -556,17 +556,7 @@ func TestCLIRunHangUp(t *testing.T) {
 			if !lines.Scan() || lines.Text() != "ready" {
 				t.Fatalf("the command said %q, want ready", lines.Text())
 			}
-			child := 0
-			// The child of whichever of utap's threads started it.
-			tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", cmd.Process.Pid))
-			for _, f := range tasks {
-				if b, _ := os.ReadFile(f); child == 0 {
-					fmt.Sscan(string(b), &child)
-				}
-			}
-			if child == 0 {
-				t.Fatal("no child of utap found")
-			}
+			child := descendant(t, cmd.Process.Pid, bin)
 			defer syscall.Kill(child, syscall.SIGKILL)
 			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 				t.Fatal(err)

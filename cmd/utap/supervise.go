@@ -1,0 +1,106 @@
+//go:build linux && amd64
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The process the user starts for run and attach is a supervisor: the trace
+// runs in a child, the tracer, and the supervisor only waits for it and
+// passes signals on. Killed, even by SIGKILL, the supervisor takes nothing
+// with it: the kernel sends the tracer SIGTERM (PR_SET_PDEATHSIG), which
+// ends the trace as any signal does — probes removed, processes detached,
+// the command running on.
+//
+// Not the reverse (the user's process traces, a child watches it): a dead
+// tracer leaves int3s and hijacked return addresses in its tracees, and the
+// state needed to undo them (slots, shadow stacks) died with it. What stays
+// fatal is SIGKILL of the tracer itself (pkill -9 utap kills both).
+const tracerEnv = "UTAP_TRACER_OF"
+
+// isTracer says whether this process is the supervised tracer. Read once at
+// start, and taken out of the environment so that the traced command's
+// environment is the user's, as untraced.
+var isTracer = func() bool {
+	v, ok := os.LookupEnv(tracerEnv)
+	os.Unsetenv(tracerEnv)
+	if ok && v != strconv.Itoa(os.Getppid()) {
+		os.Exit(1) // the supervisor is gone already: nothing to trace for
+	}
+	return ok
+}()
+
+// supervise runs this command line again as the tracer and returns its exit
+// status as utap's.
+func supervise() error {
+	// PR_SET_PDEATHSIG fires when the thread that forked the child exits,
+	// not the process: keep this goroutine on its thread for good.
+	runtime.LockOSThread()
+	// By its path, not /proc/self/exe: ps and pgrep then name it utap.
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Args[0] = os.Args[0]
+	cmd.Env = append(os.Environ(), tracerEnv+"="+strconv.Itoa(os.Getpid()))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, endSignals...)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the tracer: %w", err)
+	}
+	go forward(sigs, cmd.Process)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return fmt.Errorf("waiting for the tracer: %w", err)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		fmt.Fprintf(os.Stderr, "utap: the tracer (pid %d) was killed by %v; probes it had in may kill their process at its next hit\n",
+			cmd.Process.Pid, unix.SignalName(ws.Signal()))
+		return exitError{128 + int(ws.Signal())}
+	case ws.ExitStatus() != 0:
+		return exitError{ws.ExitStatus()}
+	}
+	return nil
+}
+
+// forward passes the signals sent to the supervisor on to the tracer. A
+// SIGINT or SIGQUIT from the terminal reaches the tracer (and, in run mode,
+// the command) by itself, as they share the supervisor's process group:
+// passed on too, one Ctrl-C would count twice.
+func forward(sigs <-chan os.Signal, tracer *os.Process) {
+	for sig := range sigs {
+		if (sig == syscall.SIGINT || sig == syscall.SIGQUIT) && terminalForeground() {
+			continue
+		}
+		tracer.Signal(sig)
+	}
+}
+
+// terminalForeground says whether utap runs in its controlling terminal's
+// foreground process group, where the terminal sends Ctrl-C and Ctrl-\.
+func terminalForeground() bool {
+	tty, err := os.Open("/dev/tty")
+	if err != nil {
+		return false // no controlling terminal: the signal came from kill
+	}
+	defer tty.Close()
+	pgrp, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}

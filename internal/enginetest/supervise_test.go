@@ -1,0 +1,167 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCLIKilledAttach: kill -9 of the utap a user started, attached to a
+// busy process: the tracer behind it removes every probe and detaches, and
+// the process runs on with its memory as before.
+func TestCLIKilledAttach(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			if buildErr != nil {
+				t.Fatal(buildErr)
+			}
+			bin := etWork(t)
+			tr, before, ours := loopTracee(t, bin)
+			out := filepath.Join(t.TempDir(), "events")
+			cmd := exec.Command(utapBin, "attach", "-q", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			waitEvents(t, out, &stderr)
+			tracer := killSupervisor(t, cmd)
+			waitGone(t, tracer)
+			checkLeftAlone(t, tr, bin, before, ours)
+		})
+	}
+}
+
+// TestCLIKilledRun: kill -9 of `utap run`: the command is not taken with
+// it; it runs on, untraced, on both engines.
+func TestCLIKilledRun(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			if buildErr != nil {
+				t.Fatal(buildErr)
+			}
+			bin := etWork(t)
+			out := filepath.Join(t.TempDir(), "events")
+			cmd := exec.Command(utapBin, "run", "-q", "--backend", b.name, "-o", out, "-e", "work(arg1)", "--", bin, "loop")
+			stdout, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			cmd.Stdout = w
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err = cmd.Start()
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			lines := bufio.NewScanner(stdout)
+			if !lines.Scan() || lines.Text() != "ready" {
+				t.Fatalf("the command said %q, want ready", lines.Text())
+			}
+			child := descendant(t, cmd.Process.Pid, bin)
+			defer syscall.Kill(child, syscall.SIGKILL)
+			waitEvents(t, out, &stderr)
+			waitGone(t, killSupervisor(t, cmd))
+			for i := 0; i < 2; i++ { // ticks keep coming: it runs on
+				if !lines.Scan() || !strings.HasPrefix(lines.Text(), "tick") {
+					t.Fatalf("the command said %q after the trace, want ticks", lines.Text())
+				}
+			}
+			if n := statusField(t, child, "TracerPid"); n != "0" {
+				t.Errorf("the command is still traced by %s", n)
+			}
+			if st := statusField(t, child, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
+				t.Errorf("the command's state after the trace: %q", st)
+			}
+		})
+	}
+}
+
+// waitEvents waits until the trace has written a few events to out.
+func waitEvents(t *testing.T, out string, stderr *bytes.Buffer) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(out)
+		if bytes.Count(data, []byte("\n")) >= 3 {
+			return
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("no events after 10s; stderr %q", stderr.String())
+		}
+	}
+}
+
+// killSupervisor sends SIGKILL to the utap the test started and returns
+// the pid of the tracer it supervised.
+func killSupervisor(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	tracer := descendant(t, cmd.Process.Pid, utapBin)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Not cmd.Wait: it would wait for the copy of utap's output, whose pipe
+	// the tracer (and, in run mode, the command) still hold open.
+	cmd.Process.Wait()
+	return tracer
+}
+
+// descendant is the pid of the first process below pid running exe.
+func descendant(t *testing.T, pid int, exe string) int {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(10 * time.Millisecond) {
+		if d := findDescendant(pid, exe); d != 0 {
+			return d
+		}
+	}
+	t.Fatalf("no process running %s below pid %d", exe, pid)
+	return 0
+}
+
+func findDescendant(pid int, exe string) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		for _, c := range strings.Fields(string(b)) {
+			var child int
+			fmt.Sscan(c, &child)
+			if path, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", child)); path == exe {
+				return child
+			}
+			if d := findDescendant(child, exe); d != 0 {
+				return d
+			}
+		}
+	}
+	return 0
+}
+
+// waitGone waits for the tracer to have exited (a zombie counts: its
+// tracees were detached before it exited).
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
+			return
+		}
+	}
+	t.Fatalf("the tracer (pid %d) still runs 10s after its supervisor was killed", pid)
+}
