@@ -21,13 +21,17 @@ var backends = []probe.Backend{uprobe.Backend, ptrace.Backend}
 func chooseBackend(name string, sites []probe.Site) (probe.Backend, string, error) {
 	if name == "auto" || name == "" {
 		first, second := backends[0], backends[1]
-		if err := available(first); err != nil {
-			return second, fallbackNotice(second, err), nil
+		err := available(first)
+		if err == nil {
+			err = check(first, sites)
 		}
-		if err := check(first, sites); err != nil {
-			return second, fallbackNotice(second, err), nil
+		if err == nil {
+			return first, "backend uprobe (kernel uprobes; --backend ptrace for the breakpoint engine)", nil
 		}
-		return first, "backend uprobe (kernel uprobes; --backend ptrace for the breakpoint engine)", nil
+		if err2 := check(second, sites); err2 != nil {
+			return second, "", err2 // nothing starts with a probe refused
+		}
+		return second, fallbackNotice(second, err), nil
 	}
 	for _, b := range backends {
 		if b.Name != name {
