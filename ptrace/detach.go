@@ -98,6 +98,7 @@ func (tr *tracer) detachProcess(p *process) {
 				}
 			}
 		}
+		tr.trapCleanup(p, tr.injectionThread(p))
 	}
 	for _, th := range p.threads {
 		if th.stopped {

@@ -38,11 +38,11 @@ type runStats struct {
 
 var _ probe.Engine = (*Engine)(nil)
 
-// Backend is the ptrace engine for the CLI: available wherever ptrace is,
-// refusing sites only once it reads their instructions in the process.
+// Backend is the ptrace engine for the CLI: available wherever ptrace is.
 var Backend = probe.Backend{
-	Name: "ptrace",
-	New:  func(c probe.Config) probe.Engine { return &Engine{SlowWakeups: c.SlowWakeups, Info: c.Info} },
+	Name:  "ptrace",
+	Check: Check,
+	New:   func(c probe.Config) probe.Engine { return &Engine{SlowWakeups: c.SlowWakeups, Info: c.Info} },
 }
 
 func (*Engine) Name() string { return "ptrace" }
@@ -153,6 +153,7 @@ func (tr *tracer) attachAll() error {
 		if th == nil {
 			continue
 		}
+		tr.trapSnapshot(p, th)
 		if err := tr.install(p, th, sites); err != nil {
 			return err
 		}

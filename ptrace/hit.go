@@ -29,28 +29,48 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		return
 	}
 	p := th.p
+	if sig == int(unix.SIGTRAP) && si.Code <= 0 && th.trapBlocked && tr.ourTrapAt(th, &regs) {
+		// Our int3 met the program's own SIGTRAP, blocked and pending: the
+		// kernel unblocked it, and our trap merged into it. Take the trap;
+		// the program's goes back to pending once blocked again (sent by
+		// us: its sender is lost).
+		si.Code = proc.SIKernel
+		defer unix.Tgkill(p.pid, th.tid, unix.SIGTRAP)
+	}
 	if st := th.step; st != nil && st.single && sig == int(unix.SIGTRAP) && si.Code > 0 && regs.Rip != st.bp.slot {
 		tr.singleDone(th, &regs)
+		tr.trapTaken(th)
 		return
 	}
 	if sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel {
 		if st := th.step; st != nil && regs.Rip == st.bp.slot+uint64(st.bp.slotN) {
 			tr.stepDone(th, &regs)
+			tr.trapTaken(th)
 			return
 		}
 
 		if bp := p.bps[regs.Rip-1]; bp != nil {
+			var args unix.PtraceRegs
+			if bp.sigHook != 0 {
+				args = regs
+			}
 			tr.hit(th, bp, &regs)
+			tr.trapTaken(th)
 			if bp.loader {
 				tr.rescan(th)
+			}
+			if bp.sigHook != 0 {
+				tr.sigCall(th, bp.sigHook, &args)
 			}
 			return
 		}
 		if p.tramp != 0 && regs.Rip-1 == p.tramp {
 			tr.trampoline(th, &regs)
+			tr.trapTaken(th)
 			return
 		}
 		if p.armed && regs.Rip-1 == p.armAt {
+			tr.trapTaken(th)
 			tr.atLoaded(th, &regs)
 			return
 		}
@@ -59,6 +79,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			// original instruction.
 			regs.Rip--
 			tr.setRegs(th, &regs)
+			tr.trapTaken(th)
 			return
 		}
 	}

@@ -13,6 +13,11 @@ import (
 // if th turns out to be exiting, another stopped thread of the process
 // makes it.
 func (tr *tracer) inject(th *thread, nr uint64, args ...uint64) (uint64, error) {
+	return tr.injectUD(th, false, nr, args...)
+}
+
+// injectUD is inject, ending the call with a ud2 if ud (proc.Injection.UD2).
+func (tr *tracer) injectUD(th *thread, ud bool, nr uint64, args ...uint64) (uint64, error) {
 	p := th.p
 	if p.entry == 0 {
 		e, err := proc.Entry(p.pid)
@@ -27,7 +32,7 @@ func (tr *tracer) inject(th *thread, nr uint64, args ...uint64) (uint64, error) 
 		}
 	}
 	for {
-		res, err := tr.injectIn(th, nr, args...)
+		res, err := tr.injectIn(th, ud, nr, args...)
 		if err != proc.ErrGone {
 			return res, err
 		}
@@ -40,7 +45,7 @@ func (tr *tracer) inject(th *thread, nr uint64, args ...uint64) (uint64, error) 
 	}
 }
 
-func (tr *tracer) injectIn(th *thread, nr uint64, args ...uint64) (uint64, error) {
+func (tr *tracer) injectIn(th *thread, ud bool, nr uint64, args ...uint64) (uint64, error) {
 	p := th.p
 	in := proc.Injection{Tid: th.tid, Mem: p.mem, At: p.entry,
 		Held: func(sig int) {
@@ -51,6 +56,11 @@ func (tr *tracer) injectIn(th *thread, nr uint64, args ...uint64) (uint64, error
 			}
 		},
 		Exited: func(ws unix.WaitStatus) { tr.exited(th.tid, th, ws) },
+		UD2:    ud,
 	}
-	return in.Syscall(nr, args...)
+	res, err := in.Syscall(nr, args...)
+	if err != proc.ErrGone && !ud {
+		tr.trapTaken(th) // its int3 is a trap like ours
+	}
+	return res, err
 }

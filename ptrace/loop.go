@@ -78,6 +78,9 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	switch ev {
 	case 0:
 		tr.signalStop(th, sig)
+		if th.sig == int(unix.SIGTRAP) && (th.p.trap.reset || th.trapBlocked) {
+			tr.trapDelivered(th)
+		}
 	case unix.PTRACE_EVENT_STOP:
 		tr.eventStop(th, sig)
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
@@ -199,6 +202,9 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		if nt = tr.threads[tid]; nt == nil {
 			nt = tr.addThread(p, tid)
 		}
+		// pthread_create gives the thread its creator's mask (after
+		// starting it with all signals blocked, by a raw system call).
+		nt.trapBlocked = th.trapBlocked
 	} else {
 		// The child's thread returns through the forking thread's frames.
 		var inherited *shadowStack
@@ -211,6 +217,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			return
 		}
 		np.entry = p.entry
+		np.trap, np.scratch = p.trap, p.scratch
 		// Clipped: a group the child adds (at a dlopen) must not land in
 		// the parent's array.
 		np.tramp, np.groups, np.seen = p.tramp, slices.Clip(p.groups), maps.Clone(p.seen)
@@ -245,6 +252,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		tr.procs[tid] = np
 		nt = tr.addThread(np, tid)
 		nt.shadow = inherited
+		nt.trapBlocked = th.trapBlocked
 	}
 	if tr.early[tid] {
 		// Its first stop came before this event: handle it now.
@@ -280,6 +288,7 @@ func (tr *tracer) releaseChild(p *process) {
 	for _, a := range p.areas {
 		tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
 	}
+	tr.trapCleanup(p, th)
 	proc.Detach(th.tid, th.sig)
 	tr.dropProcess(p)
 }
@@ -310,6 +319,11 @@ func (tr *tracer) exec(th *thread) {
 	p.armed = false
 	p.tramp, p.groups, p.calls, p.inherit, th.shadow = 0, nil, nil, nil, nil
 	p.seen = nil
+	// exec makes caught signals default; an ignored one stays ignored.
+	if p.trap.handler != sigIgn {
+		p.trap = trapState{}
+	}
+	p.scratch = 0
 	vforked := p.shared != nil
 	p.shared = nil
 	if vforked && !p.report {

@@ -19,6 +19,10 @@ type objInfo struct {
 	// debugState is the file offset of the loader's _dl_debug_state, 0 in
 	// any other object.
 	debugState uint64
+	// sigAction and sigMask are the file offsets of libc's sigaction and
+	// pthread_sigmask, 0 in any other object (sigtrap.go).
+	sigAction, sigMask uint64
+	libcSigaction      bool // sigAction is glibc's __libc_sigaction
 }
 
 type unwinderSym struct {
@@ -54,6 +58,7 @@ func readObjInfo(f *elf.File) *objInfo {
 		if s.Name == debugStateSym && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && oi.debugState == 0 {
 			oi.debugState, _ = oi.fileOffset(s.Value)
 		}
+		oi.signalSym(s)
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(unwinders, s.Name) {
 			continue
 		}
@@ -63,6 +68,29 @@ func readObjInfo(f *elf.File) *objInfo {
 		}
 	}
 	return oi
+}
+
+// signalSym records s if it is libc's sigaction or pthread_sigmask. glibc's
+// __libc_sigaction is what sigaction, signal and its own callers reach;
+// elsewhere (musl) sigaction is.
+func (oi *objInfo) signalSym(s elf.Symbol) {
+	if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
+		return
+	}
+	off, ok := oi.fileOffset(s.Value)
+	if !ok {
+		return
+	}
+	switch s.Name {
+	case "__libc_sigaction":
+		oi.sigAction, oi.libcSigaction = off, true
+	case "sigaction":
+		if !oi.libcSigaction {
+			oi.sigAction = off
+		}
+	case "pthread_sigmask":
+		oi.sigMask = off
+	}
 }
 
 // fileOffset maps a link-time address to its offset in the file.

@@ -71,6 +71,7 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 		}
 	}
 	pl.loaderWatch()
+	pl.signalWatch()
 	pl.seen = execObjects(ms)
 	return &pl.planned, nil
 }

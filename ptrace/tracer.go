@@ -62,6 +62,9 @@ type process struct {
 	calls   *callPairs      // entry/RET pairing of RetProbes functions
 	inherit *shadowStack    // fork child without Follow: the forking thread's frames, to restore
 	seen    map[object]bool // objects mapped executable when probes last went in (loader.go)
+
+	trap    trapState // SIGTRAP's action as the program set it (sigtrap.go)
+	scratch uint64    // a writable page for injected calls' results, 0 until needed
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -85,6 +88,7 @@ type breakpoint struct {
 	rets     []*retGroup // RetProbes: calls of these return at this RET
 	unwinder bool        // an unwinder's entry: restore hijacked return addresses first
 	loader   bool        // the loader's _dl_debug_state: rescan for dlopen/dlclose (loader.go)
+	sigHook  sigHook     // libc's sigaction or pthread_sigmask: follow SIGTRAP's state (sigtrap.go)
 	obj      object      // the object it is in: gone with it
 }
 
@@ -105,6 +109,9 @@ type thread struct {
 	dead      bool // could not be interrupted: exiting
 	step      *stepping
 	shadow    *shadowStack // hijacked return addresses, nil until the first
+	// trapBlocked: the program blocks SIGTRAP in this thread, which each
+	// of our traps undoes (sigtrap.go).
+	trapBlocked bool
 }
 
 // stepping is a thread running a Step slot, until its trailing int3.

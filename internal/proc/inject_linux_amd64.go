@@ -8,7 +8,13 @@ import (
 )
 
 // syscallCode is what an injected system call runs: syscall; int3.
-var syscallCode = []byte{0x0f, 0x05, 0xcc}
+// udCode ends with ud2 instead (Injection.UD2).
+var syscallCode, udCode = []byte{0x0f, 0x05, 0xcc}, []byte{0x0f, 0x05, 0x0f, 0x0b}
+
+// synchronous are the signals an instruction raises (bit n-1 is signal
+// n), and SIGKILL and SIGSTOP, which cannot be blocked.
+const synchronous uint64 = 1<<(unix.SIGTRAP-1) | 1<<(unix.SIGILL-1) | 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) |
+	1<<(unix.SIGFPE-1) | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1)
 
 // ErrGone: the thread exited while running an injected system call.
 var ErrGone = errors.New("process exited")
@@ -27,6 +33,10 @@ type Injection struct {
 	Held func(sig int)
 	// Exited receives the thread's exit status when it died meanwhile.
 	Exited func(ws unix.WaitStatus)
+	// UD2 ends the call with a ud2 (SIGILL) rather than an int3: the
+	// int3's SIGTRAP is forced, and resets an ignored SIGTRAP to SIG_DFL,
+	// which would undo a call that sets it ignored.
+	UD2 bool
 }
 
 // Syscall makes the thread run system call nr with args and returns its
@@ -37,14 +47,32 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	if err := GetRegs(in.Tid, &saved); err != nil {
 		return 0, err
 	}
-	orig := make([]byte, len(syscallCode))
+	code, end, endSig := syscallCode, in.At+uint64(len(syscallCode)), int(unix.SIGTRAP)
+	if in.UD2 {
+		code, end, endSig = udCode, in.At+2, int(unix.SIGILL)
+	}
+	orig := make([]byte, len(code))
 	if err := in.Mem.ReadByMem(orig, in.At); err != nil {
 		return 0, err
 	}
-	if err := in.Mem.WriteAt(syscallCode, in.At); err != nil {
+	if err := in.Mem.WriteAt(code, in.At); err != nil {
 		return 0, err
 	}
 	defer in.Mem.WriteAt(orig, in.At)
+
+	// Asynchronous signals wait, blocked, until the call is done: under a
+	// flood one is always pending, and the thread would stop for it at every
+	// resume without ever running the call. The ones the call's own code
+	// raises stay as the program has them (a forced signal that is blocked
+	// resets its handler).
+	mask, err := GetSigmask(in.Tid)
+	if err != nil {
+		return 0, err
+	}
+	if err := SetSigmask(in.Tid, mask|^synchronous); err != nil {
+		return 0, err
+	}
+	defer SetSigmask(in.Tid, mask)
 
 	regs = saved
 	regs.Rip = in.At
@@ -58,7 +86,7 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	if err := SetRegs(in.Tid, &regs); err != nil {
 		return 0, err
 	}
-	res, err := in.run(in.At + uint64(len(syscallCode)))
+	res, err := in.run(end, endSig)
 	if err == ErrGone {
 		return 0, err
 	}
@@ -74,8 +102,9 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	return res, nil
 }
 
-// run continues the thread until it traps after the injected code.
-func (in Injection) run(end uint64) (uint64, error) {
+// run continues the thread until it stops with endSig at end, after the
+// injected system call.
+func (in Injection) run(end uint64, endSig int) (uint64, error) {
 	sig := 0
 	for range 100 {
 		if err := Cont(in.Tid, sig); err != nil {
@@ -95,7 +124,7 @@ func (in Injection) run(end uint64) (uint64, error) {
 			return 0, err
 		}
 		s := int(ws.StopSignal())
-		if Event(ws) == 0 && s == int(unix.SIGTRAP) && regs.Rip == end {
+		if Event(ws) == 0 && s == endSig && regs.Rip == end {
 			return regs.Rax, nil
 		}
 		if Event(ws) == 0 && s != int(unix.SIGTRAP) {

@@ -17,6 +17,18 @@ func request(req int, tid int, addr, data uintptr) error {
 	return nil
 }
 
+// requestPtr is request with data pointing into our memory. The pointer
+// stays one until the system call: a uintptr made earlier would go stale
+// if the goroutine's stack moved meanwhile (a struct on the stack of a
+// deep caller: registers read into, or written from, the old copy).
+func requestPtr(req int, tid int, addr uintptr, data unsafe.Pointer) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_PTRACE, uintptr(req), uintptr(tid), addr, uintptr(data), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // SeizeOptions are the events a seized tracee reports: clone, fork,
 // vfork (and its end), exec and exit.
 const SeizeOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
@@ -45,19 +57,19 @@ func Detach(tid int, sig int) error { return request(unix.PTRACE_DETACH, tid, 0,
 
 // GetRegs reads tid's general registers.
 func GetRegs(tid int, r *unix.PtraceRegs) error {
-	return request(unix.PTRACE_GETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+	return requestPtr(unix.PTRACE_GETREGS, tid, 0, unsafe.Pointer(r))
 }
 
 // SetRegs writes tid's general registers.
 func SetRegs(tid int, r *unix.PtraceRegs) error {
-	return request(unix.PTRACE_SETREGS, tid, 0, uintptr(unsafe.Pointer(r)))
+	return requestPtr(unix.PTRACE_SETREGS, tid, 0, unsafe.Pointer(r))
 }
 
 // EventMsg reads the PTRACE_EVENT stop's message (a new tid or pid, an
 // exit status, the old tid of an exec).
 func EventMsg(tid int) (uint64, error) {
 	var m uint64
-	err := request(unix.PTRACE_GETEVENTMSG, tid, 0, uintptr(unsafe.Pointer(&m)))
+	err := requestPtr(unix.PTRACE_GETEVENTMSG, tid, 0, unsafe.Pointer(&m))
 	return m, err
 }
 
@@ -83,12 +95,12 @@ func (si *Siginfo) Pid() int { return int(int32(uint32(si.Addr))) }
 
 // GetSiginfo reads the siginfo of tid's signal-delivery stop.
 func GetSiginfo(tid int, si *Siginfo) error {
-	return request(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(si)))
+	return requestPtr(unix.PTRACE_GETSIGINFO, tid, 0, unsafe.Pointer(si))
 }
 
 // SetSiginfo replaces it.
 func SetSiginfo(tid int, si *Siginfo) error {
-	return request(unix.PTRACE_SETSIGINFO, tid, 0, uintptr(unsafe.Pointer(si)))
+	return requestPtr(unix.PTRACE_SETSIGINFO, tid, 0, unsafe.Pointer(si))
 }
 
 // WaitFlags waits for every tracee of this thread (clone children
@@ -126,4 +138,17 @@ func WaitNoHang() (int, unix.WaitStatus, error) {
 		return 0, 0, e
 	}
 	return int(r), ws, nil
+}
+
+// GetSigmask reads the blocked-signal mask of stopped tid
+// (PTRACE_GETSIGMASK; bit n-1 is signal n).
+func GetSigmask(tid int) (uint64, error) {
+	var m uint64
+	err := requestPtr(unix.PTRACE_GETSIGMASK, tid, 8, unsafe.Pointer(&m))
+	return m, err
+}
+
+// SetSigmask replaces it (PTRACE_SETSIGMASK).
+func SetSigmask(tid int, m uint64) error {
+	return requestPtr(unix.PTRACE_SETSIGMASK, tid, 8, unsafe.Pointer(&m))
 }
