@@ -11,9 +11,10 @@ import (
 // udCode ends with ud2 instead (Injection.UD2).
 var syscallCode, udCode = []byte{0x0f, 0x05, 0xcc}, []byte{0x0f, 0x05, 0x0f, 0x0b}
 
-// synchronous are the signals an instruction raises (bit n-1 is signal
-// n), and SIGKILL and SIGSTOP, which cannot be blocked.
-const synchronous uint64 = 1<<(unix.SIGTRAP-1) | 1<<(unix.SIGILL-1) | 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) |
+// Synchronous are the signals an instruction raises (bit n-1 is signal
+// n), and SIGKILL and SIGSTOP, which cannot be blocked. The others can
+// wait, blocked, while a thread runs code of ours.
+const Synchronous uint64 = 1<<(unix.SIGTRAP-1) | 1<<(unix.SIGILL-1) | 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) |
 	1<<(unix.SIGFPE-1) | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1)
 
 // ErrGone: the thread exited while running an injected system call.
@@ -45,7 +46,7 @@ type Injection struct {
 func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	var saved, regs unix.PtraceRegs
 	if err := GetRegs(in.Tid, &saved); err != nil {
-		return 0, err
+		return 0, gone(err)
 	}
 	code, end, endSig := syscallCode, in.At+uint64(len(syscallCode)), int(unix.SIGTRAP)
 	if in.UD2 {
@@ -66,11 +67,11 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	// raises stay as the program has them (a forced signal that is blocked
 	// resets its handler).
 	mask, err := GetSigmask(in.Tid)
-	if err != nil {
-		return 0, err
+	if err == nil {
+		err = SetSigmask(in.Tid, mask|^Synchronous)
 	}
-	if err := SetSigmask(in.Tid, mask|^synchronous); err != nil {
-		return 0, err
+	if err != nil {
+		return 0, gone(err)
 	}
 	defer SetSigmask(in.Tid, mask)
 
@@ -84,7 +85,7 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 		*[]*uint64{&regs.Rdi, &regs.Rsi, &regs.Rdx, &regs.R10, &regs.R8, &regs.R9}[i] = a
 	}
 	if err := SetRegs(in.Tid, &regs); err != nil {
-		return 0, err
+		return 0, gone(err)
 	}
 	res, err := in.run(end, endSig)
 	if err == ErrGone {
@@ -102,13 +103,23 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	return res, nil
 }
 
+// gone turns ESRCH from a ptrace request into ErrGone: the thread we hold
+// stopped is no longer in its stop, which only SIGKILL does (an exit_group
+// of another thread): it is on its way out.
+func gone(err error) error {
+	if err == unix.ESRCH {
+		return ErrGone
+	}
+	return err
+}
+
 // run continues the thread until it stops with endSig at end, after the
 // injected system call.
 func (in Injection) run(end uint64, endSig int) (uint64, error) {
 	sig := 0
 	for range 100 {
 		if err := Cont(in.Tid, sig); err != nil {
-			return 0, err
+			return 0, gone(err)
 		}
 		sig = 0
 		_, ws, err := Wait(in.Tid, 0)
