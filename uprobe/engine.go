@@ -50,7 +50,8 @@ func (*Engine) Name() string { return "uprobe" }
 // breakpoints in those processes only (one link per PID when there are
 // several). With Follow, links cover every process that maps the object and
 // the programs check a tgid map that a fork tracker fills: a filter in BPF
-// costs other processes a trap per hit, a price only Follow pays.
+// costs other processes a trap per hit, a price only Follow pays. Follow
+// also traces the new image of a followed process that execs (exec.go).
 func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, emit func(*probe.Event)) (res probe.Result, err error) {
 	if len(t.Argv) == 0 && len(t.PIDs) == 0 {
 		return res, errors.New("uprobe: nothing to trace: no command and no PID")
@@ -94,13 +95,16 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		st, cerr := s.close()
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
-		res.Notices = notices(st)
+		res.Notices = append(notices(st), s.execNotes()...)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
 	}()
 	if t.Follow {
 		if err := s.followForks(); err != nil {
+			return res, fmt.Errorf("uprobe: %w", err)
+		}
+		if err := s.followExecs(t.Resolve, e.RetProbes); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 	}
@@ -169,6 +173,9 @@ func notices(st stats) []string {
 	}
 	if n := st[statUncounted]; n > 0 {
 		ns = append(ns, fmt.Sprintf("%d call durations left out of the summary (its histogram map is full)", n))
+	}
+	if n := st[statUnheld]; n > 0 {
+		ns = append(ns, fmt.Sprintf("%d execs of followed processes not held (the exec ring was full): their new images' first calls may be missing", n))
 	}
 	if n := st[statUnentered]; n > 0 {
 		ns = append(ns, fmt.Sprintf("%d returns without their entry time (duration 0)", n))

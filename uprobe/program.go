@@ -66,6 +66,7 @@ const (
 	statReturned         // returns that found their entry time
 	statUnentered        // returns without an entry time (duration 0)
 	statUncounted        // durations the histogram map had no room for
+	statUnheld           // followed execs the exec ring had no room for (exec.go)
 	numStats
 )
 

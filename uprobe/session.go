@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -25,8 +26,13 @@ type session struct {
 	*Spec
 	sites []probe.Site
 	tally bool // count in place (tally.go), no records
+	// mu guards sites and Spec.layout, which a followed exec extends
+	// (exec.go) while the reader decodes with them.
+	mu sync.Mutex
+	ex *execFollower // with Follow: new images of followed processes
 
 	events, stats, tgids, times *ebpf.Map
+	execs                       *ebpf.Map       // with Follow (exec.go)
 	armed                       *ebpf.Map       // see returns.go
 	tallies, hist               *ebpf.Map       // counting in place
 	progs                       []*ebpf.Program // Spec.progs, loaded
@@ -56,13 +62,14 @@ var mapErrors = map[string]string{
 	mapArmed:   "creating the armed flag",
 	mapTallies: "creating the counters of -c",
 	mapHist:    "creating the duration histograms of -c",
+	mapExecs:   "creating the ring of followed execs",
 }
 
 // load creates spec's maps and loads its programs: the Object. On error
 // whatever was created is released.
 func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 	s := &session{Spec: spec, sites: sites, tally: tally}
-	for _, name := range []string{mapEvents, mapStats, mapTgids, mapTimes, mapArmed, mapTallies, mapHist} {
+	for _, name := range []string{mapEvents, mapStats, mapTgids, mapTimes, mapArmed, mapTallies, mapHist, mapExecs} {
 		ms := spec.Maps[name]
 		if ms == nil {
 			continue
@@ -78,20 +85,28 @@ func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 		}
 		*s.mapNamed(name) = m
 	}
-	for i, name := range spec.progs {
-		ps := spec.Programs[name].Copy()
-		for ref := range spec.Maps {
+	if err := s.loadProgs(); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadProgs loads the Spec's programs not loaded yet.
+func (s *session) loadProgs() error {
+	for i := len(s.progs); i < len(s.Spec.progs); i++ {
+		ps := s.Programs[s.Spec.progs[i]].Copy()
+		for ref := range s.Maps {
 			// Fails only for a map this program does not use.
 			ps.Instructions.AssociateMap(ref, *s.mapNamed(ref))
 		}
 		prog, err := ebpf.NewProgram(ps)
 		if err != nil {
-			s.close()
-			return nil, fmt.Errorf("loading the program of probe %s: %w", spec.probes[i], verifierReason(err))
+			return fmt.Errorf("loading the program of probe %s: %w", s.probes[i], verifierReason(err))
 		}
 		s.progs = append(s.progs, prog)
 	}
-	return s, nil
+	return nil
 }
 
 // mapNamed is where the session keeps the map of that name.
@@ -109,6 +124,8 @@ func (s *session) mapNamed(name string) **ebpf.Map {
 		return &s.armed
 	case mapTallies:
 		return &s.tallies
+	case mapExecs:
+		return &s.execs
 	}
 	return &s.hist
 }
@@ -127,6 +144,11 @@ func verifierReason(err error) error {
 // attach places every probe, filtered on each of pids (0: every process,
 // the programs then filter on the tgid map).
 func (s *session) attach(pids []int) error {
+	return s.attachPlaced(s.placed, pids)
+}
+
+// attachPlaced places the probes of placed.
+func (s *session) attachPlaced(placed []placement, pids []int) error {
 	type group struct {
 		prog        int
 		obj         string
@@ -140,7 +162,7 @@ func (s *session) attach(pids []int) error {
 	}
 	groups := map[gkey]*group{}
 	var order []*group
-	for _, p := range s.placed {
+	for _, p := range placed {
 		k := gkey{p.prog, p.obj, p.uret}
 		g, ok := groups[k]
 		if !ok {
@@ -260,14 +282,20 @@ func (s *session) read(emit func(*probe.Event)) error {
 		if err != nil {
 			return fmt.Errorf("reading events: %w", err)
 		}
-		if err := decode(rec.RawSample, s.sites, s.layout, &ev); err != nil {
+		s.mu.Lock()
+		err = decode(rec.RawSample, s.sites, s.layout, &ev)
+		s.mu.Unlock()
+		if err != nil {
 			return fmt.Errorf("decoding an event: %w", err)
 		}
 		emit(&ev)
 	}
 }
 
+// startReading starts delivering events, and following execs: both
+// callers have attached the first probes.
 func (s *session) startReading(emit func(*probe.Event)) error {
+	s.serveExecs()
 	if s.tally {
 		return nil // nothing comes through the ring
 	}
@@ -295,7 +323,7 @@ func (s *session) detach() error {
 
 // close detaches, drains what is already in the ring, and releases all.
 func (s *session) close() (st stats, err error) {
-	errs := []error{s.arm(false), s.detach()}
+	errs := []error{s.stopFollowingExecs(), s.arm(false), s.detach()}
 	if s.ring != nil {
 		errs = append(errs, s.ring.Flush(), <-s.readDone, s.ring.Close())
 	}
@@ -317,7 +345,7 @@ func (s *session) close() (st stats, err error) {
 	for _, p := range s.progs {
 		p.Close()
 	}
-	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times, s.armed, s.tallies, s.hist} {
+	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times, s.armed, s.tallies, s.hist, s.execs} {
 		if m != nil {
 			m.Close()
 		}

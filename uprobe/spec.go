@@ -20,6 +20,7 @@ const (
 	mapArmed   = "utap_armed"
 	mapTallies = "utap_tallies"
 	mapHist    = "utap_hist"
+	mapExecs   = "utap_execs" // execs of followed processes (exec.go)
 )
 
 // Spec is the BPF side of a trace, generated from its sites and their plans
@@ -34,6 +35,12 @@ type Spec struct {
 	probes []string   // the probe each program was first made for
 	layout []*program // site index → record layout
 	placed []placement
+
+	// What more sites are generated with: a followed process's new image
+	// adds its own (addSites) after the Spec is loaded.
+	maps   maps
+	cfg    specConfig
+	byCode map[string]int // program code → index in progs
 }
 
 // specConfig is what the kernel and the trace's options decide.
@@ -67,18 +74,21 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 		c.ringSize = defaultRingSize
 	}
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
-	s := &Spec{CollectionSpec: cs, multi: c.multi}
+	s := &Spec{CollectionSpec: cs, multi: c.multi, cfg: c, byCode: map[string]int{}}
 	m := maps{events: mapEvents, stats: mapStats, wakeAt: c.ringSize / 4}
 	cs.Maps[mapEvents] = &ebpf.MapSpec{Name: mapEvents, Type: ebpf.RingBuf, MaxEntries: uint32(c.ringSize)}
 	cs.Maps[mapStats] = &ebpf.MapSpec{Name: mapStats, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats}
+	tallyRoom := len(sites)
 	if c.follow {
 		m.tgids = mapTgids
 		cs.Maps[mapTgids] = &ebpf.MapSpec{Name: mapTgids, Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16}
+		cs.Maps[mapExecs] = &ebpf.MapSpec{Name: mapExecs, Type: ebpf.RingBuf, MaxEntries: execRingSize}
+		tallyRoom += execSiteRoom
 	}
 	if c.tally {
 		m.tallies, m.hist = mapTallies, mapHist
 		cs.Maps[mapTallies] = &ebpf.MapSpec{Name: mapTallies, Type: ebpf.Array, KeySize: 4, ValueSize: tallySize,
-			MaxEntries: uint32(max(1, len(sites)))}
+			MaxEntries: uint32(max(1, tallyRoom))}
 		cs.Maps[mapHist] = &ebpf.MapSpec{Name: mapHist, Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: maxHistBuckets}
 	}
 	for i := range sites {
@@ -89,40 +99,78 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 			break
 		}
 	}
+	s.maps = m
+	if err := s.addSites(sites, plans); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// addSites generates the programs and placements of more sites, whose
+// cookies follow those already in s. On error s is unchanged.
+func (s *Spec) addSites(sites []probe.Site, plans []plan) error {
+	c, m := s.cfg, s.maps
+	if c.tally && len(s.layout)+len(sites) > int(s.Maps[mapTallies].MaxEntries) {
+		return fmt.Errorf("%d more probe sites than the counters of -c have room for", len(sites))
+	}
+	var progs, probes []string
+	var layout []*program
+	var placed []placement
 	byCode := map[string]int{}
 	add := func(insns asm.Instructions, site *probe.Site) int {
 		key := insns.String()
+		if i, ok := s.byCode[key]; ok {
+			return i
+		}
 		if i, ok := byCode[key]; ok {
 			return i
 		}
-		name := fmt.Sprintf("utap_p%d", len(s.progs))
+		i := len(s.progs) + len(progs)
+		name := fmt.Sprintf("utap_p%d", i)
 		ps := &ebpf.ProgramSpec{Name: "utap_probe", Type: ebpf.Kprobe, License: "GPL", Instructions: insns, Flags: c.rd.progFlags()}
 		// Always a multi link when possible: closing a perf-link uprobe costs
 		// ~0.16 s on 6.18 (BenchmarkAttach1000Perf), a multi link ~20 µs per site.
 		if c.multi {
 			ps.AttachType = ebpf.AttachTraceUprobeMulti
 		}
-		cs.Programs[name] = ps
-		s.progs = append(s.progs, name)
-		s.probes = append(s.probes, site.Spec.Text)
-		byCode[key] = len(s.progs) - 1
-		return len(s.progs) - 1
+		s.Programs[name] = ps
+		progs = append(progs, name)
+		probes = append(probes, site.Spec.Text)
+		byCode[key] = i
+		return i
+	}
+	fail := func(site *probe.Site, err error) error {
+		for _, name := range progs {
+			delete(s.Programs, name)
+		}
+		return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
 	}
 	for i := range sites {
 		site, pl := &sites[i], plans[i]
+		if site.Spec.Kind == probe.Return && m.times == "" {
+			return fail(site, fmt.Errorf("%w: a return probe in a new image of a trace that had none", ErrUnsupported))
+		}
 		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally})
 		if err != nil {
-			return nil, fmt.Errorf("probe %s: %w", site.Spec.Text, err)
+			return fail(site, err)
 		}
-		s.layout = append(s.layout, p)
+		layout = append(layout, p)
 		event := add(p.insns, site)
 		for _, sp := range pl.spots {
 			prog := event
 			if sp.stamp {
 				prog = add(compileStamp(m, pl.key), site)
 			}
-			s.placed = append(s.placed, placement{obj: site.Object, off: sp.off, cookie: uint64(i), uret: sp.uret, prog: prog})
+			cookie := uint64(len(s.layout) + i)
+			placed = append(placed, placement{obj: site.Object, off: sp.off, cookie: cookie, uret: sp.uret, prog: prog})
 		}
 	}
-	return s, nil
+	s.progs = append(s.progs, progs...)
+	s.probes = append(s.probes, probes...)
+	s.layout = append(s.layout, layout...)
+	s.placed = append(s.placed, placed...)
+	for k, v := range byCode {
+		s.byCode[k] = v
+	}
+	return nil
 }
