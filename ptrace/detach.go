@@ -70,6 +70,9 @@ func (tr *tracer) detachProcess(p *process) {
 		tr.takeLateTrap(th)
 	}
 	for _, th := range p.threads {
+		if th.held != nil && th.stopped {
+			tr.releaseSignal(th, 0, nil)
+		}
 		if !th.stopped || proc.GetRegs(th.tid, &regs) != nil {
 			continue
 		}

@@ -29,6 +29,11 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		return
 	}
 	p := th.p
+	runs := th.sigRuns
+	th.sigRuns = 0
+	if th.held != nil && tr.releaseSignal(th, sig, &si) {
+		return
+	}
 	if sig == int(unix.SIGTRAP) && si.Code <= 0 && th.trapBlocked && tr.ourTrapAt(th, &regs) {
 		// Our int3 met the program's own SIGTRAP, blocked and pending: the
 		// kernel unblocked it, and our trap merged into it. Take the trap;
@@ -107,6 +112,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			} else if sig >= sigRTMin || !st.holds(sig) {
 				st.more = append(st.more, sig)
 			}
+			holdSignals(th, st)
 			return
 		}
 		// The slot instruction faulted: deliver the fault at the original
@@ -127,6 +133,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			// Single-step the slot instead, then deliver the signal.
 			if !isPushf(bp.code) {
 				th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, single: true}
+				holdSignals(th, th.step)
 				return
 			}
 			// pushf would push the trap flag: deliver in the slot.
@@ -138,6 +145,9 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		if syncFault(sig, &si) {
 			tr.fixFaultAddr(th, &si, bp)
 		}
+	}
+	if !syncFault(sig, &si) && th.stuck(regs.Rip, runs) && stepFirst(th, &si) {
+		return // delivered after one instruction (progress.go)
 	}
 	th.sig = sig
 }
@@ -248,9 +258,25 @@ func (tr *tracer) stepDone(th *thread, regs *unix.PtraceRegs) {
 // deliver as th resumes, the others queued again (the step is over, so
 // they no longer come back before it).
 func (tr *tracer) releaseHeld(th *thread, st *stepping) {
+	if st.masked {
+		proc.SetSigmask(th.tid, st.mask)
+	}
 	th.sig = st.deferred
 	for _, s := range st.more {
 		unix.Tgkill(th.p.pid, th.tid, unix.Signal(s))
+	}
+}
+
+// holdSignals blocks th's asynchronous signals until st's step ends, once
+// one came before it: a periodic signal (a 20 µs timer) would otherwise be
+// pending again at every resume, dequeued before the slot ran, for ever.
+// Blocked, they wait in the kernel, merged or queued as untraced.
+func holdSignals(th *thread, st *stepping) {
+	if st.masked {
+		return
+	}
+	if m, err := proc.GetSigmask(th.tid); err == nil && proc.SetSigmask(th.tid, m|^proc.Synchronous) == nil {
+		st.mask, st.masked = m, true
 	}
 }
 

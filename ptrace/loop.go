@@ -75,6 +75,12 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	ev := proc.Event(ws)
 	th.inSyscall = ev == unix.PTRACE_EVENT_CLONE || ev == unix.PTRACE_EVENT_FORK || ev == unix.PTRACE_EVENT_VFORK ||
 		ev == unix.PTRACE_EVENT_VFORK_DONE
+	if ev != 0 {
+		th.sigRuns = 0 // it got somewhere
+		if th.held != nil {
+			tr.releaseSignal(th, 0, nil)
+		}
+	}
 	switch ev {
 	case 0:
 		tr.signalStop(th, sig)
@@ -157,7 +163,7 @@ func (tr *tracer) resume(th *thread) {
 	} else {
 		sig := th.sig
 		th.sig = 0
-		if th.step != nil && th.step.single {
+		if (th.step != nil && th.step.single) || th.held != nil {
 			err = proc.Step(th.tid, sig)
 		} else {
 			err = proc.Cont(th.tid, sig)

@@ -112,6 +112,12 @@ type thread struct {
 	// trapBlocked: the program blocks SIGTRAP in this thread, which each
 	// of our traps undoes (sigtrap.go).
 	trapBlocked bool
+	// Progress under a signal storm (progress.go): where and how many
+	// times in a row an asynchronous signal was delivered, and the one
+	// held while the thread steps an instruction.
+	sigRip  uint64
+	sigRuns int
+	held    *heldSignal
 }
 
 // stepping is a thread running a Step slot, until its trailing int3.
@@ -121,6 +127,8 @@ type stepping struct {
 	deferred int   // async signal held back until the step completes
 	more     []int // and those arriving after it
 	single   bool  // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
+	mask     uint64
+	masked   bool // async signals blocked until the step ends; mask is the thread's own
 }
 
 // waker lets the context watcher wake the loop blocked in wait4, by a

@@ -1,0 +1,75 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+)
+
+// A signal that comes faster than a stop round trip (a 20 µs interval
+// timer; a stop costs 15–30 µs here) leaves the traced thread no time of
+// its own: each delivery stops it, its handler runs, and by its return the
+// next one is pending, so the program never gets past the instruction it
+// was interrupted at. Untraced, delivery costs a microsecond or two and the
+// program runs on between signals.
+//
+// So the third delivery in a row at the same address, with no other stop
+// between, waits one instruction: the thread steps it with asynchronous
+// signals blocked, and the signal is then delivered as it came (siginfo
+// kept). Signals stay asynchronous, a program gets at least one
+// instruction per delivery, and a trace under a signal storm finishes.
+
+const (
+	stuckAfter = 3 // deliveries in a row at one address
+	// A single-step's trap: TRAP_TRACE, or TRAP_BRKPT when the step was
+	// over a system call (reported at its exit).
+	trapBrkpt, trapTrace = 1, 2
+)
+
+// heldSignal is a signal held while its thread steps one instruction.
+type heldSignal struct {
+	si   proc.Siginfo
+	mask uint64 // the thread's own mask, put back after the step
+}
+
+// stuck counts an asynchronous signal about to be delivered to th at rip
+// and says whether th has made no progress since the last ones.
+func (th *thread) stuck(rip uint64, runs int) bool {
+	if rip != th.sigRip {
+		th.sigRip, runs = rip, 0
+	}
+	th.sigRuns = runs + 1
+	return th.sigRuns >= stuckAfter
+}
+
+// stepFirst holds the signal in si and makes th step one instruction
+// before it is delivered; false if th's mask cannot be changed (deliver
+// at once, then).
+func stepFirst(th *thread, si *proc.Siginfo) bool {
+	m, err := proc.GetSigmask(th.tid)
+	if err != nil || proc.SetSigmask(th.tid, m|^proc.Synchronous) != nil {
+		return false
+	}
+	th.held, th.sigRuns = &heldSignal{si: *si, mask: m}, 0
+	return true
+}
+
+// releaseHeld ends th's held state at its next stop: the mask goes back,
+// and the signal is delivered now if this stop is the step's own trap, or
+// queued again otherwise (another stop came first: a breakpoint, an event).
+// It reports whether the stop was the step's trap.
+func (tr *tracer) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
+	h := th.held
+	th.held = nil
+	proc.SetSigmask(th.tid, h.mask)
+	if sig == int(unix.SIGTRAP) && si != nil && (si.Code == trapTrace || si.Code == trapBrkpt) {
+		// Same signal number, so the kernel keeps the siginfo we set.
+		proc.SetSiginfo(th.tid, &h.si)
+		th.sig = int(h.si.Signo)
+		return true
+	}
+	unix.Tgkill(th.p.pid, th.tid, unix.Signal(h.si.Signo))
+	return false
+}
