@@ -77,6 +77,13 @@ type StrLit struct{ Val string }
 // the site's ABI: registers first, then the stack.
 type Arg struct{ N int }
 
+// Reg is a general register's 64-bit value where the probe fires (USDT
+// operands: 8@%rbx, -4@8(%rbp)). Name is the 64-bit register's name: rax,
+// rbx, rcx, rdx, rsi, rdi, rbp, rsp, r8..r15, rip (rip is the probed
+// instruction's address). Bind puts Regs in place of a USDT site's argN;
+// the parser never makes one.
+type Reg struct{ Name string }
+
 // Ident is a name the parser could not resolve by itself: a DWARF
 // parameter name. Bind replaces it with an Arg.
 type Ident struct{ Name string }
@@ -136,6 +143,7 @@ func (e *Const) Type() Type {
 }
 func (*StrLit) Type() Type { return Str }
 func (*Arg) Type() Type    { return U64 }
+func (*Reg) Type() Type    { return U64 }
 func (*Ident) Type() Type  { return U64 }
 func (b Builtin) Type() Type {
 	if b == BuiltinRet {

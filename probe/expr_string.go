@@ -40,6 +40,7 @@ func (e *Const) String() string {
 }
 func (e *StrLit) String() string { return strconv.Quote(e.Val) }
 func (e *Arg) String() string    { return "arg" + strconv.Itoa(e.N) }
+func (e *Reg) String() string    { return "%" + e.Name }
 func (e *Ident) String() string  { return e.Name }
 func (b Builtin) String() string {
 	switch b {

@@ -35,6 +35,17 @@ type Site struct {
 	// running process (resolve again with its PID once it is relocated).
 	IFunc  bool
 	Params []string // parameter names in argument order, from DWARF (may be nil)
+	// USDT: the site is a static probe (a .note.stapsdt note). Args are its
+	// operands as expressions (Reg, Deref, Cast to the operand's size and
+	// sign), which Bind puts in place of argN. Semaphore is the link-time
+	// address of its 2-byte semaphore, SemaphoreOffset its file offset (0:
+	// none); engines increment it while the probe is in (the uprobe engine
+	// through the kernel's reference counter), so the program's guarded
+	// code runs.
+	USDT            bool
+	Args            []Expr
+	Semaphore       uint64
+	SemaphoreOffset uint64
 	// Fetches and Cond are the Spec's, bound to this site by Bind: parameter
 	// names resolved to arguments. Engines compile these, not the Spec's.
 	Fetches []Fetch

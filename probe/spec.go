@@ -36,6 +36,10 @@ type Spec struct {
 	// used when Symbol is "".
 	Address uint64
 
+	// Provider, when set, makes this a USDT probe (usdt:[object:]provider:name):
+	// Symbol is then the probe's name (or a glob); both are globs.
+	Provider string
+
 	Fetches []Fetch
 	Cond    Expr // nil: always fires
 }
