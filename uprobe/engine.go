@@ -65,7 +65,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		return res, err
 	}
 	var held *child // run mode, held once its libraries are loaded
-	if len(t.Argv) > 0 && t.Resolve != nil && hasIFunc(sites) {
+	if len(t.Argv) > 0 && t.Resolve != nil && holdUntilLoaded(t, sites) {
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}

@@ -3,6 +3,8 @@
 package uprobe
 
 import (
+	"os"
+	"os/exec"
 	"runtime"
 
 	"github.com/utap/utap/internal/proc"
@@ -52,10 +54,26 @@ func startHeld(t probe.Target) (*child, error) {
 	return ch, nil
 }
 
-// hasIFunc says whether a site is an IFUNC's resolver.
-func hasIFunc(sites []probe.Site) bool {
+// holdUntilLoaded says whether t's command must run to the loader's
+// rendezvous before its probes attach: a site is an IFUNC's resolver, or
+// lies in a library. A library is mapped after probes attached at exec,
+// and a probe the kernel refuses then is refused in silence (uprobe_mmap
+// ignores the error): attached once it is mapped, the refusal is an error
+// that names the probe.
+func holdUntilLoaded(t probe.Target, sites []probe.Site) bool {
+	exe, err := exec.LookPath(t.Argv[0])
+	if err != nil {
+		return false
+	}
+	est, err := os.Stat(exe)
+	if err != nil {
+		return false
+	}
 	for i := range sites {
 		if sites[i].IFunc {
+			return true
+		}
+		if st, err := os.Stat(sites[i].Object); err != nil || !os.SameFile(est, st) {
 			return true
 		}
 	}
