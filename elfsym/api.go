@@ -17,6 +17,7 @@ var (
 	ErrNoProcess   = proc.ErrNoProcess
 	ErrNoObject    = errors.New("no such object")
 	ErrNotBoundary = errors.New("not an instruction boundary")
+	ErrNoUSDT      = errors.New("no USDT probes")
 )
 
 // Target is what locations are resolved against: a running process (PID,
@@ -32,12 +33,16 @@ type Target struct {
 type Symbol struct {
 	Object  string   `json:"object"`
 	Name    string   `json:"name"`
-	Kind    string   `json:"kind"`              // "func" or "plt" (later "usdt")
+	Kind    string   `json:"kind"`              // "func", "ifunc", "plt" or "usdt"
 	Addr    uint64   `json:"addr"`              // link-time address
 	Runtime uint64   `json:"runtime,omitempty"` // address in the process, when resolved against a PID
 	Size    uint64   `json:"size"`
 	Params  []string `json:"params,omitempty"`
 	Mangled string   `json:"mangled,omitempty"` // the symbol's own name when Name is demangled
+	// USDT probes (Name is provider:name): the note's operands, and the
+	// link-time address of the semaphore (0: none).
+	Args      []string `json:"args,omitempty"`
+	Semaphore uint64   `json:"semaphore,omitempty"`
 }
 
 // The functions below are the package's contract with the CLI and the

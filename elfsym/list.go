@@ -6,8 +6,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-
-	"github.com/utap/utap/probe"
 )
 
 // List returns every probe-able location of t whose name matches the glob
@@ -17,7 +15,9 @@ import (
 // listed. A pattern "OBJECT:GLOB" restricts the listing to one object
 // (named as in a spec). A PLT stub also matches by its bare name, so
 // "malloc" lists malloc@plt too. IFUNC symbols have Kind "ifunc": their
-// address is the resolver's, not the implementation's.
+// address is the resolver's, not the implementation's. USDT probes
+// (Kind "usdt", Name "provider:name") match by provider:name or by name;
+// "usdt:[OBJECT:]GLOB" lists static probes only.
 func List(t Target, pattern string) ([]Symbol, error) {
 	ld, err := newLoader(t)
 	if err != nil {
@@ -29,13 +29,9 @@ func List(t Target, pattern string) ([]Symbol, error) {
 			return nil, err
 		}
 	}
-	paths := ld.objects()
-	if obj, glob, ok := probe.CutObject(pattern); ok {
-		o, err := ld.objectFor(&probe.Spec{Text: pattern, Object: obj})
-		if err != nil {
-			return nil, err
-		}
-		paths, pattern = []string{o.path}, glob
+	paths, pattern, usdtOnly, err := ld.listScope(pattern)
+	if err != nil {
+		return nil, err
 	}
 	var out []Symbol
 	for _, p := range paths {
@@ -54,7 +50,16 @@ func List(t Target, pattern string) ([]Symbol, error) {
 			}
 		}
 		start := len(out)
+		if usdtOnly {
+			out, err = o.listUSDT(out, pattern)
+			if err != nil {
+				return nil, err
+			}
+		}
 		for _, s := range o.funcs {
+			if usdtOnly {
+				break
+			}
 			if pattern != "" && !s.matches(pattern) {
 				continue
 			}
@@ -69,11 +74,19 @@ func List(t Target, pattern string) ([]Symbol, error) {
 				Params: o.paramsAt(s.addr), Mangled: s.mangled()})
 		}
 		for _, s := range o.plt {
+			if usdtOnly {
+				break
+			}
 			if pattern != "" && !s.matches(pattern) && !matchName(pattern, strings.TrimSuffix(s.name, "@plt")) &&
 				!matchName(pattern, strings.TrimSuffix(s.demangled, "@plt")) {
 				continue
 			}
 			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: "plt", Addr: s.addr, Size: s.size, Mangled: s.mangled()})
+		}
+		if !usdtOnly {
+			if out, err = o.listUSDT(out, pattern); err != nil {
+				return nil, err
+			}
 		}
 		obj := out[start:]
 		sort.SliceStable(obj, func(i, j int) bool { return obj[i].Addr < obj[j].Addr })

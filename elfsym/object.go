@@ -38,6 +38,12 @@ type object struct {
 
 	codeMu sync.Mutex
 	code   map[*elf.Prog][]byte
+
+	usdtOnce sync.Once // usdt.go
+	usdt     []usdtProbe
+	usdtErr  error
+	addrOnce sync.Once
+	addrs    map[string]uint64 // every defined symbol's address, for operands
 }
 
 // fsym is one function symbol or PLT stub of an object.

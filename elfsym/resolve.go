@@ -37,6 +37,9 @@ func Resolve(specs []*probe.Spec, t Target) ([]probe.Site, error) {
 }
 
 func (ld *loader) resolve(spec *probe.Spec) ([]probe.Site, error) {
+	if spec.Provider != "" {
+		return ld.resolveUSDT(spec)
+	}
 	o, err := ld.objectFor(spec)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,9 @@ func (s *Site) Bind() error {
 		return fmt.Errorf("probe: site %s has no spec", s.where())
 	}
 	var fetches []Fetch
+	if s.USDT && len(s.Spec.Fetches) == 0 {
+		fetches = s.allArgs()
+	}
 	if len(s.Spec.Fetches) > 0 {
 		fetches = make([]Fetch, len(s.Spec.Fetches))
 	}
@@ -48,7 +51,14 @@ func (s *Site) where() string {
 // bind returns e with names resolved; e itself when it holds none.
 func (s *Site) bind(e Expr) (Expr, error) {
 	switch e := e.(type) {
+	case *Arg:
+		if s.USDT {
+			return s.usdtArg(e.N)
+		}
 	case *Ident:
+		if s.USDT {
+			return nil, &noParamError{fmt.Sprintf("%q: a USDT probe has no parameter names; %s", e.Name, s.argCount())}
+		}
 		i := slices.Index(s.Params, e.Name)
 		if i < 0 {
 			return nil, s.noParam(e.Name)
@@ -69,7 +79,9 @@ func (s *Site) bind(e Expr) (Expr, error) {
 		if err != nil || x == e.X && y == e.Y {
 			return e, err
 		}
-		return &Binary{Op: e.Op, X: x, Y: y, T: e.T}, nil
+		// A USDT argument has its operand's type, not u64: the result
+		// type follows, as the parser would have typed it.
+		return &Binary{Op: e.Op, X: x, Y: y, T: binaryType(e.Op, x.Type(), y.Type())}, nil
 	case *Ternary:
 		c, err := s.bind(e.Cond)
 		if err != nil {
@@ -83,7 +95,7 @@ func (s *Site) bind(e Expr) (Expr, error) {
 		if err != nil || c == e.Cond && t == e.Then && f == e.Else {
 			return e, err
 		}
-		return &Ternary{Cond: c, Then: t, Else: f, T: e.T}, nil
+		return &Ternary{Cond: c, Then: t, Else: f, T: arithType(t.Type(), f.Type())}, nil
 	case *Cast:
 		x, err := s.bind(e.X)
 		if err != nil || x == e.X {
@@ -103,7 +115,7 @@ func (s *Site) bind(e Expr) (Expr, error) {
 		}
 		return &StrOf{Addr: a}, nil
 	}
-	return e, nil // leaves: Const, StrLit, Arg, Builtin
+	return e, nil // leaves: Const, StrLit, Arg, Reg, Builtin
 }
 
 func (s *Site) noParam(name string) error {

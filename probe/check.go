@@ -27,6 +27,17 @@ func arithType(x, y Type) Type {
 
 func isCompare(op Op) bool { return op >= OpEq && op <= OpGe }
 
+// binaryType is the result type of an integer binary operator.
+func binaryType(op Op, x, y Type) Type {
+	switch {
+	case isCompare(op), op == OpLAnd, op == OpLOr:
+		return S64
+	case op == OpShl, op == OpShr:
+		return arithType(x, x)
+	}
+	return arithType(x, y)
+}
+
 func (p *parser) binaryNode(opTok token, op Op, x, y node) node {
 	e := &Binary{Op: op, X: x.Expr, Y: y.Expr}
 	xs, ys := x.Type().Str, y.Type().Str
@@ -48,14 +59,7 @@ func (p *parser) binaryNode(opTok token, op Op, x, y node) node {
 	default:
 		p.needInt(x, "operator "+op.String())
 		p.needInt(y, "operator "+op.String())
-		switch {
-		case isCompare(op), op == OpLAnd, op == OpLOr:
-			e.T = S64
-		case op == OpShl, op == OpShr:
-			e.T = arithType(x.Type(), x.Type())
-		default:
-			e.T = arithType(x.Type(), y.Type())
-		}
+		e.T = binaryType(op, x.Type(), y.Type())
 	}
 	n := p.wrap(e, x.pos, node{depth: max(x.depth, y.depth), end: y.end})
 	return n

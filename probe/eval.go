@@ -14,6 +14,9 @@ type Env interface {
 	// fail to read (the error should wrap ErrFault).
 	Arg(n int) (uint64, error)
 	Builtin(b Builtin) uint64
+	// Reg returns a 64-bit general register's value at the hit, by Reg's
+	// names (rax..r15, rsp, rbp; rip is the probed instruction's address).
+	Reg(name string) (uint64, error)
 	// Read fills p from tracee memory at addr, or fails.
 	Read(addr uint64, p []byte) error
 }
@@ -102,6 +105,8 @@ func evalInt(e Expr, env Env) (uint64, error) {
 		return v, err
 	case Builtin:
 		return env.Builtin(e), nil
+	case *Reg:
+		return env.Reg(e.Name)
 	case *Unary:
 		x, err := evalInt(e.X, env)
 		if err != nil {

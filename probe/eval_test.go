@@ -14,6 +14,15 @@ type memEnv struct {
 	pid, tid uint64
 	ret      uint64
 	regions  map[uint64][]byte // base address → contents
+	regs     map[string]uint64
+}
+
+func (m *memEnv) Reg(name string) (uint64, error) {
+	v, ok := m.regs[name]
+	if !ok {
+		return 0, fmt.Errorf("register %s not supported", name)
+	}
+	return v, nil
 }
 
 func (m *memEnv) Arg(n int) (uint64, error) {

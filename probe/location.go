@@ -14,6 +14,13 @@ var typeWords = map[string]Kind{
 	"uprobe": Entry, "uretprobe": Return, // bpftrace
 }
 
+// comp is one ':'-separated component of a location, with its offset
+// in the spec for errors.
+type comp struct {
+	s   string
+	pos int
+}
+
 // location scans "[type:][object:]symbol[+off][%return]" or
 // "[type:][object:]0xADDR" into s and returns the offset just past it.
 // The location is not made of expression tokens (paths, globs, Go method
@@ -36,20 +43,23 @@ func (p *parser) location(s *Spec) int {
 
 	// Split on ':' keeping each component's offset for errors; "::" is
 	// C++ and Rust qualification (app::Server::handle), not a separator.
-	type comp struct {
-		s   string
-		pos int
-	}
 	var comps []comp
 	pos := start
 	for _, c := range splitColons(text[start:end]) {
 		comps = append(comps, comp{c, pos})
 		pos += len(c) + 1
 	}
+	if comps[0].s == "usdt" && len(comps) > 1 {
+		p.usdtLocation(s, comps[1:], text[start:end])
+		return end
+	}
 	explicit := false
 	if k, ok := typeWords[comps[0].s]; ok && len(comps) > 1 {
 		s.Kind, explicit = k, true
 		comps = comps[1:]
+	}
+	if explicit && comps[0].s == "usdt" && len(comps) > 2 {
+		p.fail(comps[0].pos-1, ":", "a USDT probe takes no type: write usdt:[object:]provider:name (it fires where the program placed it, and has no return)")
 	}
 	switch len(comps) {
 	case 1:

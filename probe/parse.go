@@ -10,6 +10,7 @@ import (
 //	spec     := [type ':'] location ['(' fetch {',' fetch} ')'] ['if' expr]
 //	type     := entry | return | uprobe | uretprobe      (or LOC%return)
 //	location := [object ':'] symbol ['+' offset] | [object ':'] 0xADDRESS
+//	          | 'usdt:' [object ':'] provider ':' name   (static probes)
 //	fetch    := expr [':' format]                        (format: d u x s p)
 //
 // Expressions are C-like and typed as they are parsed (docs/spec.md).

@@ -46,6 +46,12 @@ type Site struct {
 	Args            []Expr
 	Semaphore       uint64
 	SemaphoreOffset uint64
+	// Operands are the note's operand texts ("-4@112(%rsp)"), one per Args
+	// entry. An operand utap cannot read has a nil Args entry and its
+	// reason in ArgErrs: the probe still resolves, and only a spec that
+	// uses that argN fails to bind.
+	Operands []string
+	ArgErrs  []error
 	// Fetches and Cond are the Spec's, bound to this site by Bind: parameter
 	// names resolved to arguments. Engines compile these, not the Spec's.
 	Fetches []Fetch

@@ -10,15 +10,22 @@ import (
 // prefix unless the object's name is itself a type word.
 func (s *Spec) String() string {
 	var b strings.Builder
-	if _, ok := typeWords[s.Object]; s.Kind == Return || ok {
+	if _, ok := typeWords[s.Object]; s.Provider == "" && (s.Kind == Return || ok || s.Object == "usdt") {
 		b.WriteString(s.Kind.String())
 		b.WriteByte(':')
+	}
+	if s.Provider != "" {
+		b.WriteString("usdt:")
 	}
 	if s.Object != "" {
 		b.WriteString(s.Object)
 		b.WriteByte(':')
 	}
-	if s.Symbol != "" {
+	if s.Provider != "" {
+		b.WriteString(s.Provider)
+		b.WriteByte(':')
+		b.WriteString(s.Symbol)
+	} else if s.Symbol != "" {
 		b.WriteString(s.Symbol)
 		if s.Offset != 0 {
 			b.WriteString("+0x")

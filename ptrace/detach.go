@@ -90,6 +90,7 @@ func (tr *tracer) detachProcess(p *process) {
 		for _, bp := range p.bps {
 			p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 		}
+		semsDown(p)
 		if p.armed {
 			p.mem.WriteAt([]byte{p.armB}, p.armAt)
 			p.armed = false

@@ -5,6 +5,7 @@ package ptrace
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"golang.org/x/sys/unix"
 
@@ -59,6 +60,50 @@ func (e *hitEnv) Builtin(b probe.Builtin) uint64 {
 		return e.regs.Rax
 	}
 	return 0
+}
+
+// Reg returns a general register at the hit (USDT operands). rip is the
+// probed instruction's address: hit and the return paths set regs.Rip
+// there before they report.
+func (e *hitEnv) Reg(name string) (uint64, error) {
+	r := e.regs
+	switch name {
+	case "rax":
+		return r.Rax, nil
+	case "rbx":
+		return r.Rbx, nil
+	case "rcx":
+		return r.Rcx, nil
+	case "rdx":
+		return r.Rdx, nil
+	case "rsi":
+		return r.Rsi, nil
+	case "rdi":
+		return r.Rdi, nil
+	case "rbp":
+		return r.Rbp, nil
+	case "rsp":
+		return r.Rsp, nil
+	case "r8":
+		return r.R8, nil
+	case "r9":
+		return r.R9, nil
+	case "r10":
+		return r.R10, nil
+	case "r11":
+		return r.R11, nil
+	case "r12":
+		return r.R12, nil
+	case "r13":
+		return r.R13, nil
+	case "r14":
+		return r.R14, nil
+	case "r15":
+		return r.R15, nil
+	case "rip":
+		return r.Rip, nil
+	}
+	return 0, fmt.Errorf("%w: no register %q", probe.ErrFault, name)
 }
 
 func (e *hitEnv) Read(addr uint64, p []byte) error { return e.mem.ReadAt(p, addr) }

@@ -130,7 +130,7 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 		p.bps[bp.addr] = bp
 		delete(p.removed, bp.addr)
 	}
-	return nil
+	return tr.semsUp(p, pl.sems)
 }
 
 // placeSlots maps SSOL areas and gives each Boost and Step breakpoint its

@@ -116,6 +116,7 @@ func (tr *tracer) rescan(th *thread) {
 		}
 	}
 	p.seen = now
+	semsGone(p, now)
 	if len(fresh) == 0 {
 		return
 	}

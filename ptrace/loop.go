@@ -234,7 +234,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		case ev == unix.PTRACE_EVENT_VFORK:
 			// Shared memory: the child sees (and may hit) the parent's
 			// breakpoints until it execs or exits; write nothing for it.
-			np.shared, np.bps, np.slots, np.removed, np.areas = p, p.bps, p.slots, p.removed, p.areas
+			np.shared, np.bps, np.slots, np.removed, np.areas, np.sems = p, p.bps, p.slots, p.removed, p.areas, p.sems
 			np.report = tr.target.Follow
 			th.vfork = true
 		case tr.target.Follow:
@@ -249,8 +249,12 @@ func (tr *tracer) newChild(th *thread, ev int) {
 				np.removed[a] = true
 			}
 			np.areas = append([]area(nil), p.areas...)
+			// and the semaphores' increments, taken back at its detach.
+			np.sems = maps.Clone(p.sems)
 		default:
-			np.bps, np.slots, np.areas = p.bps, p.slots, p.areas
+			// Its memory holds our int3s and semaphore increments, which
+			// releaseChild takes out of it.
+			np.bps, np.slots, np.areas, np.sems = p.bps, p.slots, p.areas, p.sems
 			np.release = true
 			np.inherit = inherited
 			inherited = nil
@@ -282,6 +286,7 @@ func (tr *tracer) releaseChild(p *process) {
 	for _, bp := range p.bps {
 		p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 	}
+	semsDown(p)
 	if p.armed {
 		p.mem.WriteAt([]byte{p.armB}, p.armAt)
 	}
@@ -325,6 +330,9 @@ func (tr *tracer) exec(th *thread) {
 	p.armed = false
 	p.tramp, p.groups, p.calls, p.inherit, th.shadow = 0, nil, nil, nil, nil
 	p.seen = nil
+	// A new image: the old counters are gone with it (a new map, not
+	// cleared: a vfork child shares its parent's).
+	p.sems = nil
 	// exec makes caught signals default; an ignored one stays ignored.
 	if p.trap.handler != sigIgn {
 		p.trap = trapState{}

@@ -18,6 +18,7 @@ type planned struct {
 	groups  []*retGroup
 	hijacks bool // some call's return address will be hijacked: map the trampoline
 	seen    map[object]bool
+	sems    map[uint64]object // USDT semaphores to increment (usdt.go), by runtime address
 }
 
 // planner computes the breakpoints of sites in one process, analysing
@@ -64,6 +65,7 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 			return nil, err
 		}
 		bp.sites = append(bp.sites, sp)
+		pl.addSem(pl.semPlan(s, addr), bp.obj)
 	}
 	if pl.hijacks || p.tramp != 0 {
 		if err := pl.unwinders(); err != nil {

@@ -62,6 +62,9 @@ type process struct {
 	calls   *callPairs      // entry/RET pairing of RetProbes functions
 	inherit *shadowStack    // fork child without Follow: the forking thread's frames, to restore
 	seen    map[object]bool // objects mapped executable when probes last went in (loader.go)
+	// sems are the USDT semaphores incremented in this address space, by
+	// runtime address, with the object of their probes (usdt.go).
+	sems map[uint64]object
 
 	trap    trapState // SIGTRAP's action as the program set it (sigtrap.go)
 	scratch uint64    // a writable page for injected calls' results, 0 until needed

@@ -102,6 +102,11 @@ func (g *exprGen) expr(e probe.Expr) error {
 		g.load(e, asm.R0)
 	case *probe.Arg:
 		return g.arg(e.N)
+	case *probe.Reg:
+		if !g.direct(e) {
+			return fmt.Errorf("%w: register %q", ErrUnsupported, e.Name)
+		}
+		g.load(e, asm.R0)
 	case probe.Builtin:
 		return g.builtin(e)
 	case *probe.Unary:

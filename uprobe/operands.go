@@ -23,6 +23,9 @@ func (g *exprGen) direct(e probe.Expr) bool {
 		return true
 	case *probe.Arg:
 		return e.N >= 1 && e.N <= len(argRegs[g.abi])
+	case *probe.Reg:
+		_, ok := namedRegs[e.Name]
+		return ok
 	case probe.Builtin:
 		return e == probe.BuiltinRet && g.kind == probe.Return
 	}
@@ -36,6 +39,8 @@ func (g *exprGen) load(e probe.Expr, r asm.Register) {
 		g.emit(asm.LoadImm(r, int64(constVal(e)), asm.DWord))
 	case *probe.Arg:
 		g.emit(asm.LoadMem(r, asm.R6, argRegs[g.abi][e.N-1], asm.DWord))
+	case *probe.Reg:
+		g.emit(asm.LoadMem(r, asm.R6, namedRegs[e.Name], asm.DWord))
 	case probe.Builtin:
 		g.emit(asm.LoadMem(r, asm.R6, retReg, asm.DWord))
 	}

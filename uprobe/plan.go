@@ -17,6 +17,9 @@ type spot struct {
 	insn  []byte // the instruction there
 	uret  bool   // a uretprobe: fires after the function returns
 	stamp bool   // the hidden entry probe of a return probe
+	// refCtr is the file offset of a USDT semaphore the kernel increments
+	// in every process the probe is in, and decrements when it comes out.
+	refCtr uint64
 }
 
 // plan is where a site's probes go and how its calls are keyed.
@@ -43,7 +46,7 @@ func planSite(s *probe.Site, retProbes bool) (plan, error) {
 		if err != nil {
 			return plan{}, err
 		}
-		return plan{spots: []spot{{off: s.FileOffset, addr: s.Addr, insn: insn}}}, nil
+		return plan{spots: []spot{{off: s.FileOffset, addr: s.Addr, insn: insn, refCtr: s.SemaphoreOffset}}}, nil
 	}
 	if s.Addr != s.FuncAddr {
 		return plan{}, fmt.Errorf("%w: a return probe goes at a function's start, not at %s", ErrUnsupported, where(s))

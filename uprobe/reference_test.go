@@ -36,6 +36,10 @@ func (e argsEnv) Builtin(b probe.Builtin) uint64 {
 	return e.tid
 }
 
+func (argsEnv) Reg(name string) (uint64, error) {
+	return 0, fmt.Errorf("%w: no register %q", probe.ErrFault, name)
+}
+
 func (argsEnv) Read(addr uint64, p []byte) error {
 	return fmt.Errorf("%w: no memory at %#x", probe.ErrFault, addr)
 }

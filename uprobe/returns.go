@@ -38,14 +38,11 @@ const keySize = 24
 // hi} is its first field).
 const gStackHi = 8
 
-// regR14 is r14's offset in pt_regs: the g register of Go's ABIInternal.
-const regR14 = 8
-
 // storeKey writes the call key to slotKey. R6 holds pt_regs.
 func (g *exprGen) storeKey(k callKey) {
 	if k.goroutine {
 		g.emit(
-			asm.LoadMem(asm.R3, asm.R6, regR14, asm.DWord),
+			asm.LoadMem(asm.R3, asm.R6, regR14, asm.DWord), // r14: the g register of Go's ABIInternal
 			asm.StoreMem(asm.RFP, slotKey, asm.R3, asm.DWord),
 			asm.Add.Imm(asm.R3, gStackHi),
 		)

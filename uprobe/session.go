@@ -154,12 +154,14 @@ func (s *session) attachPlaced(placed []placement, pids []int) error {
 		obj         string
 		uret        bool
 		offs, cooks []uint64
+		refs        []uint64 // nil when no probe of the group has a semaphore
 	}
 	type gkey struct {
 		prog int
 		obj  string
 		uret bool
 	}
+	refs := refCtrs(placed)
 	groups := map[gkey]*group{}
 	var order []*group
 	for _, p := range placed {
@@ -172,6 +174,12 @@ func (s *session) attachPlaced(placed []placement, pids []int) error {
 		}
 		g.offs = append(g.offs, p.off)
 		g.cooks = append(g.cooks, p.cookie)
+		if r := refs[objOff{p.obj, p.off}]; r != 0 && g.refs == nil {
+			g.refs = make([]uint64, len(g.offs)-1, len(g.offs))
+		}
+		if g.refs != nil {
+			g.refs = append(g.refs, refs[objOff{p.obj, p.off}])
+		}
 	}
 	// The kernel runs a breakpoint's consumers newest first: attaching in
 	// reverse makes two probes at one address report in the user's order.
@@ -184,7 +192,7 @@ func (s *session) attachPlaced(placed []placement, pids []int) error {
 		prog := s.progs[g.prog]
 		for _, pid := range pids {
 			if s.multi {
-				opts := &link.UprobeMultiOptions{Addresses: g.offs, Cookies: g.cooks, PID: uint32(pid)}
+				opts := &link.UprobeMultiOptions{Addresses: g.offs, Cookies: g.cooks, RefCtrOffsets: g.refs, PID: uint32(pid)}
 				attach := ex.UprobeMulti
 				if g.uret {
 					attach = ex.UretprobeMulti
@@ -193,6 +201,9 @@ func (s *session) attachPlaced(placed []placement, pids []int) error {
 				if err != nil {
 					return s.whichRefused(g.obj, g.offs, g.cooks, func(off, cookie uint64) error {
 						one := &link.UprobeMultiOptions{Addresses: []uint64{off}, Cookies: []uint64{cookie}, PID: uint32(pid)}
+						if r := refs[objOff{g.obj, off}]; r != 0 {
+							one.RefCtrOffsets = []uint64{r}
+						}
 						l, err := attach(nil, prog, one)
 						if err == nil {
 							l.Close()
@@ -204,7 +215,7 @@ func (s *session) attachPlaced(placed []placement, pids []int) error {
 				continue
 			}
 			for j, off := range g.offs {
-				opts := &link.UprobeOptions{Address: off, Cookie: g.cooks[j], PID: pid}
+				opts := &link.UprobeOptions{Address: off, Cookie: g.cooks[j], PID: pid, RefCtrOffset: refs[objOff{g.obj, off}]}
 				attach := ex.Uprobe
 				if g.uret {
 					attach = ex.Uretprobe
@@ -218,6 +229,26 @@ func (s *session) attachPlaced(placed []placement, pids []int) error {
 		}
 	}
 	return s.arm(true)
+}
+
+// objOff is one kernel uprobe: a file and an offset in it.
+type objOff struct {
+	obj string
+	off uint64
+}
+
+// refCtrs gives every probe at a USDT site the site's semaphore: the
+// kernel keeps one uprobe per file and offset, and refuses (EINVAL) a
+// second consumer there whose reference counter differs, e.g. an address
+// probe placed on the same nop.
+func refCtrs(placed []placement) map[objOff]uint64 {
+	refs := map[objOff]uint64{}
+	for _, p := range placed {
+		if p.refCtr != 0 {
+			refs[objOff{p.obj, p.off}] = p.refCtr
+		}
+	}
+	return refs
 }
 
 // whichRefused names the probe the kernel refused when a link of many

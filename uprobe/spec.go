@@ -59,7 +59,8 @@ type placement struct {
 	off    uint64
 	cookie uint64 // the site's index
 	uret   bool
-	prog   int // index in Spec.progs
+	prog   int    // index in Spec.progs
+	refCtr uint64 // file offset of the USDT semaphore (0: none)
 }
 
 // maxOpenCalls bounds the calls whose entry time is kept; the least
@@ -162,7 +163,7 @@ func (s *Spec) addSites(sites []probe.Site, plans []plan) error {
 				prog = add(compileStamp(m, pl.key), site)
 			}
 			cookie := uint64(len(s.layout) + i)
-			placed = append(placed, placement{obj: site.Object, off: sp.off, cookie: cookie, uret: sp.uret, prog: prog})
+			placed = append(placed, placement{obj: site.Object, off: sp.off, cookie: cookie, uret: sp.uret, prog: prog, refCtr: sp.refCtr})
 		}
 	}
 	s.progs = append(s.progs, progs...)

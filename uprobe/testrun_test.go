@@ -3,6 +3,7 @@
 package uprobe
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -28,6 +29,9 @@ func (e selfEnv) Builtin(b probe.Builtin) uint64 {
 		return e.pid
 	}
 	return e.tid
+}
+func (e selfEnv) Reg(name string) (uint64, error) {
+	return 0, fmt.Errorf("%w: no register %q", probe.ErrFault, name)
 }
 func (e selfEnv) Read(addr uint64, p []byte) error {
 	_, err := e.mem.ReadAt(p, int64(addr))

@@ -16,12 +16,14 @@ import (
 func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
-		Usage:     "list the probe-able functions of a program, a library or a running process",
+		Usage:     "list the probe-able functions and static probes (USDT) of a program, a library or a running process",
 		ArgsUsage: "[BINARY] [PATTERN]",
 		Description: "Examples:\n" +
 			"   utap list ./myprog 'work*'         functions of a program and its libraries matching work*\n" +
 			"   utap list --pid 1234 malloc        malloc in process 1234, with its loaded address\n" +
 			"   utap list libc malloc              a library by its short name (or its path)\n" +
+			"   utap list /usr/bin/python3.11 'python:*'   static probes (USDT) by provider:name, with their arguments\n" +
+			"   utap list ./myprog 'usdt:*'        only the static probes\n" +
 			"   utap list --format json libc 'str*'   JSON lines (flags come before BINARY and PATTERN)",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "list what is loaded in process `PID`"},
@@ -67,7 +69,7 @@ func runList(c *cli.Context) error {
 		return err
 	}
 	if len(syms) == 0 && pattern != "" {
-		return fmt.Errorf("no function matches %q (try a glob such as '%s*')", pattern, pattern)
+		return fmt.Errorf("no function or USDT probe matches %q (try a glob such as '%s*')", pattern, pattern)
 	}
 	if format == "json" {
 		enc := json.NewEncoder(os.Stdout)
@@ -83,13 +85,28 @@ func runList(c *cli.Context) error {
 	if t.PID != 0 {
 		addrHeader = "LOADED AT"
 	}
-	fmt.Fprintf(tw, "OBJECT\tNAME\tKIND\t%s\tSIZE\tPARAMS\n", addrHeader)
+	paramsHeader := "PARAMS"
+	for _, s := range syms {
+		if s.Kind == "usdt" {
+			paramsHeader = "PARAMS/ARGS"
+			break
+		}
+	}
+	fmt.Fprintf(tw, "OBJECT\tNAME\tKIND\t%s\tSIZE\t%s\n", addrHeader, paramsHeader)
 	for _, s := range syms {
 		addr := s.Addr
 		if t.PID != 0 && s.Runtime != 0 {
 			addr = s.Runtime
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%#x\t%d\t%s\n", s.Object, s.Name, s.Kind, addr, s.Size, strings.Join(s.Params, ", "))
+		params := strings.Join(s.Params, ", ")
+		if s.Kind == "usdt" {
+			// A static probe's arguments are its operands, arg1..argN.
+			params = strings.Join(s.Args, " ")
+			if s.Semaphore != 0 {
+				params = strings.TrimSpace(params + fmt.Sprintf("  semaphore %#x", s.Semaphore))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%#x\t%d\t%s\n", s.Object, s.Name, s.Kind, addr, s.Size, params)
 	}
 	return tw.Flush()
 }

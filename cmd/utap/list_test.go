@@ -116,3 +116,27 @@ func TestListLibraryByShortName(t *testing.T) {
 	}
 	oneErrorLine(t, utap(t, "list", "libc", "str*", "--format", "json"), "--format", "flags come first")
 }
+
+func TestListUSDT(t *testing.T) {
+	bin := fixture.C(t, "usdt_fixture.c", "-O1", "-g")
+	r := utap(t, "list", bin, "fixture:gu*")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "PARAMS/ARGS") {
+		t.Fatalf("table %q", r.stdout)
+	}
+	f := strings.Fields(lines[1])
+	if f[1] != "fixture:guarded" || f[2] != "usdt" || !strings.Contains(lines[1], "-4@%edi  semaphore 0x") {
+		t.Errorf("row %q", lines[1])
+	}
+	r = utap(t, "list", "--format", "json", bin, "usdt:fixture:two")
+	var s struct {
+		Name, Kind string
+		Args       []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.Name != "fixture:two" || s.Kind != "usdt" || len(s.Args) != 2 {
+		t.Errorf("json %q: %+v %v", r.stdout, s, err)
+	}
+}

@@ -3,6 +3,7 @@ package bytecode
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand"
 	"strings"
 	"sync"
@@ -115,6 +116,26 @@ type testEnv struct {
 	sp       uint64
 	ret      uint64
 	pid, tid uint64
+	// gp holds the general registers that are neither arguments nor sp
+	// nor rax (ret), in regNames order; the others read those fields.
+	gp [len(regNames)]uint64
+}
+
+// Reg reads a register the way a hit's does: arguments, ret and sp are
+// the same values Arg, Builtin and the stack see.
+func (e *testEnv) Reg(name string) (uint64, error) {
+	switch name {
+	case "rdi", "rsi", "rdx", "rcx", "r8", "r9":
+		return e.regs[map[string]int{"rdi": 0, "rsi": 1, "rdx": 2, "rcx": 3, "r8": 4, "r9": 5}[name]], nil
+	case "rax":
+		return e.ret, nil
+	case "rsp":
+		return e.sp, nil
+	}
+	if i := regIndex(name); i >= 0 {
+		return e.gp[i], nil
+	}
+	return 0, fmt.Errorf("%w: no register %q", probe.ErrFault, name)
 }
 
 var errFault = errors.New("EFAULT")

@@ -37,6 +37,13 @@ const (
 	ptRegsSP = 152
 )
 
+// ptRegsOther are the pt_regs offsets of testEnv.gp's registers
+// (arch/x86/include/asm/ptrace.h), written independently of the uprobe
+// engine's table so that this test checks it.
+var ptRegsOther = map[string]int{
+	"rbx": 40, "rbp": 32, "r10": 56, "r11": 48, "r12": 24, "r13": 16, "r14": 8, "r15": 0, "rip": 128,
+}
+
 func loadExpr(tb testing.TB, e probe.Expr, v4 bool) (*ebpf.Program, error) {
 	insns, err := uprobe.ExprInsns(e, probe.ABISysV, probe.Return, v4)
 	if err != nil {
@@ -74,6 +81,9 @@ func runBPF(tb testing.TB, p *ebpf.Program, env *testEnv) (uint64, bool) {
 	}
 	binary.LittleEndian.PutUint64(ctx[ptRegsAX:], env.ret)
 	binary.LittleEndian.PutUint64(ctx[ptRegsSP:], env.sp)
+	for name, off := range ptRegsOther {
+		binary.LittleEndian.PutUint64(ctx[off:], env.gp[regIndex(name)])
+	}
 	out := make([]byte, ctxSize)
 	if _, err := p.Run(&ebpf.RunOptions{Context: ctx, ContextOut: out}); err != nil {
 		tb.Fatalf("test run: %v", err)
@@ -97,7 +107,7 @@ func TestDifferentialBPF(t *testing.T) {
 	v4 := features.HaveV4ISA() == nil
 	var ran, refused int
 	for seed := range int64(n) {
-		g := &gen{r: rand.New(rand.NewSource(seed)), a: a, builtin: true}
+		g := &gen{r: rand.New(rand.NewSource(seed)), a: a, builtin: true, regs: true}
 		e := g.expr(2 + int(seed%6))
 		isa := v4 && seed%2 == 0
 		prog, err := loadExpr(t, e, isa)

@@ -158,6 +158,13 @@ func (c *compiler) expr(e probe.Expr, dst uint8) (rng, error) {
 		}
 		c.emit(insn{op: opArg, dst: dst, imm: uint64(n.N)})
 		return rngOf(probe.U64), nil
+	case *probe.Reg:
+		i := regIndex(n.Name)
+		if i < 0 {
+			return rng{}, fmt.Errorf("%w: register %q", ErrUnsupported, n.Name)
+		}
+		c.emit(insn{op: opReg, dst: dst, imm: uint64(i)})
+		return rngOf(probe.U64), nil
 	case probe.Builtin:
 		op := map[probe.Builtin]opcode{probe.BuiltinPID: opPID, probe.BuiltinTID: opTID, probe.BuiltinRet: opRet}[n]
 		if op == 0 {

@@ -71,7 +71,7 @@ func check(t testing.TB, e probe.Expr, env *testEnv) {
 // at several hits drawn from envSeed.
 func differential(t testing.TB, seed, envSeed int64, depth int) {
 	a := testArena(t)
-	g := &gen{r: rand.New(rand.NewSource(seed)), a: a, strStr: true, builtin: true}
+	g := &gen{r: rand.New(rand.NewSource(seed)), a: a, strStr: true, builtin: true, regs: true}
 	e := g.fetch(depth)
 	g.r = rand.New(rand.NewSource(envSeed))
 	for range 8 {

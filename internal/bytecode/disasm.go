@@ -20,6 +20,10 @@ func (p *Program) String() string {
 		case clsNone:
 			fmt.Fprintf(&b, "r%d", in.dst)
 		case clsImm:
+			if in.op == opReg && in.imm < uint64(len(regNames)) {
+				fmt.Fprintf(&b, "r%d, %%%s", in.dst, regNames[in.imm])
+				break
+			}
 			fmt.Fprintf(&b, "r%d, %s", in.dst, imm(in.imm))
 		case clsUnary:
 			fmt.Fprintf(&b, "r%d, r%d", in.dst, in.a)

@@ -41,6 +41,12 @@ func (p *Program) run(args []uint64, env probe.Env) (uint64, error) {
 				}
 				r[in.dst] = v
 			}
+		case opReg:
+			v, err := readReg(env, int(in.imm))
+			if err != nil {
+				return 0, err
+			}
+			r[in.dst] = v
 		case opPID:
 			r[in.dst] = env.Builtin(probe.BuiltinPID)
 		case opTID:

@@ -124,7 +124,7 @@ func pure(e probe.Expr) bool {
 // arguments beyond the six every ABI passes in registers.
 func mayFault(e probe.Expr) bool {
 	switch n := e.(type) {
-	case *probe.Const, *probe.StrLit, probe.Builtin:
+	case *probe.Const, *probe.StrLit, probe.Builtin, *probe.Reg:
 		return false
 	case *probe.Arg:
 		return n.N < 1 || n.N > 6

@@ -15,6 +15,7 @@ type gen struct {
 	a       *arena
 	strStr  bool // allow str() == str(), which the uprobe engine refuses
 	builtin bool // allow pid and tid
+	regs    bool // allow registers by name (USDT operands)
 }
 
 var intTypes = []probe.Type{probe.U8, probe.U16, probe.U32, probe.U64, probe.S8, probe.S16, probe.S32, probe.S64}
@@ -120,6 +121,10 @@ func (g *gen) leaf() probe.Expr {
 		if g.builtin {
 			return []probe.Builtin{probe.BuiltinPID, probe.BuiltinTID, probe.BuiltinRet}[g.r.Intn(3)]
 		}
+	case 7:
+		if g.regs {
+			return &probe.Reg{Name: regNames[g.r.Intn(len(regNames))]}
+		}
 	}
 	return probe.BuiltinRet
 }
@@ -136,6 +141,11 @@ func (g *gen) addr(d int) probe.Expr {
 		off := &probe.Const{Val: uint64(g.r.Intn(64)) - 8}
 		return &probe.Binary{Op: probe.OpAdd, X: &probe.Arg{N: 1 + g.r.Intn(8)}, Y: off, T: probe.U64}
 	case 4:
+		if g.regs && g.r.Intn(2) == 0 {
+			// A USDT memory operand: -4@8(%rbp).
+			off := &probe.Const{Val: uint64(g.r.Intn(64)) - 8}
+			return &probe.Binary{Op: probe.OpAdd, X: &probe.Reg{Name: regNames[g.r.Intn(len(regNames))]}, Y: off, T: probe.U64}
+		}
 		return &probe.Arg{N: 1 + g.r.Intn(8)}
 	case 5:
 		if d > 1 {
@@ -194,6 +204,15 @@ func (g *gen) env(pid, tid uint64) *testEnv {
 			e.regs[i] = a.ptrs[g.r.Intn(len(a.ptrs))]
 		default:
 			e.regs[i] = g.value()
+		}
+	}
+	if g.regs {
+		for i := range e.gp {
+			if g.r.Intn(2) == 0 {
+				e.gp[i] = a.ptrs[g.r.Intn(len(a.ptrs))]
+			} else {
+				e.gp[i] = g.value()
+			}
 		}
 	}
 	switch g.r.Intn(6) {

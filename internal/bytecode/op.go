@@ -13,6 +13,7 @@ const (
 	opPID    // dst = pid
 	opTID    // dst = tid
 	opRet    // dst = return value
+	opReg    // dst = register imm at the probe point (regNames order)
 	opMov    // dst = a
 	opNeg    // dst = -a
 	opNot    // dst = a == 0
@@ -100,7 +101,7 @@ type insn struct {
 }
 
 var opNames = [numOps]string{
-	opNop: "nop", opConst: "const", opArg: "arg", opPID: "pid", opTID: "tid", opRet: "ret",
+	opNop: "nop", opConst: "const", opArg: "arg", opPID: "pid", opTID: "tid", opRet: "ret", opReg: "reg",
 	opMov: "mov", opNeg: "neg", opNot: "not", opCompl: "compl",
 	opSext8: "sext8", opSext16: "sext16", opSext32: "sext32",
 	opZext8: "zext8", opZext16: "zext16", opZext32: "zext32",
@@ -142,7 +143,7 @@ const (
 
 func (o opcode) class() class {
 	switch {
-	case o == opConst || o == opArg:
+	case o == opConst || o == opArg || o == opReg:
 		return clsImm
 	case o == opPID || o == opTID || o == opRet || o == opNop:
 		return clsNone
