@@ -23,7 +23,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string) {
 		if s.Kind == probe.Entry && s.Symbol != "" && s.Offset == 0 && s.Cond != nil && !has[k] {
 			untimed = append(untimed, s.Text)
 		}
-		if s.Kind != probe.Entry || s.Symbol == "" || s.Offset != 0 || s.Cond != nil || has[k] {
+		if s.Kind != probe.Entry || s.Symbol == "" || s.Offset != 0 || s.Cond != nil || has[k] || s.Provider != "" {
 			continue
 		}
 		has[k] = true
