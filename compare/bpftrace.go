@@ -37,6 +37,12 @@ func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 		}
 		loc = "uprobe:libc:getppid"
 	}
+	if s.Mode == ModeUSDT {
+		if !w.USDT {
+			return nil, errNoSDT
+		}
+		loc = "usdt:" + w.Exe + ":utap:tick"
+	}
 	switch s.Cond {
 	case CondFalse:
 		filter = fmt.Sprintf(`/pid == cpid && reg("%s") != %d/`, w.Regs[1], TargetB)

@@ -4,6 +4,7 @@ package compare
 
 import (
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -21,12 +22,16 @@ const IdleFuncs = 999
 // utap ships no binaries and no C file sits in a Go package directory.
 func cSource() string {
 	var b strings.Builder
-	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall|wait
+	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall|usdt|wait
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if __has_include(<sys/sdt.h>)
+#include <sys/sdt.h>
+#define HAVE_SDT 1
+#endif
 
 // The empty asm keeps the call and the function's body; noinline keeps a
 // real call the probes can see.
@@ -47,7 +52,7 @@ __attribute__((noinline)) long utap_workload_target(long a, long b) {
 	}
 	fmt.Fprintf(&b, "};\nstatic const long nidle = %d;\n", IdleFuncs)
 	b.WriteString(`
-static long calls, nthreads, syscalls;
+static long calls, nthreads, syscalls, usdt;
 static long sums[1024];
 
 static void *worker(void *p) {
@@ -55,6 +60,14 @@ static void *worker(void *p) {
 	for (long j = id; j < calls; j += nthreads) {
 		if (syscalls)
 			s += getppid() > 0;
+#ifdef HAVE_SDT
+		else if (usdt) {
+			// A static probe where the call would be: a nop the tracer
+			// probes; the arguments are what the call's would be.
+			DTRACE_PROBE2(utap, tick, j, 7);
+			s += j * 2 + 7;
+		}
+#endif
 		else
 			s += utap_workload_target(j, 7);
 	}
@@ -70,6 +83,11 @@ int main(int argc, char **argv) {
 	calls = atol(argv[1]);
 	nthreads = atol(argv[2]);
 	syscalls = strcmp(argv[3], "syscall") == 0;
+	usdt = strcmp(argv[3], "usdt") == 0;
+#ifndef HAVE_SDT
+	if (usdt)
+		return 5; // built without sys/sdt.h
+#endif
 	if (nthreads < 1 || nthreads > 1024)
 		return 2;
 	if (strcmp(argv[3], "wait") == 0) {
@@ -96,6 +114,17 @@ int main(int argc, char **argv) {
 }
 `)
 	return b.String()
+}
+
+// hasSDT says whether the workload was built with its static probe (a
+// .note.stapsdt section: sys/sdt.h was there).
+func hasSDT(exe string) bool {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return f.Section(".note.stapsdt") != nil
 }
 
 func idleName(i int) string { return fmt.Sprintf("utap_workload_idle_%04d", i) }
@@ -137,5 +166,6 @@ func BuildC(cc, dir string) (*Workload, error) {
 		Regs:   [2]string{"di", "si"},
 		Ret:    "ax",
 		Libc:   true,
+		USDT:   hasSDT(base),
 	}, nil
 }

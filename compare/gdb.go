@@ -14,6 +14,9 @@ type gdb struct{}
 func (gdb) Name() string { return "gdb" }
 
 func (gdb) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if err := noUSDT(s); err != nil {
+		return nil, err
+	}
 	if s.Scaling {
 		return nil, nil
 	}

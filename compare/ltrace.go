@@ -12,6 +12,9 @@ type ltrace struct{}
 func (ltrace) Name() string { return "ltrace" }
 
 func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if err := noUSDT(s); err != nil {
+		return nil, err
+	}
 	if s.Scaling {
 		return nil, nil
 	}

@@ -20,6 +20,9 @@ func (perf) Name() string { return "perf" }
 const perfGroup = "utapcmp"
 
 func (perf) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if err := noUSDT(s); err != nil {
+		return nil, err
+	}
 	if s.Scaling {
 		return nil, nil
 	}

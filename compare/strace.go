@@ -11,6 +11,9 @@ type strace struct{}
 func (strace) Name() string { return "strace" }
 
 func (strace) Plan(s Scenario, w *Workload) (*Plan, error) {
+	if err := noUSDT(s); err != nil {
+		return nil, err
+	}
 	if s.Mode != ModeSyscall || s.Scaling {
 		return nil, nil
 	}

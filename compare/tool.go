@@ -22,6 +22,17 @@ type Tool interface {
 // ErrNotApplicable marks a tool that cannot run a scenario.
 var ErrNotApplicable = errors.New("n/a")
 
+// errNoSDT: the workload has no static probe to trace.
+var errNoSDT = notApplicable("the workload has no USDT probe (built without sys/sdt.h, or the Go workload)")
+
+// noUSDT is the answer of the peers that cannot probe a static probe here.
+func noUSDT(s Scenario) error {
+	if s.Mode == ModeUSDT {
+		return notApplicable("no USDT probes in this comparison")
+	}
+	return nil
+}
+
 func notApplicable(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotApplicable, fmt.Sprintf(format, args...))
 }

@@ -36,6 +36,11 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 			return nil, notApplicable("the Go workload makes its system calls without libc")
 		}
 		specs = []string{"libc:getppid"}
+	case s.Mode == ModeUSDT:
+		if !w.USDT {
+			return nil, errNoSDT
+		}
+		specs, fn = []string{"usdt:utap:tick"}, "utap:tick"
 	case s.Cond == CondFalse:
 		specs = []string{fmt.Sprintf("%s(arg1) if arg2 != %d", fn, TargetB)}
 	case s.Cond == CondTrue:

@@ -29,6 +29,9 @@ type Workload struct {
 	Static bool
 	// Libc is set when the syscall mode goes through libc's getppid.
 	Libc bool
+	// USDT is set when the usdt mode fires the static probe utap:tick
+	// (STAP_PROBE2, with the call's two arguments) instead of the call.
+	USDT bool
 
 	// User marks the user's own command: no checksum to check, no Target;
 	// Single when its command line has no {N}, so it runs at one count only.
@@ -39,6 +42,7 @@ type Workload struct {
 const (
 	ModeCall    = "call"
 	ModeSyscall = "syscall"
+	ModeUSDT    = "usdt"
 	// ModeWait waits for a line on standard input, then calls every
 	// function once: the attach rows' target (C workload only).
 	ModeWait = "wait"
