@@ -111,15 +111,7 @@ func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retPr
 // bpf_send_signal), stop the process and submit; with no room in the ring,
 // count the exec as not held rather than stop a process no one resumes.
 func execInsns() asm.Instructions {
-	return asm.Instructions{
-		asm.FnGetCurrentPidTgid.Call(),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
-		mapPtr(asm.R1, mapTgids),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
+	return append(ifTracedTgid(),
 		mapPtr(asm.R1, mapExecs),
 		asm.Mov.Imm(asm.R2, 8),
 		asm.Mov.Imm(asm.R3, 0),
@@ -145,7 +137,7 @@ func execInsns() asm.Instructions {
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
 		asm.Return(),
-	}
+	)
 }
 
 // serveExecs starts serving the execs, once the first probes are in.

@@ -51,6 +51,21 @@ func newtaskFields() (pid, flags int16, err error) {
 	return
 }
 
+// ifTracedTgid goes on only in a process of the tgids map, leaving its
+// tgid at fp-8; any other jumps to "exit".
+func ifTracedTgid() asm.Instructions {
+	return asm.Instructions{
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
+		mapPtr(asm.R1, mapTgids),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, -8),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+	}
+}
+
 // followForks loads and attaches the fork tracker. The link is returned
 // for the session to keep and close.
 func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
@@ -60,16 +75,9 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 	}
 	spec := &ebpf.ProgramSpec{
 		Name: "utap_fork", Type: ebpf.TracePoint, License: "GPL",
-		Instructions: asm.Instructions{
+		Instructions: append(append(asm.Instructions{
 			asm.Mov.Reg(asm.R6, asm.R1),
-			asm.FnGetCurrentPidTgid.Call(),
-			asm.RSh.Imm(asm.R0, 32),
-			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
-			mapPtr(asm.R1, mapTgids),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, -8),
-			asm.FnMapLookupElem.Call(),
-			asm.JEq.Imm(asm.R0, 0, "exit"),
+		}, ifTracedTgid()...),
 			asm.LoadMem(asm.R1, asm.R6, flagsOff, asm.DWord),
 			asm.JSet.Imm(asm.R1, cloneThread, "exit"),
 			asm.LoadMem(asm.R1, asm.R6, pidOff, asm.Word),
@@ -84,7 +92,7 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 			asm.FnMapUpdateElem.Call(),
 			asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
 			asm.Return(),
-		},
+		),
 	}
 	if err := spec.Instructions.AssociateMap(mapTgids, tgids); err != nil {
 		return nil, nil, err
