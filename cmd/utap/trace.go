@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/output"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/summary"
 	"github.com/utap/utap/probe"
 )
@@ -105,7 +106,10 @@ func trace(c *cli.Context, attach bool) error {
 		if err != nil {
 			return fmt.Errorf("cannot run %q: %v", t.Argv[0], unwrapExec(err))
 		}
-		resolveTarget.Exe = path
+		// A script's probes are the interpreter's: the kernel runs it.
+		if resolveTarget.Exe, err = proc.Executable(path); err != nil {
+			return fmt.Errorf("cannot run %q: %w", t.Argv[0], err)
+		}
 		t.Stdin, t.Stdout, t.Stderr = os.Stdin, os.Stdout, os.Stderr
 	}
 	t.Follow = c.Bool("f")
