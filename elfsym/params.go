@@ -3,9 +3,12 @@
 package elfsym
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"sync"
+
+	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 )
 
 // paramTable maps function entry addresses to parameter names, read from
@@ -20,19 +23,34 @@ type paramTable struct {
 	all    bool                  // every unit read
 
 	names  map[dwarf.Offset]string
+	types  map[dwarf.Offset]dwarf.Offset // parameter entry → its DW_AT_type
 	params map[dwarf.Offset][]dwarfParam
 	subs   map[dwarf.Offset]dwarfSub
 	out    map[uint64][]string
+	sigs   map[uint64]dwarfSig // entry address → the types of its signature
+
+	typeCache map[dwarf.Offset]godwarf.Type // for prototype
+}
+
+// dwarfSig is a function's signature as DWARF type offsets (0: none, which
+// for the return type means void), turned into a probe.Prototype on demand.
+type dwarfSig struct {
+	params   []dwarf.Offset
+	ret      dwarf.Offset
+	variadic bool
 }
 
 type dwarfParam struct {
+	off    dwarf.Offset // the parameter's own entry
 	name   string
 	origin dwarf.Offset // abstract_origin, when the name lives there
 }
 
 type dwarfSub struct {
-	origin dwarf.Offset // abstract_origin or specification
-	pcs    [][2]uint64
+	origin   dwarf.Offset // abstract_origin or specification
+	pcs      [][2]uint64
+	ret      dwarf.Offset // DW_AT_type: the return type (0: void, or on the origin)
+	variadic bool         // has DW_TAG_unspecified_parameters
 }
 
 // dwarfFile returns the ELF file holding the object's DWARF, or nil.
@@ -55,6 +73,7 @@ func (o *object) paramsAt(addr uint64) []string {
 					data: d, reader: d.Reader(), done: map[dwarf.Offset]bool{},
 					names: map[dwarf.Offset]string{}, params: map[dwarf.Offset][]dwarfParam{},
 					subs: map[dwarf.Offset]dwarfSub{}, out: map[uint64][]string{},
+					types: map[dwarf.Offset]dwarf.Offset{}, sigs: map[uint64]dwarfSig{},
 				}
 			}
 		}
@@ -175,13 +194,21 @@ func (t *paramTable) walk(unit bool) {
 			if v, _ := e.Val(dwarf.AttrVarParam).(bool); v {
 				break
 			}
-			p := dwarfParam{}
+			p := dwarfParam{off: e.Offset}
 			p.name, _ = e.Val(dwarf.AttrName).(string)
 			p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
 			if p.name != "" {
 				t.names[e.Offset] = p.name
 			}
+			if typ, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
+				t.types[e.Offset] = typ
+			}
 			t.params[parent] = append(t.params[parent], p)
+		case dwarf.TagUnspecifiedParameters:
+			if sub, ok := t.subs[parent]; ok && parent != 0 {
+				sub.variadic = true
+				t.subs[parent] = sub
+			}
 		case dwarf.TagSubprogram:
 			s := dwarfSub{}
 			s.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
@@ -189,6 +216,7 @@ func (t *paramTable) walk(unit bool) {
 				s.origin, _ = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
 			}
 			s.pcs, _ = t.data.Ranges(e)
+			s.ret, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
 			t.subs[e.Offset] = s
 			newSubs[e.Offset] = true
 		}
@@ -225,15 +253,27 @@ func (t *paramTable) finish(off dwarf.Offset) {
 		o = t.subs[o].origin
 	}
 	list := make([]string, len(ps))
+	sig := dwarfSig{params: make([]dwarf.Offset, len(ps)), ret: s.ret, variadic: s.variadic}
 	for i, p := range ps {
 		list[i] = p.name
 		if list[i] == "" {
 			list[i] = t.names[p.origin]
 		}
+		if sig.params[i] = t.types[p.off]; sig.params[i] == 0 {
+			sig.params[i] = t.types[p.origin]
+		}
+	}
+	// The return type and the "..." live on the abstract instance (or
+	// the declaration) when this is a copy of it.
+	for o, hops := s.origin, 0; o != 0 && hops < 4; hops++ {
+		sig.ret = cmp.Or(sig.ret, t.subs[o].ret)
+		sig.variadic = sig.variadic || t.subs[o].variadic
+		o = t.subs[o].origin
 	}
 	for _, pc := range s.pcs {
 		if old, dup := t.out[pc[0]]; !dup || len(old) == 0 {
 			t.out[pc[0]] = list
+			t.sigs[pc[0]] = sig
 		}
 	}
 }

@@ -151,6 +151,10 @@ func (o *object) site(spec *probe.Spec, fn fsym, addr uint64) (probe.Site, error
 	if !fn.plt {
 		s.Params = o.paramsAt(fn.addr)
 	}
+	if !goFunc && addr == fn.addr && len(spec.Fetches) == 0 && spec.Provider == "" {
+		// Only a probe that names no fetch shows the prototype.
+		s.Proto = o.protoAt(fn)
+	}
 	return s, nil
 }
 

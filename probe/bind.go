@@ -16,8 +16,13 @@ func (s *Site) Bind() error {
 		return fmt.Errorf("probe: site %s has no spec", s.where())
 	}
 	var fetches []Fetch
-	if s.USDT && len(s.Spec.Fetches) == 0 {
+	switch {
+	case s.USDT && len(s.Spec.Fetches) == 0:
 		fetches = s.allArgs()
+	case s.typedDefaults() && s.Spec.Kind == Return:
+		fetches = s.protoRet()
+	case s.typedDefaults():
+		fetches = s.protoArgs()
 	}
 	if len(s.Spec.Fetches) > 0 {
 		fetches = make([]Fetch, len(s.Spec.Fetches))

@@ -35,6 +35,9 @@ type Site struct {
 	// running process (resolve again with its PID once it is relocated).
 	IFunc  bool
 	Params []string // parameter names in argument order, from DWARF (may be nil)
+	// Proto is the function's signature when known (DWARF, else ltrace's
+	// prototype files): Bind makes it the fetches of a probe naming none.
+	Proto *Prototype
 	// USDT: the site is a static probe (a .note.stapsdt note). Args are its
 	// operands as expressions (Reg, Deref, Cast to the operand's size and
 	// sign), which Bind puts in place of argN. Semaphore is the link-time

@@ -61,4 +61,9 @@ const (
 	FormatHex      Format = 'x'
 	FormatString   Format = 's' // NUL-terminated string read from the tracee
 	FormatPointer  Format = 'p'
+	// Formats only prototypes give (probe/proto.go), not the spec syntax.
+	FormatOctal Format = 'o' // octal, as ltrace shows a mode
+	FormatBool  Format = 'b' // false / true
+	FormatChar  Format = 'c' // a character, quoted 'c'
+	FormatVoid  Format = 'v' // a void function's return: <void> / JSON null
 )

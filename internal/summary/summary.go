@@ -94,12 +94,17 @@ func (s *Summary) offset(probeText string) uint64 {
 }
 
 // IsError says whether a return value counts as an error: a negative
-// signed integer, the -1 / -errno convention of C. Only values shown signed
-// count (a signed DWARF return type, or ret:d); pointers, unsigned, hex and
-// strings never do. A 32-bit int counts only if the engine sign-extended it.
+// signed integer, the -1 / -errno convention of C, or a NULL pointer where
+// the prototype says a pointer is returned (FormatPointer: malloc, fopen).
+// Only values shown signed count (a signed return type, or ret:d);
+// unsigned, hex and strings never do. A 32-bit int counts when it is typed
+// (the prototype's int, cast to 32 bits), not as a raw register.
 func IsError(v *probe.Value) bool {
 	if v == nil || v.Err || v.IsStr {
 		return false
+	}
+	if v.Format == probe.FormatPointer {
+		return v.Int == 0
 	}
 	signed := v.Format == probe.FormatDec || (v.Format == probe.FormatDefault && v.Signed)
 	return signed && int64(v.Int) < 0

@@ -1,0 +1,101 @@
+//go:build linux && amd64
+
+package elfsym
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/utap/utap/probe"
+)
+
+var confPrimitives = map[string]probe.ProtoType{
+	"char":   {Kind: probe.ProtoChar, Size: 1, Signed: true},
+	"short":  {Kind: probe.ProtoInt, Size: 2, Signed: true},
+	"ushort": {Kind: probe.ProtoInt, Size: 2},
+	"int":    {Kind: probe.ProtoInt, Size: 4, Signed: true},
+	"uint":   {Kind: probe.ProtoInt, Size: 4},
+	"long":   {Kind: probe.ProtoInt, Size: 8, Signed: true},
+	"ulong":  {Kind: probe.ProtoInt, Size: 8},
+	"octal":  {Kind: probe.ProtoOctal, Size: 4},
+	"addr":   {Kind: probe.ProtoPointer, Size: 8},
+	"file":   {Kind: probe.ProtoPointer, Size: 8},
+	"void":   {Kind: probe.ProtoVoid},
+	"format": {Kind: probe.ProtoString, Size: 8},
+	"string": {Kind: probe.ProtoString, Size: 8},
+	"int8_t": {Kind: probe.ProtoInt, Size: 1, Signed: true},
+}
+
+// lens reads one lens: [+] TYPE or LENS(TYPE), then any number of '*'.
+func (p *confParser) lens() (lens, error) {
+	p.eat('+') // a return argument: shown with the others here
+	w := p.ident()
+	if w == "" {
+		return lens{}, fmt.Errorf("want a type at %q", p.s[p.i:])
+	}
+	var l lens
+	switch {
+	case w == "hex" || w == "oct" || w == "bool" || w == "hide" || w == "bitvec":
+		if !p.eat('(') {
+			return lens{}, fmt.Errorf("%s: want (", w)
+		}
+		inner, err := p.lens()
+		if err != nil {
+			return lens{}, err
+		}
+		if !p.eat(')') {
+			return lens{}, fmt.Errorf("%s: want )", w)
+		}
+		l = inner
+		if l.ok && l.t.Kind != probe.ProtoPointer && l.t.Kind != probe.ProtoString {
+			switch w {
+			case "hex", "bitvec":
+				l.t.Kind = probe.ProtoHex
+			case "oct":
+				l.t.Kind = probe.ProtoOctal
+			case "bool":
+				l.t.Kind = probe.ProtoBool
+			}
+		}
+		l.hidden = w == "hide"
+	case w == "enum":
+		// Shown as integers; the underlying type defaults to int.
+		l = lens{t: confPrimitives["int"], ok: true}
+		if p.eat('[') {
+			inner, err := p.lens()
+			if err != nil {
+				return lens{}, err
+			}
+			p.eat(']')
+			l = inner
+			l.t.Kind = probe.ProtoInt
+		}
+		p.skipGroup('(', ')')
+	case w == "string" || w == "format" || strings.HasPrefix(w, "string"):
+		// string, string(T), string[N], stringN (old syntax: length in argN).
+		p.skipGroup('(', ')')
+		p.skipGroup('[', ']')
+		l = lens{t: confPrimitives["string"], ok: true}
+	case w == "struct" || w == "array":
+		p.skipGroup('(', ')')
+		l = lens{} // by value: not one register
+	case w == "float" || w == "double":
+		l = lens{}
+	default:
+		if t, ok := confPrimitives[w]; ok {
+			l = lens{t: t, ok: true}
+		} else if td, ok := p.typedefs[w]; ok {
+			l = td
+		} else if strings.HasPrefix(w, "arg") || strings.HasPrefix(w, "elt") {
+			l = lens{t: confPrimitives["long"], ok: true}
+		} else {
+			return lens{}, fmt.Errorf("unknown type %q", w)
+		}
+	}
+	for p.eat('*') {
+		// A pointer to anything is an address; char* is one too (ltrace
+		// shows the char it points to, utap the address).
+		l = lens{t: confPrimitives["addr"], ok: true, hidden: l.hidden}
+	}
+	return l, nil
+}

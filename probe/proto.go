@@ -1,0 +1,126 @@
+package probe
+
+import "strconv"
+
+// Prototype is what is known of a function's signature, from DWARF or
+// ltrace's prototype files: elfsym fills Site.Proto, and Bind turns it
+// into the fetches of a probe that names none, so every engine shows typed
+// arguments and return values without knowing where they came from.
+type Prototype struct {
+	Params []ProtoType
+	Ret    ProtoType // Kind ProtoVoid for a function returning nothing
+	// More: parameters past Params are not shown (variadic, or a
+	// parameter that is not passed in an integer register: a float or a
+	// struct by value, after which the register mapping is unknown).
+	More   bool
+	Source string // "dwarf", "ltrace.conf", or "" for the default
+}
+
+// ProtoKind says how a prototype's value is read and shown.
+type ProtoKind uint8
+
+const (
+	ProtoInt     ProtoKind = iota // integer: signed or unsigned per Signed
+	ProtoHex                      // integer shown in hex
+	ProtoOctal                    // integer shown in octal (ltrace's octal: modes)
+	ProtoPointer                  // pointer, shown in hex (NULL for 0)
+	ProtoString                   // char*: the NUL-terminated string it points to
+	ProtoBool                     // shown false / true
+	ProtoChar                     // a character, shown 'c'
+	ProtoVoid                     // nothing (a return type only)
+)
+
+// ProtoType is one parameter's or the return value's type. Size is 1, 2,
+// 4 or 8 bytes: the register is truncated to it and extended per Signed,
+// so a 32-bit int's -1 is -1 and not 4294967295.
+type ProtoType struct {
+	Kind   ProtoKind
+	Size   uint8
+	Signed bool
+}
+
+// DefaultProto is ltrace's prototype for a function it knows nothing of:
+// six register arguments and a return value, all longs shown in hex.
+var DefaultProto = Prototype{
+	Params: []ProtoType{hexLong, hexLong, hexLong, hexLong, hexLong, hexLong},
+	Ret:    hexLong,
+}
+
+var hexLong = ProtoType{Kind: ProtoHex, Size: 8}
+
+// typedDefaults says whether a site that names no fetch gets its
+// prototype's: a C function's start, probed as such. Go functions (their
+// ABI passes strings in two registers, results in registers), offsets
+// inside a function, bare addresses and USDT probes keep their own
+// defaults.
+func (s *Site) typedDefaults() bool {
+	sp := s.Spec
+	return len(sp.Fetches) == 0 && sp.Symbol != "" && sp.Offset == 0 && sp.Provider == "" &&
+		!s.USDT && !s.GoFunc && s.ABI == ABISysV
+}
+
+func (s *Site) proto() *Prototype {
+	if s.Proto != nil {
+		return s.Proto
+	}
+	return &DefaultProto
+}
+
+// protoArgs is what an entry probe without fetches reports: each
+// parameter of the prototype, typed, named by its DWARF name when known.
+func (s *Site) protoArgs() []Fetch {
+	p := s.proto()
+	fs := make([]Fetch, 0, len(p.Params))
+	for i, t := range p.Params {
+		if i >= 6 {
+			break // past the registers: the stack layout needs sizes we do not track
+		}
+		text := "arg" + strconv.Itoa(i+1)
+		if i < len(s.Params) && s.Params[i] != "" {
+			text = s.Params[i]
+		}
+		fs = append(fs, typedFetch(&Arg{N: i + 1}, t, text))
+	}
+	return fs
+}
+
+// protoRet is what a return probe without fetches reports: the return
+// value at its type. A void function reports FormatVoid.
+func (s *Site) protoRet() []Fetch {
+	return []Fetch{typedFetch(BuiltinRet, s.proto().Ret, "ret")}
+}
+
+// typedFetch reads x as t: truncated and extended to t's size and sign,
+// or the string it points to, with the format that shows it.
+func typedFetch(x Expr, t ProtoType, text string) Fetch {
+	f := Fetch{Text: text}
+	size := t.Size
+	if size == 0 {
+		size = 8
+	}
+	cast := func(signed bool) Expr {
+		if size == 8 && !signed {
+			return x
+		}
+		return &Cast{To: Type{Size: size, Signed: signed}, X: x}
+	}
+	switch t.Kind {
+	case ProtoString:
+		f.Expr = &StrOf{Addr: x}
+	case ProtoVoid:
+		f.Expr, f.Format = &Const{Val: 0, T: U64}, FormatVoid
+	case ProtoPointer:
+		f.Expr, f.Format = x, FormatPointer
+	case ProtoHex:
+		f.Expr, f.Format = cast(false), FormatHex
+	case ProtoOctal:
+		f.Expr, f.Format = cast(false), FormatOctal
+	case ProtoBool:
+		f.Expr, f.Format = cast(false), FormatBool
+	case ProtoChar:
+		f.Expr, f.Format = cast(false), FormatChar
+	default:
+		f.Expr = cast(t.Signed)
+	}
+	return f
+}
