@@ -84,7 +84,11 @@ func peerSite(s *probe.Site, exe string) (peerProbe, error) {
 		}
 		return regs[a.N-1], true
 	}
-	for _, f := range s.Fetches {
+	fetches := s.Fetches
+	if len(s.Spec.Fetches) == 0 {
+		fetches = nil // the prototype's defaults: the peers show their own
+	}
+	for _, f := range fetches {
 		r, ok := reg(f.Expr)
 		if !ok {
 			return p, fmt.Errorf("fetch %q is not an argument in a register", f.Text)

@@ -53,7 +53,10 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Return {
 		specs = append(specs, "return:"+fn+"(ret)")
 	}
-	args := []string{"run", "--backend", u.Backend, "-q", "--format", "json"}
+	// --entry-only: utap adds a return probe beside each entry probe by
+	// default (ltrace's one line per call); the scenarios measure entry
+	// probes alone.
+	args := []string{"run", "--backend", u.Backend, "-q", "--entry-only", "--format", "json"}
 	count := func(out, _ string) (int, error) { return countLines(out, nonEmpty) }
 	if s.Count {
 		// --count-only counts in the engine and writes one JSON summary at exit.
@@ -114,7 +117,7 @@ func (u Utap) planAttach(s Scenario, w *Workload) (*Plan, error) {
 		Attach: func(pid string, probes int, out string) []string {
 			// A failed write shows as utap's own error in the row.
 			file, _ := u.probesFile(probes, []string{w.Target}, w)
-			return []string{u.Exe, "attach", "--backend", u.Backend, "-q", "--format", "json",
+			return []string{u.Exe, "attach", "--backend", u.Backend, "-q", "--entry-only", "--format", "json",
 				"-p", pid, "--probes", file, "--duration", "1ms", "-o", out}
 		},
 		Count: func(out, _ string) (int, error) { return countLines(out, nonEmpty) },

@@ -36,6 +36,8 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "c", Usage: "count calls and time per function; print a summary on exit instead of events"},
 		&cli.BoolFlag{Name: "C", Usage: "like -c, and print the events too (strace -C)"},
 		&cli.BoolFlag{Name: "count-only", Usage: "count calls per function, untimed: no return probes, so one hit per call (on the uprobe engine counted in the kernel, as bpftrace's count()); summary on exit"},
+		&cli.BoolFlag{Name: "entry-only", Usage: "no return probe beside each entry probe: one hit per call instead of two, and no return values"},
+		&cli.IntFlag{Name: "n", Usage: "indent each call by `N` spaces per level of nesting (ltrace -n)"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
@@ -83,10 +85,21 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
-	var untimed []string
-	if c.Bool("T") || c.Bool("c") || c.Bool("C") {
-		specs, untimed = withReturns(specs)
+	timed := c.Bool("T") || c.Bool("c") || c.Bool("C")
+	if c.Bool("entry-only") && (timed || c.Bool("count-only")) {
+		return fmt.Errorf("--entry-only cannot go with -T, -c, -C (they time calls with return probes) or --count-only (already entry-only)")
 	}
+	var untimed []string
+	var calls map[int]int
+	if !c.Bool("entry-only") && !c.Bool("count-only") {
+		// As ltrace, a call shows its return value: two probe hits per call.
+		var notTimed []string
+		specs, notTimed, calls = withReturns(specs)
+		if timed {
+			untimed = notTimed
+		}
+	}
+	typed := typedReturns(specs)
 	var t probe.Target
 	var resolveTarget elfsym.Target
 	if attach {
@@ -147,6 +160,7 @@ func trace(c *cli.Context, attach bool) error {
 	defer closeOut()
 	fw, err := output.New(c.String("format"), out, output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
+		Calls: calls, Indent: c.Int("n"),
 	})
 	if err != nil {
 		return err
@@ -177,12 +191,16 @@ func trace(c *cli.Context, attach bool) error {
 	case c.Bool("c") || c.Bool("count-only"):
 		sum = summary.New()
 		emit = sum.Add
-		t.Tally = true // counted in place where the engine can
+		// Counted in place where the engine can, unless its error count
+		// would not be the typed one.
+		t.Tally = kernelErrorsAgree(sites)
 	case c.Bool("C"):
 		sum = summary.New()
 		write := emit
 		emit = func(ev *probe.Event) { write(ev); sum.Add(ev) }
 	}
+	untyped := emit
+	emit = func(ev *probe.Event) { typed(ev); untyped(ev) }
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""
 	if fb := fallback(auto, backend, err); fb != nil {

@@ -4,13 +4,16 @@ package main
 
 import "github.com/utap/utap/probe"
 
-// withReturns adds, for -T and -c, a return probe beside every entry probe
-// on a function start, so calls get durations as in ltrace -T / -c. A
+// withReturns adds a return probe beside every entry probe on a function
+// start, so calls show their return value (and with -T and -c their
+// duration), as in ltrace. calls maps each such entry probe's index to its
+// twin's, for the text writer to show the pair as one line. A
 // conditional entry probe gets no twin: its condition reads arguments, which
 // a return probe no longer has, and timing every call would contradict it.
 // untimed lists the conditional entry probes left without one, for the CLI
 // to say so.
-func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string) {
+func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, calls map[int]int) {
+	calls = map[int]int{}
 	has := map[[2]string]bool{}
 	for _, s := range specs {
 		if s.Kind == probe.Return {
@@ -18,7 +21,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string) {
 		}
 	}
 	out = specs
-	for _, s := range specs {
+	for i, s := range specs {
 		k := [2]string{s.Object, s.Symbol}
 		if s.Kind == probe.Entry && s.Symbol != "" && s.Offset == 0 && s.Cond != nil && !has[k] {
 			untimed = append(untimed, s.Text)
@@ -29,7 +32,44 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string) {
 		has[k] = true
 		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol}
 		twin.Text = twin.String()
+		calls[i] = len(out)
 		out = append(out, twin)
 	}
-	return out, untimed
+	return out, untimed, calls
+}
+
+// typedReturns moves the return value a return probe without fetches got
+// from its prototype (probe.Site.Bind: one typed ret fetch) from Args to
+// Ret, in place of the raw register the engines put there, so that every
+// writer and -c's error count see the typed value.
+func typedReturns(specs []*probe.Spec) func(*probe.Event) {
+	typed := make([]bool, len(specs))
+	for i, s := range specs {
+		typed[i] = s.Kind == probe.Return && len(s.Fetches) == 0 && s.Provider == ""
+	}
+	return func(ev *probe.Event) {
+		i := ev.ProbeIndex
+		if ev.Kind == "return" && i >= 0 && i < len(typed) && typed[i] && len(ev.Args) == 1 {
+			v := ev.Args[0]
+			ev.Ret, ev.Args = &v, ev.Args[:0]
+		}
+	}
+}
+
+// kernelErrorsAgree says whether counting in the kernel (-c on the uprobe
+// engine: a return value is an error when the 64-bit register is
+// negative) counts the errors the typed values would: not for a 32-bit
+// int (its -1 is 0xffffffff in rax) nor for a pointer (NULL counts).
+func kernelErrorsAgree(sites []probe.Site) bool {
+	for _, s := range sites {
+		if s.Spec.Kind != probe.Return || len(s.Spec.Fetches) > 0 || len(s.Fetches) != 1 {
+			continue
+		}
+		f := s.Fetches[0]
+		t := f.Expr.Type()
+		if f.Format == probe.FormatPointer || t.Signed && t.Size < 8 {
+			return false
+		}
+	}
+	return true
 }

@@ -148,7 +148,8 @@ func TestCLIJSON(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			b.need(t)
 			out := filepath.Join(t.TempDir(), "events")
-			r := utap(t, "run", "--backend", b.name, "--format", "json", "-o", out,
+			// --entry-only: one object per entry event (no return twins).
+			r := utap(t, "run", "--backend", b.name, "--entry-only", "--format", "json", "-o", out,
 				"-e", "work(arg1, arg2:x)", "-e", "greet(str(arg1))", "--", bin, "args")
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -584,14 +585,14 @@ func TestCLIRunHangUp(t *testing.T) {
 func TestCLIAutoFallsBack(t *testing.T) {
 	need.Uprobes(t)
 	bin := fixture.C(t, "up_insns.c", "-O1", "-g")
-	r := utap(t, "run", "-e", "evex_fn", "-e", "shlx_fn", "--", bin)
+	r := utap(t, "run", "--entry-only", "-e", "evex_fn", "-e", "shlx_fn", "--", bin)
 	if !strings.Contains(r.stderr, "utap: backend ptrace: ") {
 		t.Skipf("this kernel probes EVEX vmovdqu64: %q", r.stderr)
 	}
-	if r.code != 0 || strings.Contains(r.stderr, "use --backend ptrace") || !strings.Contains(r.stderr, "shlx_fn()") || !strings.Contains(r.stdout, "shlx ") {
+	if r.code != 0 || strings.Contains(r.stderr, "use --backend ptrace") || !strings.Contains(r.stderr, "shlx_fn(") || !strings.Contains(r.stdout, "shlx ") {
 		t.Errorf("auto: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-	r = utap(t, "run", "--backend", "uprobe", "-e", "evex_fn", "--", bin)
+	r = utap(t, "run", "--backend", "uprobe", "--entry-only", "-e", "evex_fn", "--", bin)
 	if r.code != 2 || !strings.Contains(r.stderr, "evex_fn") || r.stdout != "" {
 		t.Errorf("uprobe: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}

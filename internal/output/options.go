@@ -18,6 +18,24 @@ type Options struct {
 	StrLen int
 	// Durations shows the time spent in a call on return lines (-T).
 	Durations bool
+	// Calls maps the index of an entry probe to that of its return twin
+	// (cmd/utap/twins.go): the text writer shows each call as one line,
+	// entry arguments and return value, as ltrace does.
+	Calls map[int]int
+	// Indent indents call lines by this many spaces per nesting level of
+	// the thread's calls (ltrace -n).
+	Indent int
+}
+
+// ender is a Writer with a line to end when the trace ends.
+type ender interface{ End() error }
+
+// End ends what w left open (a call still running) and flushes it.
+func End(w Writer) error {
+	if e, ok := w.(ender); ok {
+		return e.End()
+	}
+	return w.Flush()
 }
 
 // NoStrings is StrLen for -s 0: every non-empty string shows as `""...`,

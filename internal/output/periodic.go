@@ -52,7 +52,12 @@ func (p *PeriodicWriter) Flush() error {
 func (p *PeriodicWriter) Close() error {
 	close(p.done)
 	p.wg.Wait()
-	return p.Flush()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := End(p.w); p.err == nil {
+		p.err = err
+	}
+	return p.err
 }
 
 func (p *PeriodicWriter) loop(every time.Duration) {

@@ -4,12 +4,21 @@ import (
 	"bufio"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/utap/utap/probe"
 )
 
-// text writes one ltrace-like line per event:
+// text writes ltrace-like lines. An entry probe with a return twin
+// (Options.Calls) and its return make one line per call:
+//
+//	[pid 1234] malloc(24) = 0x55d0c8a2b2a0
+//
+// The entry is written as it comes, without its line end; when anything
+// else is written before its return, it ends " <unfinished ...>" and the
+// return comes later as "<... malloc resumed> ) = 0x55d0c8a2b2a0", as
+// ltrace shows it. Other probes have a line per event:
 //
 //	[pid 1234] work(1, 2)
 //	[pid 1234] work() = 4 <0.000012>
@@ -21,6 +30,15 @@ type text struct {
 	o    Options
 	off  time.Duration
 	line []byte
+
+	twinRets map[int]bool     // probe indexes of the return twins
+	open     map[int][]string // tid → functions entered, return not seen yet
+	pending  *pendingCall     // the entry whose line is not ended yet
+}
+
+type pendingCall struct {
+	tid int
+	fn  string
 }
 
 func newText(w io.Writer, o Options) *text {
@@ -30,11 +48,91 @@ func newText(w io.Writer, o Options) *text {
 	case o.StrLen < 0:
 		o.StrLen = 0
 	}
-	return &text{w: bufio.NewWriterSize(w, 64<<10), o: o, off: monoToWall()}
+	t := &text{w: bufio.NewWriterSize(w, 64<<10), o: o, off: monoToWall(),
+		twinRets: map[int]bool{}, open: map[int][]string{}}
+	for _, r := range o.Calls {
+		t.twinRets[r] = true
+	}
+	return t
 }
 
 func (t *text) Write(ev *probe.Event) error {
+	ret := ev.Kind == "return"
+	_, entryTwin := t.o.Calls[ev.ProbeIndex]
+	entryTwin = entryTwin && !ret
+	retTwin := ret && t.twinRets[ev.ProbeIndex]
 	b := t.line[:0]
+	if p := t.pending; retTwin && p != nil && p.tid == ev.TID && p.fn == ev.Func {
+		// The call's own return, with nothing written in between.
+		t.pending = nil
+		t.pop(ev.TID, ev.Func)
+		b = append(b, ')')
+		b = t.result(b, ev)
+		return t.flushLine(b)
+	}
+	b = t.endPending(b)
+	switch {
+	case entryTwin:
+		b = t.prefix(b, ev, len(t.open[ev.TID]))
+		t.open[ev.TID] = append(t.open[ev.TID], ev.Func)
+		b = t.call(b, ev)
+		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func}
+		t.line = b
+		_, err := t.w.Write(b)
+		return err
+	case retTwin:
+		b = t.prefix(b, ev, t.pop(ev.TID, ev.Func))
+		b = append(b, "<... "...)
+		b = append(b, name(ev)...)
+		b = append(b, " resumed> )"...)
+		b = t.result(b, ev)
+	default:
+		b = t.prefix(b, ev, len(t.open[ev.TID]))
+		b = append(t.call(b, ev), ')')
+		if ret {
+			b = t.result(b, ev)
+		} else {
+			b = append(b, '\n')
+		}
+	}
+	return t.flushLine(b)
+}
+
+func (t *text) flushLine(b []byte) error {
+	t.line = b
+	_, err := t.w.Write(b)
+	return err
+}
+
+// endPending ends the line of an entry whose return did not come next.
+func (t *text) endPending(b []byte) []byte {
+	if t.pending == nil {
+		return b
+	}
+	t.pending = nil
+	return append(b, " <unfinished ...>\n"...)
+}
+
+// pop takes fn off the thread's open calls (with any entered after it
+// whose return was never seen) and returns the depth left.
+func (t *text) pop(tid int, fn string) int {
+	calls := t.open[tid]
+	for i := len(calls) - 1; i >= 0; i-- {
+		if calls[i] == fn {
+			calls = calls[:i]
+			break
+		}
+	}
+	if len(calls) == 0 {
+		delete(t.open, tid)
+	} else {
+		t.open[tid] = calls
+	}
+	return len(calls)
+}
+
+// prefix starts a line: -tt's time, the thread, -n's indentation.
+func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
 	if t.o.WallClock {
 		wall := time.Unix(0, ev.TimeNs+int64(t.off))
 		b = wall.AppendFormat(b, "15:04:05.000000 ")
@@ -42,11 +140,22 @@ func (t *text) Write(ev *probe.Event) error {
 	b = append(b, "[pid "...)
 	b = strconv.AppendInt(b, int64(ev.TID), 10)
 	b = append(b, "] "...)
-	name := ev.Func
-	if name == "" {
-		name = ev.Probe
+	if t.o.Indent > 0 && depth > 0 {
+		b = append(b, strings.Repeat(" ", t.o.Indent*depth)...)
 	}
-	b = append(b, name...)
+	return b
+}
+
+func name(ev *probe.Event) string {
+	if ev.Func == "" {
+		return ev.Probe
+	}
+	return ev.Func
+}
+
+// call writes "name(args" (no closing parenthesis).
+func (t *text) call(b []byte, ev *probe.Event) []byte {
+	b = append(b, name(ev)...)
 	b = append(b, '(')
 	for i := range ev.Args {
 		if i > 0 {
@@ -54,24 +163,35 @@ func (t *text) Write(ev *probe.Event) error {
 		}
 		b = formatValue(b, &ev.Args[i], t.o.StrLen)
 	}
-	b = append(b, ')')
-	if ev.Kind == "return" {
-		b = append(b, " = "...)
-		if ev.Ret != nil {
-			b = formatValue(b, ev.Ret, t.o.StrLen)
-		} else {
-			b = append(b, '?')
-		}
-		if t.o.Durations && ev.DurationNs > 0 {
-			b = append(b, " <"...)
-			b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)
-			b = append(b, '>')
-		}
+	return b
+}
+
+// result writes " = value" and -T's duration, and ends the line.
+func (t *text) result(b []byte, ev *probe.Event) []byte {
+	b = append(b, " = "...)
+	if ev.Ret != nil {
+		b = formatValue(b, ev.Ret, t.o.StrLen)
+	} else {
+		b = append(b, '?')
 	}
-	b = append(b, '\n')
-	t.line = b
-	_, err := t.w.Write(b)
-	return err
+	if t.o.Durations && ev.DurationNs > 0 {
+		b = append(b, " <"...)
+		b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)
+		b = append(b, '>')
+	}
+	return append(b, '\n')
 }
 
 func (t *text) Flush() error { return t.w.Flush() }
+
+// End ends the line of a call still running when the trace ends, as
+// ltrace does, and flushes.
+func (t *text) End() error {
+	if t.pending != nil {
+		t.pending = nil
+		if _, err := t.w.WriteString(" <unfinished ...>\n"); err != nil {
+			return err
+		}
+	}
+	return t.w.Flush()
+}

@@ -16,6 +16,20 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		return quote(b, v.Str, strLen)
 	}
 	switch v.Format {
+	case probe.FormatVoid:
+		return append(b, "<void>"...)
+	case probe.FormatBool:
+		if v.Int == 0 {
+			return append(b, "false"...)
+		}
+		return append(b, "true"...)
+	case probe.FormatOctal:
+		if v.Int == 0 {
+			return append(b, '0')
+		}
+		return strconv.AppendUint(append(b, '0'), v.Int, 8)
+	case probe.FormatChar:
+		return appendChar(b, byte(v.Int))
 	case probe.FormatHex, probe.FormatPointer:
 		if v.Int == 0 && v.Format == probe.FormatPointer {
 			return append(b, "NULL"...)
@@ -74,10 +88,29 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 		return append(b, "null"...)
 	case v.IsStr:
 		return appendJSONString(b, v.Str)
+	case v.Format == probe.FormatVoid:
+		return append(b, "null"...)
+	case v.Format == probe.FormatBool:
+		return formatValue(b, v, 0)
+	case v.Format == probe.FormatOctal || v.Format == probe.FormatChar:
+		return strconv.AppendUint(b, v.Int, 10)
 	case v.Format == probe.FormatHex || v.Format == probe.FormatPointer:
 		b = append(b, `"0x`...)
 		b = strconv.AppendUint(b, v.Int, 16)
 		return append(b, '"')
 	}
 	return formatValue(b, v, 0)
+}
+
+// appendChar shows a character as ltrace does: 'a', '\n', '\0'.
+func appendChar(b []byte, c byte) []byte {
+	q := quote(nil, string([]byte{c}), 1)
+	if c == '\'' {
+		q = []byte(`"\'"`)
+	} else if c == '"' {
+		q = []byte(`"""`)
+	}
+	b = append(b, '\'')
+	b = append(b, q[1:len(q)-1]...)
+	return append(b, '\'')
 }
