@@ -29,7 +29,7 @@ func traceFlags() []cli.Flag {
 		&cli.StringFlag{Name: "probes", Usage: "read specs from `FILE`, one a line, # comments"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "engine: auto, ptrace or uprobe"},
 		&cli.StringFlag{Name: "o", Usage: "write events to `FILE` instead of stderr"},
-		&cli.StringFlag{Name: "format", Value: "text", Usage: "text (ltrace-like lines) or json (JSON lines)"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "text (ltrace-like lines), json (JSON lines) or perfetto (a timeline for ui.perfetto.dev, with -o FILE)"},
 		&cli.BoolFlag{Name: "tt", Usage: "prefix lines with the wall-clock time, microseconds"},
 		&cli.IntFlag{Name: "s", Value: output.DefaultStrLen, Usage: "show at most `N` bytes of each string"},
 		&cli.BoolFlag{Name: "T", Usage: "show the time spent in each call on return lines"},

@@ -60,13 +60,16 @@ func monoToWall() time.Duration {
 	return time.Duration(time.Now().UnixNano() - ts.Nano())
 }
 
-// New returns the writer for format ("text" or "json") on w.
+// New returns the writer for format ("text", "json" or "perfetto": Chrome
+// trace-event JSON for ui.perfetto.dev) on w.
 func New(format string, w io.Writer, o Options) (Writer, error) {
 	switch format {
 	case "", "text":
 		return newText(w, o), nil
 	case "json":
 		return newJSON(w), nil
+	case "perfetto":
+		return newPerfetto(w, o), nil
 	}
 	return nil, &FormatError{Format: format}
 }
@@ -75,5 +78,5 @@ func New(format string, w io.Writer, o Options) (Writer, error) {
 type FormatError struct{ Format string }
 
 func (e *FormatError) Error() string {
-	return "unknown output format \"" + e.Format + "\" (use text or json)"
+	return "unknown output format \"" + e.Format + "\" (use text, json or perfetto)"
 }
