@@ -39,6 +39,14 @@ type Target struct {
 	// Tally and emits every event as usual.
 	Tally bool
 
+	// StackDepth > 0 asks for the user stack of every event (-k,
+	// --stack-depth): at most StackDepth return addresses in
+	// Event.Stack, Addr only (the CLI symbolizes). The ptrace engine
+	// unwinds with DWARF CFI (frame pointers where no FDE covers a pc);
+	// the uprobe engine takes the kernel's frame-pointer walk
+	// (bpf_get_stack), which stops early in code built without them.
+	StackDepth int
+
 	// Resolve re-resolves the probes for a process image, used after exec
 	// (and by the ptrace engine once the loader has mapped libraries).
 	Resolve func(pid int) ([]Site, error)

@@ -12,6 +12,9 @@ type Event struct {
 	Args       []Value `json:"args"`
 	Ret        *Value  `json:"ret"`         // return probes only
 	DurationNs int64   `json:"duration_ns"` // return probes only; 0 when unknown
+	// Stack is the user stack at the probe, innermost first, the probed
+	// pc first (-k, Target.StackDepth); nil when not asked for.
+	Stack []Frame `json:"stack,omitempty"`
 
 	ProbeIndex int `json:"-"` // index into the engine's probe list
 }

@@ -328,6 +328,7 @@ func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
 func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	env := tr.hitEnvFor(th, regs)
 	var now int64
+	defer tr.withStack(th, regs, len(tr.pending))
 	for _, sp := range bp.sites {
 		ev := tr.newEvent(th, sp, env, "entry")
 		if ev == nil {

@@ -91,6 +91,7 @@ func (tr *tracer) rescan(th *thread) {
 	if err != nil {
 		return
 	}
+	tr.unwinder.Maps.Forget(p.pid)
 	now := execObjects(ms)
 	fresh := map[object]bool{}
 	for o := range now {

@@ -326,6 +326,7 @@ func (tr *tracer) exec(th *thread) {
 		return
 	}
 	p.mem = mem
+	tr.unwinder.Maps.Forget(p.pid)
 	p.bps, p.slots, p.removed, p.areas = map[uint64]*breakpoint{}, map[uint64]*breakpoint{}, map[uint64]bool{}, nil
 	p.armed = false
 	p.tramp, p.groups, p.calls, p.inherit, th.shadow = 0, nil, nil, nil, nil

@@ -134,6 +134,7 @@ func (tr *tracer) returnAt(th *thread, regs *unix.PtraceRegs) error {
 // the registers at the return.
 func (tr *tracer) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64) {
 	env := tr.hitEnvFor(th, regs)
+	defer tr.withStack(th, regs, len(tr.pending))
 	for _, sp := range g.sites {
 		if ev := tr.newEvent(th, sp, env, "return"); ev != nil {
 			ev.TimeNs, ev.DurationNs = now, dur

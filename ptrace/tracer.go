@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/ustack"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 )
@@ -36,6 +37,8 @@ type tracer struct {
 	env     hitEnv         // reused at every hit
 	pending []*probe.Event // reported, emitted once the thread runs on
 	poll    poller
+	// unwinder walks user stacks for -k (stack.go).
+	unwinder ustack.Unwinder
 }
 
 // process is one traced address space (a thread group).

@@ -78,7 +78,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
-	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(),
+	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
 		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil}
 	if t.Tally {
 		c.ringSize = os.Getpagesize() // unused: counts stay in maps

@@ -78,6 +78,9 @@ type config struct {
 	key  callKey
 	// tally counts in place instead of sending records (tally.go).
 	tally bool
+	// stack > 0: records end with the user stack, at most this many
+	// frames (-k, stack.go).
+	stack int
 }
 
 // program is the generated code for one site, with its record layout.
@@ -85,6 +88,9 @@ type program struct {
 	insns  asm.Instructions
 	fields []field
 	size   int
+	// stackOff is where the user stack starts in the record, 0 for none;
+	// stackLen its buffer's size in bytes (stack.go).
+	stackOff, stackLen int
 }
 
 // compile generates the probe program of s: filter on tgid (when
@@ -117,6 +123,9 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		p.fields = append(p.fields, fl)
 	}
 
+	if !c.tally {
+		reserveStack(p, c.stack)
+	}
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	g.filterTgid(m)
 	if c.kind == probe.Return {
@@ -172,6 +181,7 @@ func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 			return fmt.Errorf("fetch %s: %w", f.Text, err)
 		}
 	}
+	g.storeStack(p)
 	// Waking the reader for every record costs a context switch per event;
 	// records wait for its next poll unless the ring is filling up.
 	quiet := g.label()

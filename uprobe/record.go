@@ -68,5 +68,6 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 		}
 		ev.Args[i] = v
 	}
+	ev.Stack = decodeStack(raw, p)
 	return nil
 }

@@ -51,6 +51,7 @@ type specConfig struct {
 	multi    bool  // uprobe_multi links
 	v4       bool  // signed division in the ISA
 	rd       reads // how programs read tracee memory
+	stack    int   // -k: frames of user stack per record (stack.go)
 }
 
 // placement is one kernel probe: a spot of a site, with its program.
@@ -151,7 +152,7 @@ func (s *Spec) addSites(sites []probe.Site, plans []plan) error {
 		if site.Spec.Kind == probe.Return && m.times == "" {
 			return fail(site, fmt.Errorf("%w: a return probe in a new image of a trace that had none", ErrUnsupported))
 		}
-		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally})
+		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, stack: c.stack})
 		if err != nil {
 			return fail(site, err)
 		}

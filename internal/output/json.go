@@ -48,6 +48,7 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 	}
 	b = append(b, `,"duration_ns":`...)
 	b = strconv.AppendInt(b, ev.DurationNs, 10)
+	b = appendJSONStack(b, ev.Stack)
 	b = append(b, "}\n"...)
 	j.line = b
 	_, err := j.w.Write(b)
