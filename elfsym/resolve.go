@@ -3,9 +3,11 @@
 package elfsym
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/utap/utap/probe"
 )
@@ -14,26 +16,64 @@ import (
 // site is an error naming it. Probe (the index into specs) is set on each
 // site. Every Site.Addr is checked to be an instruction boundary.
 func Resolve(specs []*probe.Spec, t Target) ([]probe.Site, error) {
+	sites, _, err := ResolveNotes(specs, t)
+	return sites, err
+}
+
+// ResolveNotes is Resolve, with notices of what it left out: a spec
+// matching several functions (C++ overloads, a glob) is bound to each by
+// that function's own parameter names, and the functions lacking a name it
+// uses are skipped, one notice per spec. It is an error only when none has
+// the name.
+func ResolveNotes(specs []*probe.Spec, t Target) ([]probe.Site, []string, error) {
 	ld, err := newLoader(t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer ld.close()
 	var sites []probe.Site
+	var notes []string
 	for i, spec := range specs {
 		s, err := ld.resolve(spec)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		kept := s[:0]
+		var skipped []string
+		var firstErr error
 		for j := range s {
 			s[j].Spec, s[j].Probe = spec, i
 			if err := s[j].Bind(); err != nil {
-				return nil, fmt.Errorf("spec %q: %w", spec.Text, err)
+				if len(s) == 1 || !errors.Is(err, probe.ErrNoParam) {
+					return nil, nil, fmt.Errorf("spec %q: %w", spec.Text, err)
+				}
+				if firstErr == nil {
+					firstErr = err
+				}
+				skipped = append(skipped, skippedName(s[j]))
+				continue
 			}
+			kept = append(kept, s[j])
 		}
-		sites = append(sites, s...)
+		if len(kept) == 0 {
+			return nil, nil, fmt.Errorf("%w (none of its %d functions has it)", firstErr, len(s))
+		}
+		if len(skipped) > 0 {
+			notes = append(notes, fmt.Sprintf("spec %q: %d of %d functions skipped, without the parameter names it uses: %s",
+				spec.Text, len(skipped), len(s), strings.Join(skipped, ", ")))
+		}
+		sites = append(sites, kept...)
 	}
-	return sites, nil
+	return sites, notes, nil
+}
+
+// skippedName names a site in a notice: its function, with its parameters
+// when known (overloads share a name).
+func skippedName(s probe.Site) string {
+	if len(s.Params) == 0 {
+		return s.Func
+	}
+	return s.Func + "(" + strings.Join(s.Params, ", ") + ")"
 }
 
 func (ld *loader) resolve(spec *probe.Spec) ([]probe.Site, error) {

@@ -24,7 +24,7 @@ import (
 
 // traceFlags are shared by run and attach.
 func traceFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "e", Usage: "probe `SPEC` (repeatable), e.g. -e 'libc:malloc(arg1)' -e 'return:work'"},
 		&cli.StringFlag{Name: "probes", Usage: "read specs from `FILE`, one a line, # comments"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "engine: auto, ptrace or uprobe"},
@@ -41,7 +41,8 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
-	}
+		stackFlag, stackDepthFlag, // -k (stack.go)
+	}, ltraceFlags()...)
 }
 
 func runCommand() *cli.Command {
@@ -53,7 +54,8 @@ func runCommand() *cli.Command {
 			"   stderr (or -o FILE). Examples:\n" +
 			"   utap run -e 'work(arg1, arg2)' -- ./myprog\n" +
 			"   utap run -e 'libc:open(str(arg1), arg2:x)' -e 'return:libc:open(ret)' -- cat /etc/hostname\n" +
-			"   utap run --backend ptrace -f -e 'libc:malloc(arg1) if arg1 > 4096' -- make",
+			"   utap run --backend ptrace -f -e 'libc:malloc(arg1) if arg1 > 4096' -- make\n" +
+			"   utap run -E 'malloc+free@libc.so*' -x 'work*' -tt -- ./myprog     ltrace's filters (--ltrace-e, -x, -l)",
 		Flags:  traceFlags(),
 		Action: func(c *cli.Context) error { return trace(c, false) },
 	}
@@ -81,7 +83,7 @@ func trace(c *cli.Context, attach bool) error {
 	if n := btoi(c.Bool("c")) + btoi(c.Bool("C")) + btoi(c.Bool("count-only")); n > 1 {
 		return fmt.Errorf("-c, -C and --count-only are exclusive: -c times calls, -C also prints the events, --count-only only counts")
 	}
-	specs, err := readSpecs(c)
+	specs, rs, err := readAllSpecs(c)
 	if err != nil {
 		return err
 	}
@@ -126,13 +128,16 @@ func trace(c *cli.Context, attach bool) error {
 		t.Stdin, t.Stdout, t.Stderr = os.Stdin, os.Stdout, os.Stderr
 	}
 	t.Follow = c.Bool("f")
+	if t.StackDepth, err = stackDepth(c); err != nil {
+		return err
+	}
 
-	sites, err := resolveAll(specs, resolveTarget, t.PIDs)
+	sites, err := resolveAll(rs, specs, resolveTarget, t.PIDs)
 	if err != nil {
 		return err
 	}
 	t.Resolve = func(pid int) ([]probe.Site, error) {
-		return elfsym.Resolve(specs, elfsym.Target{PID: pid})
+		return rs.resolve(specs, elfsym.Target{PID: pid})
 	}
 
 	backend, why, err := chooseBackend(c.String("backend"), sites)
@@ -145,6 +150,9 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	if info != nil && why != "" {
 		info(why)
+	}
+	for _, n := range rs.takeNotes() {
+		fmt.Fprintf(os.Stderr, "utap: %s\n", n) // what the trace leaves out: said even with -q
 	}
 	for _, u := range untimed {
 		if info != nil {
@@ -160,7 +168,7 @@ func trace(c *cli.Context, attach bool) error {
 	defer closeOut()
 	fw, err := output.New(c.String("format"), out, output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
-		Calls: calls, Indent: c.Int("n"),
+		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c, sites),
 	})
 	if err != nil {
 		return err
@@ -201,6 +209,7 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	untyped := emit
 	emit = func(ev *probe.Event) { typed(ev); untyped(ev) }
+	emit = symbolized(emit, t.StackDepth)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""
 	if fb := fallback(auto, backend, err); fb != nil {
@@ -255,14 +264,14 @@ func trace(c *cli.Context, attach bool) error {
 
 // resolveAll resolves specs against the executable, or against every
 // attached process (they may run different programs).
-func resolveAll(specs []*probe.Spec, t elfsym.Target, pids []int) ([]probe.Site, error) {
+func resolveAll(rs *resolver, specs []*probe.Spec, t elfsym.Target, pids []int) ([]probe.Site, error) {
 	if len(pids) <= 1 {
-		return elfsym.Resolve(specs, t)
+		return rs.resolve(specs, t)
 	}
 	var all []probe.Site
 	seen := map[[2]any]bool{}
 	for _, pid := range pids {
-		sites, err := elfsym.Resolve(specs, elfsym.Target{PID: pid})
+		sites, err := rs.resolve(specs, elfsym.Target{PID: pid})
 		if err != nil {
 			return nil, err
 		}

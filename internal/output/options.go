@@ -25,7 +25,24 @@ type Options struct {
 	// Indent indents call lines by this many spaces per nesting level of
 	// the thread's calls (ltrace -n).
 	Indent int
+	// Clock is the time stamp of text lines besides WallClock (-tt):
+	// ClockTimeOfDay (-t), ClockEpoch (-ttt) or ClockRelative (-r), which
+	// wins over the others as in ltrace.
+	Clock Clock
+	// Addr, when set, gives the address shown as [0x...] after the thread
+	// on text lines (ltrace -i): the CLI's link-time address of the probe.
+	Addr func(*probe.Event) (uint64, bool)
 }
+
+// Clock is a text line's time stamp (ltrace -t, -ttt, -r).
+type Clock uint8
+
+const (
+	ClockNone      Clock = iota
+	ClockTimeOfDay       // 15:04:05 (-t)
+	ClockEpoch           // 1700000000.123456 (-ttt)
+	ClockRelative        // seconds since the previous line, 0.000123 (-r)
+)
 
 // ender is a Writer with a line to end when the trace ends.
 type ender interface{ End() error }

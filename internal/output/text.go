@@ -2,6 +2,7 @@ package output
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ type text struct {
 	o    Options
 	off  time.Duration
 	line []byte
+	last int64 // the time of the previous line, for -r
 
 	twinRets map[int]bool     // probe indexes of the return twins
 	open     map[int][]string // tid → functions entered, return not seen yet
@@ -37,8 +39,9 @@ type text struct {
 }
 
 type pendingCall struct {
-	tid int
-	fn  string
+	tid   int
+	fn    string
+	stack []probe.Frame // -k: shown once the line ends
 }
 
 func newText(w io.Writer, o Options) *text {
@@ -68,6 +71,7 @@ func (t *text) Write(ev *probe.Event) error {
 		t.pop(ev.TID, ev.Func)
 		b = append(b, ')')
 		b = t.result(b, ev)
+		b = appendStack(b, p.stack)
 		return t.flushLine(b)
 	}
 	b = t.endPending(b)
@@ -76,7 +80,7 @@ func (t *text) Write(ev *probe.Event) error {
 		b = t.prefix(b, ev, len(t.open[ev.TID]))
 		t.open[ev.TID] = append(t.open[ev.TID], ev.Func)
 		b = t.call(b, ev)
-		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func}
+		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack}
 		t.line = b
 		_, err := t.w.Write(b)
 		return err
@@ -95,6 +99,7 @@ func (t *text) Write(ev *probe.Event) error {
 			b = append(b, '\n')
 		}
 	}
+	b = appendStack(b, ev.Stack)
 	return t.flushLine(b)
 }
 
@@ -109,8 +114,9 @@ func (t *text) endPending(b []byte) []byte {
 	if t.pending == nil {
 		return b
 	}
+	p := t.pending
 	t.pending = nil
-	return append(b, " <unfinished ...>\n"...)
+	return appendStack(append(b, " <unfinished ...>\n"...), p.stack)
 }
 
 // pop takes fn off the thread's open calls (with any entered after it
@@ -133,13 +139,30 @@ func (t *text) pop(tid int, fn string) int {
 
 // prefix starts a line: -tt's time, the thread, -n's indentation.
 func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
-	if t.o.WallClock {
-		wall := time.Unix(0, ev.TimeNs+int64(t.off))
+	wall := time.Unix(0, ev.TimeNs+int64(t.off))
+	switch {
+	case t.o.Clock == ClockRelative:
+		var d int64
+		if t.last != 0 {
+			d = max(ev.TimeNs-t.last, 0)
+		}
+		t.last = ev.TimeNs
+		b = fmt.Appendf(b, "%3d.%06d ", d/1e9, d%1e9/1e3)
+	case t.o.Clock == ClockEpoch:
+		b = fmt.Appendf(b, "%d.%06d ", wall.Unix(), wall.Nanosecond()/1e3)
+	case t.o.WallClock:
 		b = wall.AppendFormat(b, "15:04:05.000000 ")
+	case t.o.Clock == ClockTimeOfDay:
+		b = wall.AppendFormat(b, "15:04:05 ")
 	}
 	b = append(b, "[pid "...)
 	b = strconv.AppendInt(b, int64(ev.TID), 10)
 	b = append(b, "] "...)
+	if t.o.Addr != nil {
+		if a, ok := t.o.Addr(ev); ok {
+			b = fmt.Appendf(b, "[%#x] ", a)
+		}
+	}
 	if t.o.Indent > 0 && depth > 0 {
 		b = append(b, strings.Repeat(" ", t.o.Indent*depth)...)
 	}
@@ -187,9 +210,9 @@ func (t *text) Flush() error { return t.w.Flush() }
 // End ends the line of a call still running when the trace ends, as
 // ltrace does, and flushes.
 func (t *text) End() error {
-	if t.pending != nil {
+	if p := t.pending; p != nil {
 		t.pending = nil
-		if _, err := t.w.WriteString(" <unfinished ...>\n"); err != nil {
+		if _, err := t.w.Write(appendStack([]byte(" <unfinished ...>\n"), p.stack)); err != nil {
 			return err
 		}
 	}

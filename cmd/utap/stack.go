@@ -1,0 +1,53 @@
+//go:build linux && amd64
+
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/probe"
+)
+
+// -k and --stack-depth: each event carries the user stack at the probe
+// (strace -k, ltrace -w N, bpftrace's ustack), asked of the engine as
+// probe.Target.StackDepth and named here, in one place for both engines.
+var (
+	stackFlag      = &cli.BoolFlag{Name: "k", Usage: "show the user stack at each probe, innermost first (strace -k): function+offset, object, file:line when DWARF has it"}
+	stackDepthFlag = &cli.IntFlag{Name: "stack-depth", Value: probe.DefaultStackDepth, Usage: "with -k, show at most `N` frames"}
+)
+
+// stackDepth is Target.StackDepth for the command line: 0 without -k.
+func stackDepth(c *cli.Context) (int, error) {
+	if !c.Bool("k") {
+		if c.IsSet("stack-depth") {
+			return 0, fmt.Errorf("--stack-depth goes with -k")
+		}
+		return 0, nil
+	}
+	n := c.Int("stack-depth")
+	if n < 1 || n > maxStackDepth {
+		return 0, fmt.Errorf("--stack-depth %d: give 1 to %d frames", n, maxStackDepth)
+	}
+	return n, nil
+}
+
+// maxStackDepth bounds --stack-depth: the uprobe engine's record holds
+// the stack (bpf_get_stack), and the kernel's own limit is 127
+// (kernel.perf_event_max_stack).
+const maxStackDepth = 127
+
+// symbolized names the frames of each event's stack before emit writes it.
+func symbolized(emit func(*probe.Event), depth int) func(*probe.Event) {
+	if depth <= 0 {
+		return emit
+	}
+	var sym elfsym.Symbolizer
+	return func(ev *probe.Event) {
+		if len(ev.Stack) > 0 {
+			sym.Symbolize(ev.PID, ev.Stack)
+		}
+		emit(ev)
+	}
+}

@@ -1,0 +1,140 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/internal/fixture"
+)
+
+// ltraceRun runs `utap run --backend B -q ARGS -- argv` on every backend,
+// checks the command ran as untraced, and hands check the event lines.
+func ltraceRun(t *testing.T, argv []string, args []string, check func(t *testing.T, lines []string, stderr string)) {
+	t.Helper()
+	stdout, code := untraced(t, argv)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			out := filepath.Join(t.TempDir(), "events")
+			all := append(append([]string{"run", "--backend", b.name, "-q", "-o", out}, args...), "--")
+			r := utap(t, append(all, argv...)...)
+			if r.code != code || r.stdout != stdout {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and %q", r.code, r.stdout, r.stderr, code, stdout)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events := strings.TrimSuffix(string(data), "\n")
+			var lines []string
+			if events != "" {
+				lines = strings.Split(events, "\n")
+			}
+			check(t, lines, r.stderr)
+		})
+	}
+}
+
+func wantMatches(t *testing.T, lines []string, res ...string) {
+	t.Helper()
+	if len(lines) != len(res) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(res), strings.Join(lines, "\n"))
+	}
+	for i, re := range res {
+		if !regexp.MustCompile(re).MatchString(lines[i]) {
+			t.Errorf("line %q does not match %s", lines[i], re)
+		}
+	}
+}
+
+// TestCLILtraceX: -x GLOB is the spec GLOB in the executable; -i shows
+// the function's link-time address after the pid.
+func TestCLILtraceX(t *testing.T) {
+	argv := []string{etWork(t), "args"}
+	ltraceRun(t, argv, []string{"-x", "work*", "-i"}, func(t *testing.T, lines []string, _ string) {
+		a := `\[pid \d+\] \[(0x[0-9a-f]+)\] `
+		wantMatches(t, lines, a+`work\(1, 2\) = 3$`, a+`work\(3, 4\) = 7$`, a+`work\(5, 6\) = 11$`, a+`work\(4, 3\) = 7$`, a+`work2\(5\) = 15$`)
+		addr := regexp.MustCompile(`\[(0x[0-9a-f]+)\]`)
+		if len(lines) == 5 {
+			w, w2 := addr.FindString(lines[0]), addr.FindString(lines[4])
+			if addr.FindString(lines[3]) != w || w == w2 {
+				t.Errorf("work at %s and %s, work2 at %s: want one address per function", w, addr.FindString(lines[3]), w2)
+			}
+		}
+	})
+}
+
+// TestCLILtraceFilter: --ltrace-e's rules: SYM (the program's calls
+// through its PLT), + and -, SYM@LIB in the library.
+func TestCLILtraceFilter(t *testing.T) {
+	argv := []string{etWork(t), "args"}
+	t.Run("plt", func(t *testing.T) {
+		ltraceRun(t, argv, []string{"--ltrace-e", "strlen+printf-printf"}, func(t *testing.T, lines []string, _ string) {
+			wantMatches(t, lines, `^\[pid \d+\] strlen@plt\("hello"\) = 5$`, `^\[pid \d+\] strlen@plt\("world"\) = 5$`)
+		})
+	})
+	t.Run("lib", func(t *testing.T) {
+		// -E is --ltrace-e; libc's own strlen is an IFUNC's implementation.
+		ltraceRun(t, argv, []string{"-E", "printf@libc.so*"}, func(t *testing.T, lines []string, _ string) {
+			wantMatches(t, lines, `^\[pid \d+\] printf\("args %ld\\n"`)
+		})
+	})
+	r := utap(t, "run", "--ltrace-e", "/mal+/", "--", "true")
+	oneErrorLine(t, r, "--ltrace-e", "regular expressions (/re/) are not supported")
+	r = utap(t, "run", "--ltrace-e", "malloc@lib*", "--", "true")
+	oneErrorLine(t, r, `library pattern "lib*"`)
+}
+
+// TestCLILtraceL: -l LIB probes every function of the library.
+func TestCLILtraceL(t *testing.T) {
+	lib := etCtorLib(t)
+	ltraceRun(t, []string{etCtorMain(t)}, []string{"-l", lib}, func(t *testing.T, lines []string, _ string) {
+		var hello []string
+		for _, l := range lines {
+			if strings.Contains(l, "et_ctor_hello(") {
+				hello = append(hello, l)
+			}
+		}
+		wantMatches(t, hello, `et_ctor_hello\(0x7, `, `et_ctor_hello\(0x8, `)
+	})
+	r := utap(t, "run", "-l", "lib*", "--", "true")
+	oneErrorLine(t, r, `-l "lib*"`)
+}
+
+// TestCLILtraceClocks: -t, -ttt and -r stamp the lines as ltrace does.
+func TestCLILtraceClocks(t *testing.T) {
+	argv := []string{etWork(t), "args"}
+	for _, c := range []struct{ flag, re string }{
+		{"-t", `^\d\d:\d\d:\d\d \[pid \d+\] work\(`},
+		{"-ttt", `^\d{10}\.\d{6} \[pid \d+\] work\(`},
+		{"-r", `^ +\d+\.\d{6} \[pid \d+\] work\(`},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			ltraceRun(t, argv, []string{c.flag, "-e", "work"}, func(t *testing.T, lines []string, _ string) {
+				wantMatches(t, lines, c.re, c.re, c.re, c.re)
+				if c.flag == "-r" && len(lines) > 0 && !strings.HasPrefix(lines[0], "  0.000000 ") {
+					t.Errorf("-r: first line %q, want 0.000000", lines[0])
+				}
+			})
+		})
+	}
+}
+
+// TestCLICxxOverloadParams: a parameter name binds each overload by its
+// own names; overloads without it are skipped with a notice.
+func TestCLICxxOverloadParams(t *testing.T) {
+	bin := fixture.C(t, "et_cxx.cc", "-O1", "-g")
+	ltraceRun(t, []string{bin}, []string{"-e", "app::Server::handle(y)"}, func(t *testing.T, lines []string, stderr string) {
+		wantMatches(t, lines, `^\[pid \d+\] app::Server::handle\(3\)`)
+		if !strings.Contains(stderr, "1 of 2 functions skipped") || !strings.Contains(stderr, "app::Server::handle(this, x)") {
+			t.Errorf("stderr %q: want the skipped overload named, even with -q", stderr)
+		}
+	})
+	r := utap(t, "run", "-e", "app::Server::handle(z)", "--", bin)
+	oneErrorLine(t, r, `"z" is not a parameter`, "none of its 2 functions")
+}

@@ -1,0 +1,59 @@
+package output
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/probe"
+)
+
+// TestTextClocks: -t, -ttt and -r stamp each line as ltrace does, -i adds
+// the address after the thread.
+func TestTextClocks(t *testing.T) {
+	addr := func(ev *probe.Event) (uint64, bool) {
+		if ev.Func == "work" {
+			return 0x1139, true
+		}
+		return 0, false
+	}
+	for _, c := range []struct {
+		name string
+		o    Options
+		want []string // a regexp per line
+	}{
+		{"-t", Options{Clock: ClockTimeOfDay}, []string{`^\d\d:\d\d:\d\d \[pid 11\] work\(`, `^\d\d:\d\d:\d\d \[pid 10\] open\(`, `^\d\d:\d\d:\d\d \[pid 10\] work\(`}},
+		{"-tt", Options{WallClock: true, Clock: ClockTimeOfDay}, []string{`^\d\d:\d\d:\d\d\.\d{6} \[pid 11\]`, `^\d\d:\d\d:\d\d\.\d{6} `, `^\d\d:\d\d:\d\d\.\d{6} `}},
+		{"-ttt", Options{Clock: ClockEpoch}, []string{`^\d{10}\.\d{6} \[pid 11\]`, `^\d{10}\.\d{6} `, `^\d{10}\.\d{6} `}},
+		// events() are 1 ns apart
+		{"-r", Options{Clock: ClockRelative}, []string{`^  0\.000000 \[pid 11\]`, `^  0\.000000 \[pid 10\]`, `^  0\.000000 \[pid 10\]`}},
+		{"-i", Options{Addr: addr}, []string{`^\[pid 11\] \[0x1139\] work\(`, `^\[pid 10\] open\(`, `^\[pid 10\] \[0x1139\] work\(`}},
+	} {
+		got := strings.Split(strings.TrimSuffix(write(t, "text", c.o), "\n"), "\n")
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %d lines, want %d:\n%s", c.name, len(got), len(c.want), strings.Join(got, "\n"))
+			continue
+		}
+		for i, re := range c.want {
+			if !regexp.MustCompile(re).MatchString(got[i]) {
+				t.Errorf("%s: line %q does not match %s", c.name, got[i], re)
+			}
+		}
+	}
+}
+
+// TestTextRelative: -r is the time since the previous line.
+func TestTextRelative(t *testing.T) {
+	var b strings.Builder
+	w := newText(&b, Options{Clock: ClockRelative})
+	for _, ns := range []int64{5e9, 5e9 + 1500e3, 7e9 + 1500e3} {
+		if err := w.Write(&probe.Event{TimeNs: ns, TID: 1, Func: "f", Kind: "entry"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	want := "  0.000000 [pid 1] f()\n  0.001500 [pid 1] f()\n  2.000000 [pid 1] f()\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
