@@ -275,7 +275,7 @@ func holdSignals(th *thread, st *stepping) {
 	if st.masked {
 		return
 	}
-	if m, err := proc.GetSigmask(th.tid); err == nil && proc.SetSigmask(th.tid, m|^proc.Synchronous) == nil {
+	if m, err := proc.BlockAsync(th.tid); err == nil {
 		st.mask, st.masked = m, true
 	}
 }

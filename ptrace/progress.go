@@ -48,15 +48,15 @@ func (th *thread) stuck(rip uint64, runs int) bool {
 // before it is delivered; false if th's mask cannot be changed (deliver
 // at once, then).
 func stepFirst(th *thread, si *proc.Siginfo) bool {
-	m, err := proc.GetSigmask(th.tid)
-	if err != nil || proc.SetSigmask(th.tid, m|^proc.Synchronous) != nil {
+	m, err := proc.BlockAsync(th.tid)
+	if err != nil {
 		return false
 	}
 	th.held, th.sigRuns = &heldSignal{si: *si, mask: m}, 0
 	return true
 }
 
-// releaseHeld ends th's held state at its next stop: the mask goes back,
+// releaseSignal ends th's held state at its next stop: the mask goes back,
 // and the signal is delivered now if this stop is the step's own trap, or
 // queued again otherwise (another stop came first: a breakpoint, an event).
 // It reports whether the stop was the step's trap.

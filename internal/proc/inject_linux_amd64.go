@@ -17,6 +17,16 @@ var syscallCode, udCode = []byte{0x0f, 0x05, 0xcc}, []byte{0x0f, 0x05, 0x0f, 0x0
 const Synchronous uint64 = 1<<(unix.SIGTRAP-1) | 1<<(unix.SIGILL-1) | 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) |
 	1<<(unix.SIGFPE-1) | 1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1)
 
+// BlockAsync blocks stopped tid's asynchronous signals (all but
+// Synchronous) and returns its mask as it was, to put back.
+func BlockAsync(tid int) (uint64, error) {
+	mask, err := GetSigmask(tid)
+	if err == nil {
+		err = SetSigmask(tid, mask|^Synchronous)
+	}
+	return mask, err
+}
+
 // ErrGone: the thread exited while running an injected system call.
 var ErrGone = errors.New("process exited")
 
@@ -66,10 +76,7 @@ func (in Injection) Syscall(nr uint64, args ...uint64) (uint64, error) {
 	// resume without ever running the call. The ones the call's own code
 	// raises stay as the program has them (a forced signal that is blocked
 	// resets its handler).
-	mask, err := GetSigmask(in.Tid)
-	if err == nil {
-		err = SetSigmask(in.Tid, mask|^Synchronous)
-	}
+	mask, err := BlockAsync(in.Tid)
 	if err != nil {
 		return 0, gone(err)
 	}
