@@ -320,15 +320,7 @@ func attachThenSignal(t *testing.T, backend string, sig syscall.Signal, code int
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	defer cmd.Process.Kill()
-	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		data, _ := os.ReadFile(out)
-		if bytes.Count(data, []byte("\n")) >= 3 {
-			break
-		}
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("no events after 10s; stderr %q", stderr.String())
-		}
-	}
+	waitEvents(t, out, &stderr)
 	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
@@ -531,50 +523,18 @@ func TestCLISummaryWithEvents(t *testing.T) {
 // command: utap exits 129 and the command runs on, untraced, not a zombie
 // nor stopped.
 func TestCLIRunHangUp(t *testing.T) {
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	bin := etWork(t)
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			b.need(t)
-			out := filepath.Join(t.TempDir(), "events")
-			cmd := exec.Command(utapBin, "run", "-q", "--backend", b.name, "-o", out, "-e", "work(arg1)", "--", bin, "loop")
-			// Not StdoutPipe: Wait would close it, and the command lives on.
-			stdout, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdout.Close()
-			cmd.Stdout = w
-			err = cmd.Start()
-			w.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			lines := bufio.NewScanner(stdout)
-			if !lines.Scan() || lines.Text() != "ready" {
-				t.Fatalf("the command said %q, want ready", lines.Text())
-			}
-			child := descendant(t, cmd.Process.Pid, bin)
-			defer syscall.Kill(child, syscall.SIGKILL)
-			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			r := runLoop(t, b.name)
+			if err := r.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 				t.Fatal(err)
 			}
 			var ee *exec.ExitError
-			if err := cmd.Wait(); !errors.As(err, &ee) || exitCode(ee.ProcessState) != 129 {
+			if err := r.cmd.Wait(); !errors.As(err, &ee) || exitCode(ee.ProcessState) != 129 {
 				t.Errorf("utap after SIGHUP: %v, want exit 129", err)
 			}
-			for i := 0; i < 2; i++ { // ticks keep coming: it runs on
-				if !lines.Scan() || !strings.HasPrefix(lines.Text(), "tick") {
-					t.Fatalf("the command said %q after the trace, want ticks", lines.Text())
-				}
-			}
-			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
-			if f := strings.Fields(string(st)); len(f) < 3 || (f[2] != "S" && f[2] != "R") {
-				t.Errorf("the command's state after the trace: %q", st)
-			}
+			r.runsOn(t)
 		})
 	}
 }

@@ -49,51 +49,90 @@ func TestCLIKilledRun(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			b.need(t)
-			if buildErr != nil {
-				t.Fatal(buildErr)
-			}
-			bin := etWork(t)
-			out := filepath.Join(t.TempDir(), "events")
-			cmd := exec.Command(utapBin, "run", "-q", "--backend", b.name, "-o", out, "-e", "work(arg1)", "--", bin, "loop")
-			stdout, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stdout.Close()
-			cmd.Stdout = w
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			err = cmd.Start()
-			w.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			lines := bufio.NewScanner(stdout)
-			if !lines.Scan() || lines.Text() != "ready" {
-				t.Fatalf("the command said %q, want ready", lines.Text())
-			}
-			child := descendant(t, cmd.Process.Pid, bin)
-			defer syscall.Kill(child, syscall.SIGKILL)
-			waitEvents(t, out, &stderr)
-			waitGone(t, killSupervisor(t, cmd))
-			for i := 0; i < 2; i++ { // ticks keep coming: it runs on
-				if !lines.Scan() || !strings.HasPrefix(lines.Text(), "tick") {
-					t.Fatalf("the command said %q after the trace, want ticks", lines.Text())
-				}
-			}
-			if n := statusField(t, child, "TracerPid"); n != "0" {
+			r := runLoop(t, b.name)
+			waitEvents(t, r.out, r.stderr)
+			waitGone(t, killSupervisor(t, r.cmd))
+			r.runsOn(t)
+			if n := statusField(t, r.child, "TracerPid"); n != "0" {
 				t.Errorf("the command is still traced by %s", n)
-			}
-			if st := statusField(t, child, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
-				t.Errorf("the command's state after the trace: %q", st)
 			}
 		})
 	}
 }
 
+// loopRun is `utap run` of et_work's loop mode, its command's output read
+// line by line.
+type loopRun struct {
+	cmd    *exec.Cmd
+	lines  *bufio.Scanner
+	child  int // the command
+	out    string
+	stderr fileText
+}
+
+// runLoop starts `utap run -q --backend backend -e work(arg1) -o OUT --
+// et_work loop` and waits for the command's "ready". Its stdout and stderr
+// are files, not pipes os/exec copies: Wait would wait for the command,
+// which holds them and outlives utap in these tests.
+func runLoop(t *testing.T, backend string) *loopRun {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	dir := t.TempDir()
+	r := &loopRun{out: filepath.Join(dir, "events"), stderr: fileText(filepath.Join(dir, "stderr"))}
+	r.cmd = exec.Command(utapBin, "run", "-q", "--backend", backend, "-o", r.out, "-e", "work(arg1)", "--", bin, "loop")
+	stdout, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdout.Close() })
+	errf, err := os.Create(string(r.stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errf.Close()
+	r.cmd.Stdout, r.cmd.Stderr = w, errf
+	err = r.cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.cmd.Process.Kill() })
+	r.lines = bufio.NewScanner(stdout)
+	if !r.lines.Scan() || r.lines.Text() != "ready" {
+		t.Fatalf("the command said %q, want ready", r.lines.Text())
+	}
+	r.child = descendant(t, r.cmd.Process.Pid, bin)
+	t.Cleanup(func() { syscall.Kill(r.child, syscall.SIGKILL) })
+	return r
+}
+
+// runsOn checks that the command goes on ticking once the trace is over,
+// neither stopped nor a zombie.
+func (r *loopRun) runsOn(t *testing.T) {
+	t.Helper()
+	for i := 0; i < 2; i++ {
+		if !r.lines.Scan() || !strings.HasPrefix(r.lines.Text(), "tick") {
+			t.Fatalf("the command said %q after the trace, want ticks", r.lines.Text())
+		}
+	}
+	if st := statusField(t, r.child, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
+		t.Errorf("the command's state after the trace: %q", st)
+	}
+}
+
+// fileText is a file's content, for messages.
+type fileText string
+
+func (f fileText) String() string {
+	b, _ := os.ReadFile(string(f))
+	return string(b)
+}
+
 // waitEvents waits until the trace has written a few events to out.
-func waitEvents(t *testing.T, out string, stderr *bytes.Buffer) {
+func waitEvents(t *testing.T, out string, stderr fmt.Stringer) {
 	t.Helper()
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		data, _ := os.ReadFile(out)
