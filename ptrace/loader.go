@@ -53,26 +53,42 @@ func objectAt(ms []mapping, addr uint64) object {
 // loaderWatch puts the internal breakpoint on _dl_debug_state in the
 // objects being planned that define it (the loader).
 func (pl *planner) loaderWatch() {
+	pl.internalWatch(func(oi *objInfo) []internalBP {
+		return []internalBP{{oi.debugState, debugStateSym, func(bp *breakpoint) { bp.loader = true }}}
+	})
+}
+
+// internalBP is a breakpoint of the engine's own at a file offset of an
+// object (0: the object has no such function), marked by mark.
+type internalBP struct {
+	off  uint64
+	name string
+	mark func(*breakpoint)
+}
+
+// internalWatch puts the internal breakpoints that bps lists for each
+// object being planned. One another tracer holds already is passed over:
+// the trace goes on, blind to what it would have told (later dlopens,
+// the program's signal calls).
+func (pl *planner) internalWatch(bps func(*objInfo) []internalBP) {
 	for _, m := range pl.ms {
 		o, ok := execObject(m)
 		if !ok || !pl.planning(o) {
 			continue
 		}
 		oi := pl.tr.objInfo(m.Path)
-		if oi == nil || oi.debugState == 0 {
+		if oi == nil {
 			continue
 		}
-		if oi.debugState < m.Offset || oi.debugState >= m.Offset+(m.End-m.Start) {
-			continue
+		for _, ib := range bps(oi) {
+			if ib.off == 0 || !m.Holds(ib.off) {
+				continue
+			}
+			addr := m.AddrOf(ib.off)
+			if bp, err := pl.bp(&probe.Site{Func: ib.name, FuncAddr: addr, Addr: addr}, addr); err == nil {
+				ib.mark(bp)
+			}
 		}
-		addr := m.Start + oi.debugState - m.Offset
-		bp, err := pl.bp(&probe.Site{Func: debugStateSym, FuncAddr: addr, Addr: addr}, addr)
-		if err != nil {
-			// Someone else's breakpoint there (a debugger's, a kernel
-			// uprobe): the trace goes on, blind to later dlopens.
-			continue
-		}
-		bp.loader = true
 	}
 }
 

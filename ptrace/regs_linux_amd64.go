@@ -1,9 +1,6 @@
 package ptrace
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/utap/utap/internal/proc"
 	"golang.org/x/sys/unix"
 )
@@ -21,10 +18,6 @@ func setReg(r *unix.PtraceRegs, n int, v uint64) {
 // sigPending reports whether sig is pending on the thread itself
 // (SigPnd of /proc/TID/status), as an int3's SIGTRAP is.
 func sigPending(tid int, sig unix.Signal) bool {
-	v, err := proc.StatusField(tid, "SigPnd")
-	if err != nil {
-		return false
-	}
-	mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+	mask, err := proc.StatusMask(tid, "SigPnd")
 	return err == nil && mask&(1<<(uint(sig)-1)) != 0
 }

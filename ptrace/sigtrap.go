@@ -3,19 +3,14 @@
 package ptrace
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/proc"
-	"github.com/utap/utap/probe"
 )
 
 // An int3 (or a single-step) raises SIGTRAP by force: if the thread
@@ -362,67 +357,30 @@ func trapDisposition(pid int) (ign, caught bool, err error) { return disposition
 // disposition reads whether process pid ignores or catches the signal
 // whose mask bit is bit.
 func disposition(pid int, bit uint64) (ign, caught bool, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	ignored, err := proc.StatusMask(pid, "SigIgn")
 	if err != nil {
 		return false, false, err
 	}
-	defer f.Close()
-	n := 0
-	for s := bufio.NewScanner(f); s.Scan() && n < 2; {
-		k, v, _ := strings.Cut(s.Text(), ":")
-		if k != "SigIgn" && k != "SigCgt" {
-			continue
-		}
-		n++
-		m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-		if err != nil {
-			return false, false, err
-		}
-		if k == "SigIgn" {
-			ign = m&bit != 0
-		} else {
-			caught = m&bit != 0
-		}
-	}
-	return ign, caught, nil
+	handled, err := proc.StatusMask(pid, "SigCgt")
+	return ignored&bit != 0, handled&bit != 0, err
 }
 
 // signalWatch puts the internal breakpoints on libc's sigaction and
 // pthread_sigmask in the objects being planned that define them.
 func (pl *planner) signalWatch() {
-	for _, m := range pl.ms {
-		o, ok := execObject(m)
-		if !ok || !pl.planning(o) {
-			continue
+	pl.internalWatch(func(oi *objInfo) []internalBP {
+		return []internalBP{
+			{oi.sigAction, "sigaction", func(bp *breakpoint) { bp.sigHook = hookAction }},
+			{oi.sigMask, "pthread_sigmask", func(bp *breakpoint) { bp.sigHook = hookMask }},
 		}
-		oi := pl.tr.objInfo(m.Path)
-		if oi == nil {
-			continue
-		}
-		for _, h := range []struct {
-			off  uint64
-			hook sigHook
-			name string
-		}{{oi.sigAction, hookAction, "sigaction"}, {oi.sigMask, hookMask, "pthread_sigmask"}} {
-			if h.off == 0 || h.off < m.Offset || h.off >= m.Offset+(m.End-m.Start) {
-				continue
-			}
-			addr := m.Start + h.off - m.Offset
-			bp, err := pl.bp(&probe.Site{Func: h.name, FuncAddr: addr, Addr: addr}, addr)
-			if err != nil {
-				continue // someone else's breakpoint there: blind to these calls
-			}
-			bp.sigHook = h.hook
-		}
-	}
+	})
 }
 
 // launchTrapState reads SIGTRAP's state in a command held at its exec,
 // before its first trap: exec keeps the mask and an ignored action.
 func launchTrapState(p *process, th *thread) {
-	if v, err := proc.StatusField(p.pid, "SigBlk"); err == nil {
-		m, err := strconv.ParseUint(v, 16, 64)
-		th.trapBlocked = err == nil && m&trapBit != 0
+	if m, err := proc.StatusMask(p.pid, "SigBlk"); err == nil {
+		th.trapBlocked = m&trapBit != 0
 	}
 	if ign, _, err := trapDisposition(p.pid); err == nil && ign {
 		p.trap.handler = sigIgn

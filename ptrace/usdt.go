@@ -34,8 +34,8 @@ func (pl *planner) semPlan(s *probe.Site, addr uint64) uint64 {
 	for _, m := range pl.ms {
 		// Any mapping of the file: the counter is in a writable data
 		// segment, not in the code that MappingOf looks for.
-		if is != nil && s.SemaphoreOffset >= m.Offset && s.SemaphoreOffset < m.Offset+(m.End-m.Start) && is(m) {
-			return m.Start + s.SemaphoreOffset - m.Offset
+		if is != nil && m.Holds(s.SemaphoreOffset) && is(m) {
+			return m.AddrOf(s.SemaphoreOffset)
 		}
 	}
 	return 0

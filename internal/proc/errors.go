@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"strconv"
 	"bufio"
 	"errors"
 	"fmt"
@@ -56,6 +57,16 @@ func StatusField(tid int, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("/proc/%d/status: no %s", tid, name)
+}
+
+// StatusMask returns a signal mask field of /proc/TID/status (SigPnd,
+// SigBlk, SigIgn, SigCgt...): bit n-1 is signal n.
+func StatusMask(tid int, name string) (uint64, error) {
+	v, err := StatusField(tid, name)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(v, 16, 64)
 }
 
 // Comm is the command name of pid, "" if unknown.

@@ -142,11 +142,17 @@ func BiasIn(maps []Mapping, path string, loads []elf.ProgHeader) (uint64, bool) 
 	return 0, false
 }
 
+// Holds says whether m maps the file offset off.
+func (m Mapping) Holds(off uint64) bool { return off >= m.Offset && off < m.Offset+(m.End-m.Start) }
+
+// AddrOf is the runtime address of the file offset off, which m holds.
+func (m Mapping) AddrOf(off uint64) uint64 { return m.Start + off - m.Offset }
+
 // MappingOf returns the executable mapping, among those is accepts, that
 // holds the file offset fileOff: it gives the runtime address directly.
 func MappingOf(maps []Mapping, is func(Mapping) bool, fileOff uint64) (Mapping, bool) {
 	for _, m := range maps {
-		if strings.Contains(m.Perms, "x") && fileOff >= m.Offset && fileOff < m.Offset+(m.End-m.Start) && is(m) {
+		if strings.Contains(m.Perms, "x") && m.Holds(fileOff) && is(m) {
 			return m, true
 		}
 	}
