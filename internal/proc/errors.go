@@ -3,12 +3,12 @@
 package proc
 
 import (
-	"strconv"
 	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
