@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/uretprobe"
 	"golang.org/x/sys/unix"
@@ -195,7 +196,7 @@ func (s *session) traceImage(pid int) error {
 	if ex.seen[exe] {
 		return nil
 	}
-	path, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	path, _ := proc.Exe(pid)
 	if ex.resolve == nil {
 		ex.seen[exe] = true
 		return fmt.Errorf("its new image %s is not traced: no way to resolve probes in it", path)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/output"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -281,7 +281,7 @@ func (r *resolver) resolve(specs []*probe.Spec, t elfsym.Target) ([]probe.Site, 
 	}
 	exe := t.Exe
 	if t.PID > 0 {
-		exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", t.PID))
+		exe, _ = proc.Exe(t.PID)
 	} else if abs, err := filepath.Abs(exe); err == nil {
 		exe = abs
 		if real, err := filepath.EvalSymlinks(abs); err == nil {

@@ -210,9 +210,9 @@ func (t *text) Flush() error { return t.w.Flush() }
 // End ends the line of a call still running when the trace ends, as
 // ltrace does, and flushes.
 func (t *text) End() error {
-	if p := t.pending; p != nil {
-		t.pending = nil
-		if _, err := t.w.Write(appendStack([]byte(" <unfinished ...>\n"), p.stack)); err != nil {
+	if t.pending != nil {
+		t.line = t.endPending(t.line[:0])
+		if _, err := t.w.Write(t.line); err != nil {
 			return err
 		}
 	}
