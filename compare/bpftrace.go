@@ -31,11 +31,9 @@ func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 	// uprobes on the executable's inode fire in every process running it:
 	// the filter keeps the count to the traced command.
 	filter := "/pid == cpid/"
-	if s.Mode == ModeSyscall {
-		if !w.Libc {
-			return nil, notApplicable("the Go workload makes its system calls without libc")
-		}
-		loc = "uprobe:libc:getppid"
+	if IsSyscall(s.Mode) {
+		// The system call's own tracepoint, bpftrace's way to trace one.
+		loc = "tracepoint:syscalls:sys_enter_getppid"
 	}
 	if s.Mode == ModeUSDT {
 		if !w.USDT {

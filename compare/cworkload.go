@@ -22,7 +22,7 @@ const IdleFuncs = 999
 // utap ships no binaries and no C file sits in a Go package directory.
 func cSource() string {
 	var b strings.Builder
-	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall|usdt|wait
+	b.WriteString(`// utap compare workload: usage: BIN CALLS THREADS call|syscall|syscallmix|usdt|wait
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,14 +52,17 @@ __attribute__((noinline)) long utap_workload_target(long a, long b) {
 	}
 	fmt.Fprintf(&b, "};\nstatic const long nidle = %d;\n", IdleFuncs)
 	b.WriteString(`
-static long calls, nthreads, syscalls, usdt;
+static long calls, nthreads, syscalls, usdt, mix;
 static long sums[1024];
 
 static void *worker(void *p) {
 	long id = (long)p, s = 0;
 	for (long j = id; j < calls; j += nthreads) {
-		if (syscalls)
+		if (syscalls) {
 			s += getppid() > 0;
+			for (long k = 0; k < mix; k++)
+				s += getuid() == (uid_t)-1; // never true: the sum stays calls
+		}
 #ifdef HAVE_SDT
 		else if (usdt) {
 			// A static probe where the call would be: a nop the tracer
@@ -82,7 +85,8 @@ int main(int argc, char **argv) {
 	}
 	calls = atol(argv[1]);
 	nthreads = atol(argv[2]);
-	syscalls = strcmp(argv[3], "syscall") == 0;
+	mix = strcmp(argv[3], "syscallmix") == 0 ? ` + strconv.Itoa(MixUntraced) + ` : 0;
+	syscalls = strcmp(argv[3], "syscall") == 0 || mix;
 	usdt = strcmp(argv[3], "usdt") == 0;
 #ifndef HAVE_SDT
 	if (usdt)

@@ -29,7 +29,7 @@ func (gdb) Plan(s Scenario, w *Workload) (*Plan, error) {
 		return userGdb(s, w, ex)
 	}
 	fn := w.Target
-	if s.Mode == ModeSyscall {
+	if IsSyscall(s.Mode) {
 		fn = "getppid"
 	}
 	if s.Count {

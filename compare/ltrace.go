@@ -36,7 +36,7 @@ func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 	fn := w.Target
 	// -L: no library calls, only -x (the default traces every PLT call).
 	sel := []string{"-L", "-x", fn}
-	if s.Mode == ModeSyscall {
+	if IsSyscall(s.Mode) {
 		fn = "getppid"
 		sel = []string{"-e", fn}
 	}

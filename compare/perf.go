@@ -37,7 +37,7 @@ func (perf) Plan(s Scenario, w *Workload) (*Plan, error) {
 	var events []string
 	var filter string
 	switch {
-	case s.Mode == ModeSyscall:
+	case IsSyscall(s.Mode):
 		// The system call tracepoint: nothing to define.
 		events = append(events, "syscalls:sys_enter_getppid")
 	default:

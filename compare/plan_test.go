@@ -26,7 +26,7 @@ func TestUtapPlan(t *testing.T) {
 		"return":     "-e f -e 'return:f(ret)' -o",
 		"cond-false": "-e 'f(arg1) if arg2 != 7' -o",
 		"cond-true":  "-e 'f(arg1, arg2) if arg2 == 7' -o",
-		"syscall":    "-e libc:getppid -o OUT -- /w N syscall",
+		"syscall":    "-e syscall:getppid -o OUT -- /w N syscall",
 	} {
 		p, err := u.Plan(byName[name], w)
 		if err != nil {

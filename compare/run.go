@@ -264,7 +264,7 @@ func (r *runner) run(ctx context.Context, j *job, calls int) (Sample, error) {
 	}
 	stdout := filepath.Join(r.cfg.Dir, "stdout")
 	want := Checksum(calls)
-	if sc.Mode == ModeSyscall {
+	if IsSyscall(sc.Mode) {
 		want = int64(calls)
 	}
 	if !w.User && !sc.Attach {

@@ -82,6 +82,8 @@ func Scenarios() []Scenario {
 		with("cond-false", "condition always false (0 events: the cost of a filtered hit)", func(s *Scenario) { s.Cond = CondFalse }),
 		with("cond-true", "condition always true, two arguments fetched", func(s *Scenario) { s.Cond, s.Fetch = CondTrue, true }),
 		with("syscall", "the getppid system call (strace's home ground)", func(s *Scenario) { s.Mode = ModeSyscall }),
+		with("syscall-mix", fmt.Sprintf("getppid traced among %d untraced getuid calls each (what a seccomp filter saves)", MixUntraced),
+			func(s *Scenario) { s.Mode = ModeSyscallMix }),
 		with("usdt", "a USDT probe (sys/sdt.h) where the call was, counted in place", func(s *Scenario) { s.Mode, s.Count = ModeUSDT, true }),
 	}
 	for _, t := range []int{2, 4, 8} {

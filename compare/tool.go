@@ -57,7 +57,7 @@ type Plan struct {
 
 // Peers lists the peer tools by name, in report order.
 func Peers() []Tool {
-	return []Tool{ltrace{}, gdb{}, strace{}, bpftrace{}, perf{}}
+	return []Tool{ltrace{}, gdb{}, strace{}, strace{Seccomp: true}, bpftrace{}, perf{}}
 }
 
 // SelectPeers picks peers for --peers: "auto" takes those on PATH, "none"

@@ -31,11 +31,8 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	switch {
 	case s.Specs != nil:
 		specs = s.Specs
-	case s.Mode == ModeSyscall:
-		if !w.Libc {
-			return nil, notApplicable("the Go workload makes its system calls without libc")
-		}
-		specs = []string{"libc:getppid"}
+	case IsSyscall(s.Mode):
+		specs, fn = []string{"syscall:getppid"}, "getppid"
 	case s.Mode == ModeUSDT:
 		if !w.USDT {
 			return nil, errNoSDT
@@ -58,6 +55,17 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	// probes alone.
 	args := []string{"run", "--backend", u.Backend, "-q", "--entry-only", "--format", "json"}
 	count := func(out, _ string) (int, error) { return countLines(out, nonEmpty) }
+	if IsSyscall(s.Mode) {
+		// One line per call, besides the process's exit line.
+		count = func(out, _ string) (int, error) {
+			return countLines(out, func(l string) int {
+				if strings.Contains(l, `"func":"getppid"`) {
+					return 1
+				}
+				return 0
+			})
+		}
+	}
 	if s.Count {
 		// --count-only counts in the engine and writes one JSON summary at exit.
 		args = []string{"run", "--backend", u.Backend, "-q", "--count-only", "--format", "json"}

@@ -42,11 +42,21 @@ type Workload struct {
 const (
 	ModeCall    = "call"
 	ModeSyscall = "syscall"
+	// ModeSyscallMix makes, beside each getppid, MixUntraced getuid
+	// calls that no probe selects: what a filter saves.
+	ModeSyscallMix = "syscallmix"
 	ModeUSDT    = "usdt"
 	// ModeWait waits for a line on standard input, then calls every
 	// function once: the attach rows' target (C workload only).
 	ModeWait = "wait"
 )
+
+// MixUntraced is how many untraced system calls ModeSyscallMix makes per
+// traced one.
+const MixUntraced = 100
+
+// IsSyscall reports whether a workload mode traces getppid.
+func IsSyscall(mode string) bool { return mode == ModeSyscall || mode == ModeSyscallMix }
 
 // TargetB is the second argument of every call of the target: conditions on
 // it are always true (== TargetB) or always false (!= TargetB).

@@ -34,6 +34,9 @@ func ResolveNotes(specs []*probe.Spec, t Target) ([]probe.Site, []string, error)
 	var sites []probe.Site
 	var notes []string
 	for i, spec := range specs {
+		if spec.Syscall {
+			continue // not in any object: the CLI makes its sites
+		}
 		s, err := ld.resolve(spec)
 		if err != nil {
 			return nil, nil, err

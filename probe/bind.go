@@ -17,6 +17,8 @@ func (s *Site) Bind() error {
 	}
 	var fetches []Fetch
 	switch {
+	case s.Syscall:
+		// Decoded whole, as strace shows it: no default fetches.
 	case s.USDT && len(s.Spec.Fetches) == 0:
 		fetches = s.allArgs()
 	case s.typedDefaults() && s.Spec.Kind == Return:
@@ -59,6 +61,9 @@ func (s *Site) bind(e Expr) (Expr, error) {
 	case *Arg:
 		if s.USDT {
 			return s.usdtArg(e.N)
+		}
+		if s.Syscall && e.N > len(s.Params) {
+			return nil, &noParamError{fmt.Sprintf("spec %q: %s has no arg%d: %s", s.Spec.Text, s.Func, e.N, s.syscallArgs())}
 		}
 	case *Ident:
 		if s.USDT {
@@ -124,6 +129,9 @@ func (s *Site) bind(e Expr) (Expr, error) {
 }
 
 func (s *Site) noParam(name string) error {
+	if s.Syscall {
+		return &noParamError{fmt.Sprintf("spec %q: %q is not an argument of %s: %s", s.Spec.Text, name, s.Func, s.syscallArgs())}
+	}
 	params := "none known: no DWARF information"
 	if len(s.Params) > 0 {
 		params = strings.Join(s.Params, ", ")
@@ -141,3 +149,20 @@ type noParamError struct{ msg string }
 
 func (e *noParamError) Error() string { return e.msg }
 func (e *noParamError) Unwrap() error { return ErrNoParam }
+
+// syscallArgs names a system call's arguments for errors.
+func (s *Site) syscallArgs() string {
+	if len(s.Params) == 0 {
+		return "it takes no arguments"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "it takes %d (", len(s.Params))
+	for i, p := range s.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "arg%d %s", i+1, p)
+	}
+	b.WriteString(")")
+	return b.String()
+}

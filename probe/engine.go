@@ -47,6 +47,13 @@ type Target struct {
 	// (bpf_get_stack), which stops early in code built without them.
 	StackDepth int
 
+	// StrSize caps the bytes of a string or buffer a system call's
+	// capture reads (strace's -s, plus one to tell truncation).
+	StrSize int
+	// ProcessEvents asks for the events strace shows between calls:
+	// signals delivered (Kind "signal") and processes exiting ("exit").
+	ProcessEvents bool
+
 	// Resolve re-resolves the probes for a process image, used after exec
 	// (and by the ptrace engine once the loader has mapped libraries).
 	Resolve func(pid int) ([]Site, error)
@@ -60,6 +67,10 @@ type Config struct {
 	// SlowWakeups leaves idle CPUs halting even while ptrace stops come
 	// fast (ptrace engine only).
 	SlowWakeups bool
+	// NoSeccomp traces system calls in run mode without a seccomp filter
+	// (ptrace engine only): every call stops, and the trace can detach at
+	// once when stopped early.
+	NoSeccomp bool
 }
 
 // Backend is one engine as the CLI picks it, for --backend.

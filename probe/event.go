@@ -16,7 +16,33 @@ type Event struct {
 	// pc first (-k, Target.StackDepth); nil when not asked for.
 	Stack []Frame `json:"stack,omitempty"`
 
+	// Sys is a system call's raw material (Site.Syscall): Kind "entry" when
+	// it is seen to start (an engine may skip it), "return" once it returns
+	// or its thread leaves it for good (Returned false). internal/syscalls
+	// decodes it; the JSON writer adds the decoded text.
+	Sys *Syscall `json:"-"`
+	// Signal (Kind "signal") is the raw 128-byte siginfo of a signal
+	// delivered to the thread; Status (Kind "exit") a process's wait status.
+	// Engines report both only when Target.ProcessEvents asks.
+	Signal []byte `json:"-"`
+	Status int    `json:"-"`
+
 	ProbeIndex int `json:"-"` // index into the engine's probe list
+}
+
+// Syscall is one system call as an engine captured it.
+type Syscall struct {
+	Nr   int
+	Args [6]uint64
+	Ret  int64 // valid when Returned
+	// Returned: the exit was seen (false for a call the thread never
+	// returned from: exit_group, a trace ending while it blocks).
+	Returned bool
+	// Entry and Exit hold the tracee memory the call's decoder asks for
+	// (syscalls.Info.Captures), index for index, read when the call
+	// started and when it returned; a nil entry was not read (a fault, or
+	// that side was not seen).
+	Entry, Exit [][]byte
 }
 
 // Value is one fetched value. Exactly one of Int, Str or Err is meaningful.

@@ -49,6 +49,10 @@ func (p *parser) location(s *Spec) int {
 		comps = append(comps, comp{c, pos})
 		pos += len(c) + 1
 	}
+	if comps[0].s == "syscall" && len(comps) > 1 {
+		p.syscallLocation(s, comps[1:], text[start:end])
+		return end
+	}
 	if comps[0].s == "usdt" && len(comps) > 1 {
 		p.usdtLocation(s, comps[1:], text[start:end])
 		return end

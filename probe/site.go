@@ -55,6 +55,11 @@ type Site struct {
 	// uses that argN fails to bind.
 	Operands []string
 	ArgErrs  []error
+	// Syscall: the site is system call number SyscallNr (a Spec with
+	// Syscall set), not a place in code: Func is the call's name, Params
+	// its argument names, and Object, addresses and Insn are empty.
+	Syscall   bool
+	SyscallNr int
 	// Fetches and Cond are the Spec's, bound to this site by Bind: parameter
 	// names resolved to arguments. Engines compile these, not the Spec's.
 	Fetches []Fetch

@@ -40,6 +40,11 @@ type Spec struct {
 	// Symbol is then the probe's name (or a glob); both are globs.
 	Provider string
 
+	// Syscall makes this a system call probe (syscall:PATTERN): Symbol is
+	// a name, a glob or a %class. It fires once per call, when it returns
+	// (Kind is Return, so conditions may use ret as well as the arguments).
+	Syscall bool
+
 	Fetches []Fetch
 	Cond    Expr // nil: always fires
 }

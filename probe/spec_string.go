@@ -10,6 +10,12 @@ import (
 // prefix unless the object's name is itself a type word.
 func (s *Spec) String() string {
 	var b strings.Builder
+	if s.Syscall {
+		b.WriteString("syscall:")
+		b.WriteString(s.Symbol)
+		s.writeTail(&b)
+		return b.String()
+	}
 	if _, ok := typeWords[s.Object]; s.Provider == "" && (s.Kind == Return || ok || s.Object == "usdt") {
 		b.WriteString(s.Kind.String())
 		b.WriteByte(':')
@@ -35,6 +41,12 @@ func (s *Spec) String() string {
 		b.WriteString("0x")
 		b.WriteString(strconv.FormatUint(s.Address, 16))
 	}
+	s.writeTail(&b)
+	return b.String()
+}
+
+// writeTail prints the fetches and the condition.
+func (s *Spec) writeTail(b *strings.Builder) {
 	if len(s.Fetches) > 0 {
 		if strings.HasSuffix(b.String(), ".") {
 			// ".(" would read as a Go receiver, main.(*T).M.
@@ -53,7 +65,6 @@ func (s *Spec) String() string {
 		b.WriteString(" if ")
 		b.WriteString(s.Cond.String())
 	}
-	return b.String()
 }
 
 // String prints the fetch as expr[:format].

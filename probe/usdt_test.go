@@ -131,3 +131,25 @@ func TestEvalReg(t *testing.T) {
 		t.Errorf("unknown register: %v", err)
 	}
 }
+
+func TestParseSyscall(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"syscall:openat", "syscall:openat"},
+		{"syscall:open* if ret < 0", "syscall:open* if (ret < 0)"},
+		{"syscall:%file", "syscall:%file"},
+		{`syscall:openat if str(arg2) == "/etc/passwd"`, `syscall:openat if (str(arg2) == "/etc/passwd")`},
+	} {
+		s, err := Parse(tc.in)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if !s.Syscall || s.Kind != Return || s.String() != tc.want {
+			t.Errorf("%s: got %q syscall=%v kind=%v", tc.in, s.String(), s.Syscall, s.Kind)
+		}
+	}
+	for _, in := range []string{"syscall:", "syscall:a:b", "syscall:read%return", "syscall:re/ad"} {
+		if _, err := Parse(in); err == nil {
+			t.Errorf("%s: parsed", in)
+		}
+	}
+}

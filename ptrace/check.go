@@ -18,6 +18,9 @@ import (
 func Check(sites []probe.Site) error {
 	for i := range sites {
 		s := &sites[i]
+		if s.Syscall {
+			continue // evaluated by the reference evaluator at each stop
+		}
 		if _, err := compileSite(s); err != nil {
 			return err
 		}

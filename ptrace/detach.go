@@ -69,6 +69,12 @@ func (tr *tracer) detachProcess(p *process) {
 	for _, th := range p.threads {
 		tr.takeLateTrap(th)
 	}
+	// Calls still blocking are shown as never returning, as strace
+	// shows them when it detaches.
+	for _, th := range p.threads {
+		tr.sysGone(th)
+	}
+	tr.flush()
 	for _, th := range p.threads {
 		if th.held != nil && th.stopped {
 			tr.releaseSignal(th, 0, nil)
@@ -187,7 +193,7 @@ func (tr *tracer) injectionThread(p *process) *thread {
 // stopped outside any system call.
 func (tr *tracer) leaveSyscall(th *thread) bool {
 	th.stopped, th.inSyscall = false, false
-	if proc.Cont(th.tid, 0) != nil || proc.Interrupt(th.tid) != nil {
+	if tr.cont(th, 0) != nil || proc.Interrupt(th.tid) != nil {
 		th.dead = true
 		return false
 	}
@@ -195,7 +201,7 @@ func (tr *tracer) leaveSyscall(th *thread) bool {
 	for !th.stopped || th.inSyscall {
 		if th.inSyscall { // another event on the way: let it go on
 			th.stopped, th.inSyscall = false, false
-			proc.Cont(th.tid, 0)
+			tr.cont(th, 0)
 		}
 		tid, ws, err := proc.Wait(th.tid, 0)
 		if err != nil {

@@ -21,6 +21,8 @@ type Engine struct {
 	// SlowWakeups leaves idle CPUs halting even while stops come fast
 	// (wakeup.go): stops cost more, idle CPUs burn nothing.
 	SlowWakeups bool
+	// NoSeccomp: no seccomp filter for system call probes (seccomp.go).
+	NoSeccomp bool
 	// Info receives a line when idle CPUs are first asked to poll; nil
 	// drops it.
 	Info func(string)
@@ -42,7 +44,9 @@ var _ probe.Engine = (*Engine)(nil)
 var Backend = probe.Backend{
 	Name:  "ptrace",
 	Check: Check,
-	New:   func(c probe.Config) probe.Engine { return &Engine{SlowWakeups: c.SlowWakeups, Info: c.Info} },
+	New: func(c probe.Config) probe.Engine {
+		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info}
+	},
 }
 
 func (*Engine) Name() string { return "ptrace" }
@@ -58,6 +62,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}
 	defer quietStops()()
 	tr := newTracer(t, sites, emit)
+	if tr.sys != nil {
+		tr.sys.noFilter = e.NoSeccomp
+	}
 	out := make(chan outcome, 1)
 	var copied <-chan struct{} // run mode: the command's output copied
 	go func() {
@@ -103,6 +110,10 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			*e.stats = tr.stats
 		}
 		res := probe.Result{ExitCode: tr.exitCode}
+		if tr.shepherd {
+			res.Notices = append(res.Notices, "the command ran on to its end, traced but not shown: the seccomp filter that selects its "+
+				"system calls cannot be removed, and without a tracer those calls would fail (--no-seccomp to detach at once instead)")
+		}
 		if n := len(tr.overwritten); n > 0 {
 			res.Notices = append(res.Notices, fmt.Sprintf("%d breakpoint(s) (at %s) taken out by someone else while tracing, "+
 				"e.g. another tracer's uprobe at the same address: calls there were not seen since", n, strings.Join(tr.overwritten[:min(n, 3)], ", ")))

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,7 +16,11 @@ import (
 // is cancelled, then takes everything out and detaches.
 func (tr *tracer) loop() {
 	for len(tr.procs) > 0 {
-		if tr.wake.cancelled.Load() || tr.err != nil {
+		if tr.wake.cancelled.Load() && tr.err == nil && tr.filtered() {
+			// The filter stays with the command: so does the tracer,
+			// silent, until the command exits (seccomp.go).
+			tr.shepherd = true
+		} else if tr.wake.cancelled.Load() || tr.err != nil {
 			tr.detachAll()
 			return
 		}
@@ -83,7 +88,14 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	}
 	switch ev {
 	case 0:
+		if sig == proc.SyscallStopSig && tr.sys != nil {
+			tr.syscallStop(th)
+			break
+		}
 		tr.signalStop(th, sig)
+		if th.sig != 0 && tr.target.ProcessEvents && th.p.report {
+			tr.signalEvent(th)
+		}
 		if th.sig == int(unix.SIGTRAP) && (th.p.trap.reset || th.trapBlocked) {
 			tr.trapDelivered(th)
 		}
@@ -93,6 +105,10 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 		tr.newChild(th, ev)
 	case unix.PTRACE_EVENT_VFORK_DONE:
 		th.vfork = false
+	case unix.PTRACE_EVENT_SECCOMP:
+		if tr.sys != nil {
+			tr.syscallStop(th)
+		}
 	case unix.PTRACE_EVENT_EXEC:
 		tr.exec(th)
 		return
@@ -126,7 +142,7 @@ func (tr *tracer) eventStop(th *thread, sig int) {
 	// trap now, as a hit, rather than find a removed breakpoint later.
 	if tr.ourTrapPending(th) {
 		th.stopped = false
-		proc.Cont(th.tid, 0)
+		tr.cont(th, 0)
 	}
 }
 
@@ -166,7 +182,7 @@ func (tr *tracer) resume(th *thread) {
 		if (th.step != nil && th.step.single) || th.held != nil {
 			err = proc.Step(th.tid, sig)
 		} else {
-			err = proc.Cont(th.tid, sig)
+			err = tr.cont(th, sig)
 		}
 	}
 	if err != nil && !errors.Is(err, unix.ESRCH) {
@@ -181,6 +197,11 @@ func (tr *tracer) exited(tid int, th *thread, ws unix.WaitStatus) {
 		return
 	}
 	p := th.p
+	tr.sysGone(th)
+	if tr.target.ProcessEvents && p.report {
+		// strace -f shows every thread's end.
+		tr.queue(&probe.Event{TimeNs: tr.clock.now(), PID: p.pid, TID: tid, Kind: "exit", Status: int(ws)})
+	}
 	tr.dropThread(th)
 	if tid != p.pid {
 		return
@@ -237,8 +258,11 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			np.shared, np.bps, np.slots, np.removed, np.areas, np.sems = p, p.bps, p.slots, p.removed, p.areas, p.sems
 			np.report = tr.target.Follow
 			th.vfork = true
-		case tr.target.Follow:
+		case tr.target.Follow || tr.filtered():
 			// fork copied the int3 bytes and the SSOL area: same tables.
+			// (The seccomp filter too: a child not asked for is traced,
+			// silently, for it would fail the filtered calls untraced.)
+			np.report = tr.target.Follow
 			for a, bp := range p.bps {
 				np.bps[a] = bp
 			}
@@ -310,6 +334,8 @@ func (tr *tracer) exec(th *thread) {
 	p := th.p
 	if old, err := proc.EventMsg(th.tid); err == nil && int(old) != th.tid {
 		if ot := tr.threads[int(old)]; ot != nil {
+			// The execve was this thread's call: it returns as the leader.
+			th.call, ot.call = ot.call, nil
 			tr.dropThread(ot)
 		}
 	}
@@ -341,7 +367,7 @@ func (tr *tracer) exec(th *thread) {
 	p.scratch = 0
 	vforked := p.shared != nil
 	p.shared = nil
-	if vforked && !p.report {
+	if vforked && !p.report && !tr.filtered() {
 		// A vfork child that is not followed: its new image has no probes.
 		proc.Detach(th.tid, 0)
 		tr.dropProcess(p)

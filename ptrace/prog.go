@@ -107,7 +107,11 @@ func (tr *tracer) hitEnvFor(th *thread, regs *unix.PtraceRegs) *hitEnv {
 
 // queue holds an event until the thread that produced it runs again:
 // formatting and writing it is off the path from the stop to PTRACE_CONT.
-func (tr *tracer) queue(ev *probe.Event) { tr.pending = append(tr.pending, ev) }
+func (tr *tracer) queue(ev *probe.Event) {
+	if !tr.shepherd {
+		tr.pending = append(tr.pending, ev)
+	}
+}
 
 // flush emits the queued events, in order.
 func (tr *tracer) flush() {

@@ -37,6 +37,11 @@ type tracer struct {
 	env     hitEnv         // reused at every hit
 	pending []*probe.Event // reported, emitted once the thread runs on
 	poll    poller
+	// sys is the system call side, nil when no call is probed (syscall.go).
+	sys *sysTrace
+	// shepherd: the trace was stopped while a seccomp filter is in; events
+	// are dropped and the command runs to its end (seccomp.go).
+	shepherd bool
 	// unwinder walks user stacks for -k (stack.go).
 	unwinder ustack.Unwinder
 }
@@ -59,6 +64,7 @@ type process struct {
 	shared  *process
 	release bool // fork child without Follow: clean and detach at its first stop
 	holding bool // quiescing: keep its threads stopped
+	ourCont bool // run mode: the SIGCONT of the launch is still to come, not the program's
 
 	tramp   uint64          // return trampoline (an int3 at offset 0 of the first area), 0 if none
 	groups  []*retGroup     // return probes, by Frame.Site / Calls site id
@@ -112,9 +118,11 @@ type thread struct {
 	// returned yet (clone, fork, vfork done): its return would overwrite
 	// the registers of code injected now.
 	inSyscall bool
-	dead      bool // could not be interrupted: exiting
-	step      *stepping
-	shadow    *shadowStack // hijacked return addresses, nil until the first
+	// call is the probed system call the thread is inside (syscall.go).
+	call   *sysCall
+	dead   bool // could not be interrupted: exiting
+	step   *stepping
+	shadow *shadowStack // hijacked return addresses, nil until the first
 	// trapBlocked: the program blocks SIGTRAP in this thread, which each
 	// of our traps undoes (sigtrap.go).
 	trapBlocked bool
@@ -150,9 +158,11 @@ type waker struct {
 }
 
 func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tracer {
+	sys, sites := newSysTrace(sites, t.StrSize)
 	return &tracer{
 		target:  t,
 		sites:   sites,
+		sys:     sys,
 		emit:    emit,
 		threads: map[int]*thread{},
 		procs:   map[int]*process{},

@@ -59,6 +59,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if len(sites) == 0 {
 		return res, errors.New("uprobe: no probe sites")
 	}
+	sites, sys := splitSyscalls(sites)
 	retProbes := e.RetProbes || uretprobe.UsesUnwinder(t.Argv, objects(sites), t.PIDs)
 	plans, err := planAll(sites, retProbes) // before anything starts
 	if err != nil {
@@ -69,6 +70,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
+		sites, _ = splitSyscalls(sites) // the same calls
 		defer func() {
 			if held != nil { // not handed to runCommand: an error came first
 				held.kill()
@@ -79,7 +81,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 	}
 	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
-		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil}
+		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize}
 	if t.Tally {
 		c.ringSize = os.Getpagesize() // unused: counts stay in maps
 	}
@@ -100,6 +102,12 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
 	}()
+	if s.sys != nil {
+		// Before any tgid is in the map: nothing is seen until then.
+		if err := s.attachSys(); err != nil {
+			return res, fmt.Errorf("uprobe: %w", err)
+		}
+	}
 	if t.Follow {
 		if err := s.followForks(); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
@@ -202,6 +210,9 @@ func (s *session) linkPIDs(pids []int) ([]int, error) {
 		if err := s.tgids.Put(uint32(pid), uint32(1)); err != nil {
 			return nil, fmt.Errorf("adding pid %d to the traced set: %w", pid, err)
 		}
+	}
+	if !s.cfg.follow {
+		return pids, nil // the map is the system call programs' only
 	}
 	return []int{0}, nil
 }

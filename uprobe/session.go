@@ -28,8 +28,9 @@ type session struct {
 	tally bool // count in place (tally.go), no records
 	// mu guards sites and Spec.layout, which a followed exec extends
 	// (exec.go) while the reader decodes with them.
-	mu sync.Mutex
-	ex *execFollower // with Follow: new images of followed processes
+	mu  sync.Mutex
+	ex  *execFollower // with Follow: new images of followed processes
+	sys *sysSession   // system call sites (syscall.go)
 
 	events, stats, tgids, times *ebpf.Map
 	execs                       *ebpf.Map       // with Follow (exec.go)
@@ -88,6 +89,12 @@ func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 	if err := s.loadProgs(); err != nil {
 		s.close()
 		return nil, err
+	}
+	if spec.sys != nil {
+		if err := s.loadSys(spec.sys); err != nil {
+			s.close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -313,9 +320,13 @@ func (s *session) read(emit func(*probe.Event)) error {
 		if err != nil {
 			return fmt.Errorf("reading events: %w", err)
 		}
-		s.mu.Lock()
-		err = decode(rec.RawSample, s.sites, s.layout, &ev)
-		s.mu.Unlock()
+		if s.sys != nil && isSysRecord(rec.RawSample) {
+			err = s.sys.decode(rec.RawSample, &ev)
+		} else {
+			s.mu.Lock()
+			err = decode(rec.RawSample, s.sites, s.layout, &ev)
+			s.mu.Unlock()
+		}
 		if err != nil {
 			return fmt.Errorf("decoding an event: %w", err)
 		}
@@ -376,6 +387,7 @@ func (s *session) close() (st stats, err error) {
 	for _, p := range s.progs {
 		p.Close()
 	}
+	s.closeSys()
 	for _, m := range []*ebpf.Map{s.events, s.stats, s.tgids, s.times, s.armed, s.tallies, s.hist, s.execs} {
 		if m != nil {
 			m.Close()

@@ -35,6 +35,7 @@ type Spec struct {
 	probes []string   // the probe each program was first made for
 	layout []*program // site index → record layout
 	placed []placement
+	sys    *sysSpec // system call sites (syscall.go), nil for none
 
 	// What more sites are generated with: a followed process's new image
 	// adds its own (addSites) after the Spec is loaded.
@@ -52,6 +53,9 @@ type specConfig struct {
 	v4       bool  // signed division in the ISA
 	rd       reads // how programs read tracee memory
 	stack    int   // -k: frames of user stack per record (stack.go)
+	// sys are the system call sites, strSize their -s (syscall.go).
+	sys     []probe.Site
+	strSize int
 }
 
 // placement is one kernel probe: a spot of a site, with its program.
@@ -81,9 +85,12 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	cs.Maps[mapEvents] = &ebpf.MapSpec{Name: mapEvents, Type: ebpf.RingBuf, MaxEntries: uint32(c.ringSize)}
 	cs.Maps[mapStats] = &ebpf.MapSpec{Name: mapStats, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats}
 	tallyRoom := len(sites)
+	if c.follow || len(c.sys) > 0 {
+		// System calls are seen system-wide: their programs always filter.
+		cs.Maps[mapTgids] = &ebpf.MapSpec{Name: mapTgids, Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16}
+	}
 	if c.follow {
 		m.tgids = mapTgids
-		cs.Maps[mapTgids] = &ebpf.MapSpec{Name: mapTgids, Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16}
 		cs.Maps[mapExecs] = &ebpf.MapSpec{Name: mapExecs, Type: ebpf.RingBuf, MaxEntries: execRingSize}
 		tallyRoom += execSiteRoom
 	}
@@ -104,6 +111,12 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	s.maps = m
 	if err := s.addSites(sites, plans); err != nil {
 		return nil, err
+	}
+	if len(c.sys) > 0 {
+		var err error
+		if s.sys, err = newSysSpec(c.sys, c.strSize, m, c.v4); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

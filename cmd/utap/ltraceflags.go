@@ -260,6 +260,9 @@ type resolver struct {
 }
 
 func (r *resolver) resolve(specs []*probe.Spec, t elfsym.Target) ([]probe.Site, error) {
+	if onlySyscalls(specs) {
+		return nil, nil
+	}
 	sites, notes, err := elfsym.ResolveNotes(specs, t)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 		stackFlag, stackDepthFlag, // -k (stack.go)
-	}, ltraceFlags()...)
+	}, append(ltraceFlags(), straceFlags()...)...)
 }
 
 func runCommand() *cli.Command {
@@ -136,6 +136,13 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
+	sysSites, err := syscallSites(specs)
+	if err != nil {
+		return err
+	}
+	sites = append(sites, sysSites...)
+	t.StrSize = c.Int("s")
+	t.ProcessEvents = len(sysSites) > 0
 	t.Resolve = func(pid int) ([]probe.Site, error) {
 		return rs.resolve(specs, elfsym.Target{PID: pid})
 	}
@@ -159,7 +166,7 @@ func trace(c *cli.Context, attach bool) error {
 			info(fmt.Sprintf("%q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)", u))
 		}
 	}
-	eng := backend.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups")})
+	eng := backend.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp")})
 
 	out, closeOut, err := openOutput(c.String("o"))
 	if err != nil {
@@ -169,6 +176,7 @@ func trace(c *cli.Context, attach bool) error {
 	fw, err := output.New(c.String("format"), out, output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
 		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c, sites),
+		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
 	})
 	if err != nil {
 		return err
@@ -201,7 +209,7 @@ func trace(c *cli.Context, attach bool) error {
 		emit = sum.Add
 		// Counted in place where the engine can, unless its error count
 		// would not be the typed one.
-		t.Tally = kernelErrorsAgree(sites)
+		t.Tally = kernelErrorsAgree(sites) && len(sysSites) == 0
 	case c.Bool("C"):
 		sum = summary.New()
 		write := emit
@@ -217,7 +225,7 @@ func trace(c *cli.Context, attach bool) error {
 		if info != nil {
 			info(fallbackNotice(*fb, err))
 		}
-		eng = fb.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups")})
+		eng = fb.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp")})
 		res, err = eng.Trace(ctx, t, sites, emit)
 	}
 	if ferr := w.Close(); werr == nil {
@@ -288,12 +296,22 @@ func resolveAll(rs *resolver, specs []*probe.Spec, t elfsym.Target, pids []int) 
 
 func readSpecs(c *cli.Context) ([]*probe.Spec, error) {
 	var specs []*probe.Spec
-	for _, text := range c.StringSlice("e") {
-		s, err := probe.Parse(text)
-		if err != nil {
-			return nil, err
+	texts := c.StringSlice("e")
+	if c.Bool("syscalls") {
+		texts = append(texts, "syscall:*")
+	}
+	for _, text := range texts {
+		more := []string{text}
+		if st, ok := straceSpec(text); ok {
+			more = st
 		}
-		specs = append(specs, s)
+		for _, text := range more {
+			s, err := probe.Parse(text)
+			if err != nil {
+				return nil, err
+			}
+			specs = append(specs, s)
+		}
 	}
 	if file := c.String("probes"); file != "" {
 		f, err := os.Open(file)
@@ -308,7 +326,7 @@ func readSpecs(c *cli.Context) ([]*probe.Spec, error) {
 		specs = append(specs, more...)
 	}
 	if len(specs) == 0 {
-		return nil, fmt.Errorf("no probes: give at least one -e SPEC or --probes FILE (see utap list to find functions)")
+		return nil, fmt.Errorf("no probes: give at least one -e SPEC, -S or --probes FILE (see utap list to find functions)")
 	}
 	return specs, nil
 }

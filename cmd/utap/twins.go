@@ -16,12 +16,15 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 	calls = map[int]int{}
 	has := map[[2]string]bool{}
 	for _, s := range specs {
-		if s.Kind == probe.Return {
+		if s.Kind == probe.Return && !s.Syscall {
 			has[[2]string{s.Object, s.Symbol}] = true
 		}
 	}
 	out = specs
 	for i, s := range specs {
+		if s.Syscall {
+			continue
+		}
 		k := [2]string{s.Object, s.Symbol}
 		if s.Kind == probe.Entry && s.Symbol != "" && s.Offset == 0 && s.Cond != nil && !has[k] {
 			untimed = append(untimed, s.Text)
@@ -45,7 +48,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 	typed := make([]bool, len(specs))
 	for i, s := range specs {
-		typed[i] = s.Kind == probe.Return && len(s.Fetches) == 0 && s.Provider == ""
+		typed[i] = s.Kind == probe.Return && len(s.Fetches) == 0 && s.Provider == "" && !s.Syscall
 	}
 	return func(ev *probe.Event) {
 		i := ev.ProbeIndex

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+
+	"github.com/utap/utap/compare"
 )
 
 // The hidden workload mode, `utap __workload --calls N --threads T
@@ -31,9 +33,9 @@ func workload(args []string) int {
 	fs := flag.NewFlagSet("__workload", flag.ContinueOnError)
 	calls := fs.Int("calls", 1000, "calls of the target, over all threads")
 	threads := fs.Int("threads", 1, "OS threads calling")
-	mode := fs.String("mode", "call", "call (the target) or syscall (getppid)")
-	if err := fs.Parse(args); err != nil || *threads < 1 || *mode != "call" && *mode != "syscall" {
-		fmt.Fprintln(os.Stderr, "usage: utap __workload --calls N --threads T [--mode call|syscall]")
+	mode := fs.String("mode", "call", "call (the target), syscall (getppid) or syscallmix (getppid and 100 getuid)")
+	if err := fs.Parse(args); err != nil || *threads < 1 || *mode != "call" && *mode != "syscall" && *mode != "syscallmix" {
+		fmt.Fprintln(os.Stderr, "usage: utap __workload --calls N --threads T [--mode call|syscall|syscallmix]")
 		return 2
 	}
 	sums := make([]int, *threads)
@@ -46,9 +48,14 @@ func workload(args []string) int {
 			runtime.LockOSThread()
 			s := 0
 			for j := i; j < *calls; j += *threads {
-				if *mode == "syscall" {
+				if *mode != "call" {
 					if syscall.Getppid() > 0 {
 						s++
+					}
+					for k := 0; *mode == "syscallmix" && k < compare.MixUntraced; k++ {
+						if syscall.Getuid() == -1 {
+							s++ // never: the sum stays calls
+						}
 					}
 				} else {
 					s += utapWorkloadTarget(j, 7)

@@ -21,6 +21,9 @@ func newJSON(w io.Writer) *jsonLines {
 }
 
 func (j *jsonLines) Write(ev *probe.Event) error {
+	if ev.Sys != nil && ev.Kind == "entry" {
+		return nil // one line per call: its return has it all
+	}
 	b := append(j.line[:0], `{"time_ns":`...)
 	b = strconv.AppendInt(b, ev.TimeNs, 10)
 	b = append(b, `,"pid":`...)
@@ -48,6 +51,7 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 	}
 	b = append(b, `,"duration_ns":`...)
 	b = strconv.AppendInt(b, ev.DurationNs, 10)
+	b = appendJSONSys(b, ev)
 	b = appendJSONStack(b, ev.Stack)
 	b = append(b, "}\n"...)
 	j.line = b

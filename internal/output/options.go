@@ -32,6 +32,12 @@ type Options struct {
 	// Addr, when set, gives the address shown as [0x...] after the thread
 	// on text lines (ltrace -i): the CLI's link-time address of the probe.
 	Addr func(*probe.Event) (uint64, bool)
+	// StracePIDs puts "[pid N] " before system call, signal and exit lines
+	// (strace -f); without it they start with the call, as strace's do.
+	StracePIDs bool
+	// FdPath shows a file descriptor of a system call as fd<path> (strace
+	// -y); nil: as a number.
+	FdPath func(pid, fd int) string
 }
 
 // Clock is a text line's time stamp (ltrace -t, -ttt, -r).

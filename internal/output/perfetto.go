@@ -49,6 +49,9 @@ func newPerfetto(w io.Writer, o Options) *perfetto {
 }
 
 func (p *perfetto) Write(ev *probe.Event) error {
+	if ev.Sys != nil && ev.Kind == "entry" {
+		return nil // its return is the whole call, a slice
+	}
 	p.nameTask(ev.PID, ev.PID, "process_name")
 	if ev.TID != ev.PID {
 		p.nameTask(ev.PID, ev.TID, "thread_name")

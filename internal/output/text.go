@@ -36,12 +36,16 @@ type text struct {
 	twinRets map[int]bool     // probe indexes of the return twins
 	open     map[int][]string // tid → functions entered, return not seen yet
 	pending  *pendingCall     // the entry whose line is not ended yet
+	sysOpen  map[int]string   // tid → the system call whose entry line was ended unfinished
+	tids     map[int]bool     // threads seen on strace lines
 }
 
 type pendingCall struct {
 	tid   int
 	fn    string
 	stack []probe.Frame // -k: shown once the line ends
+	sys   bool          // a system call's entry (systext.go)
+	col   int           // its line's width, for strace's column
 }
 
 func newText(w io.Writer, o Options) *text {
@@ -52,7 +56,7 @@ func newText(w io.Writer, o Options) *text {
 		o.StrLen = 0
 	}
 	t := &text{w: bufio.NewWriterSize(w, 64<<10), o: o, off: monoToWall(),
-		twinRets: map[int]bool{}, open: map[int][]string{}}
+		twinRets: map[int]bool{}, open: map[int][]string{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
 	for _, r := range o.Calls {
 		t.twinRets[r] = true
 	}
@@ -60,12 +64,15 @@ func newText(w io.Writer, o Options) *text {
 }
 
 func (t *text) Write(ev *probe.Event) error {
+	if ev.Sys != nil || ev.Kind == "signal" || ev.Kind == "exit" {
+		return t.sysLine(ev)
+	}
 	ret := ev.Kind == "return"
 	_, entryTwin := t.o.Calls[ev.ProbeIndex]
 	entryTwin = entryTwin && !ret
 	retTwin := ret && t.twinRets[ev.ProbeIndex]
 	b := t.line[:0]
-	if p := t.pending; retTwin && p != nil && p.tid == ev.TID && p.fn == ev.Func {
+	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {
 		// The call's own return, with nothing written in between.
 		t.pending = nil
 		t.pop(ev.TID, ev.Func)

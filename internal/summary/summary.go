@@ -34,13 +34,22 @@ func New() *Summary { return &Summary{funcs: map[string]*counts{}, offsets: map[
 
 // Add counts one event.
 func (s *Summary) Add(ev *probe.Event) {
+	switch ev.Kind {
+	case "signal", "exit":
+		return // strace -c counts calls only
+	}
 	c := s.of(ev.Func, ev.Probe)
 	if ev.Kind != "return" {
 		c.entries++
 		return
 	}
 	c.returns++
-	if IsError(ev.Ret) {
+	if sc := ev.Sys; sc != nil {
+		// A system call fails with -errno in [-4095, -1].
+		if sc.Returned && sc.Ret < 0 && sc.Ret >= -4095 {
+			c.errors++
+		}
+	} else if IsError(ev.Ret) {
 		c.errors++
 	}
 	if ev.DurationNs > 0 {

@@ -1,0 +1,115 @@
+//go:build linux && amd64
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+)
+
+// straceFlags are strace's flags that have no ltrace meaning.
+func straceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "syscalls", Aliases: []string{"S"}, Usage: "trace every system call, as strace does (the spec syscall:*); mixes with function probes, like ltrace -S"},
+		&cli.BoolFlag{Name: "no-seccomp", Usage: "ptrace engine, run mode: trace system calls without a seccomp filter (every call stops, not only the probed ones; a trace stopped early detaches at once instead of passing the probed calls on to the end)"},
+		&cli.BoolFlag{Name: "y", Usage: "show the path behind each file descriptor of a system call, 3</etc/hostname> (strace -y)"},
+	}
+}
+
+// straceSpec turns strace's -e trace=LIST into syscall specs; other -e
+// text is a probe spec.
+func straceSpec(text string) ([]string, bool) {
+	list, ok := strings.CutPrefix(text, "trace=")
+	if !ok {
+		list, ok = strings.CutPrefix(text, "t=")
+	}
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			if name == "all" {
+				name = "*"
+			}
+			out = append(out, "syscall:"+name)
+		}
+	}
+	return out, true
+}
+
+func onlySyscalls(specs []*probe.Spec) bool {
+	for _, s := range specs {
+		if !s.Syscall {
+			return false
+		}
+	}
+	return true
+}
+
+func anySyscalls(specs []*probe.Spec) bool {
+	for _, s := range specs {
+		if s.Syscall {
+			return true
+		}
+	}
+	return false
+}
+
+// syscallSites makes the sites of the system call specs: one per call a
+// spec's name, glob or class selects, bound to the call's arguments.
+func syscallSites(specs []*probe.Spec) ([]probe.Site, error) {
+	var sites []probe.Site
+	for i, spec := range specs {
+		if !spec.Syscall {
+			continue
+		}
+		infos, err := syscalls.Select(spec.Symbol)
+		if err != nil {
+			return nil, fmt.Errorf("spec %q: %w", spec.Text, err)
+		}
+		var firstErr error
+		n := len(sites)
+		for _, info := range infos {
+			s := probe.Site{Spec: spec, Probe: i, Func: info.Name, Syscall: true, SyscallNr: info.Nr}
+			for _, a := range info.Args {
+				s.Params = append(s.Params, a.Name)
+			}
+			if err := s.Bind(); err != nil {
+				// A glob's calls need not all take the argument a
+				// condition reads: keep those that do.
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+			sites = append(sites, s)
+		}
+		if len(sites) == n {
+			return nil, firstErr
+		}
+	}
+	return sites, nil
+}
+
+// fdPath is -y's path of a file descriptor, read from /proc.
+func fdPath(pid, fd int) string {
+	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+func fdPathFlag(c *cli.Context) func(pid, fd int) string {
+	if c.Bool("y") {
+		return fdPath
+	}
+	return nil
+}

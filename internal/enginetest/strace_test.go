@@ -1,0 +1,268 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
+)
+
+// The strace corpus: real commands traced by strace -f and by utap run -f
+// -S on each engine. A line counts when strace itself prints it the same
+// in two runs (after normalising addresses and pids): lines that differ
+// from run to run (random bytes, times) say nothing about utap.
+
+type corpusCmd struct {
+	name string
+	argv []string
+}
+
+func straceCorpus(t *testing.T, dir string) []corpusCmd {
+	t.Helper()
+	for name, body := range map[string]string{
+		"a.txt": "pear\napple\nfig\n",
+		"b.txt": strings.Repeat("utap strace corpus\n", 200),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := filepath.Join(dir, "repo")
+	os.Mkdir(git, 0o755)
+	for _, args := range [][]string{{"init", "-q"}, {"config", "user.email", "u@t"}, {"config", "user.name", "u"}} {
+		if out, err := exec.Command("git", append([]string{"-C", git}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(git, "f"), []byte("x\n"), 0o644)
+	return []corpusCmd{
+		{"ls -la", []string{"ls", "-la", dir}},
+		{"cat", []string{"cat", filepath.Join(dir, "a.txt")}},
+		{"sort", []string{"sort", filepath.Join(dir, "a.txt")}},
+		{"tar", []string{"tar", "-cf", "/dev/null", "-C", dir, "a.txt", "b.txt"}},
+		{"gzip", []string{"gzip", "-c", "-n", filepath.Join(dir, "b.txt")}},
+		{"python3", []string{"/usr/bin/python3.11", "-S", "-c", "import os; print(os.getcwd() != '')"}},
+		{"git status", []string{"git", "-C", git, "status", "--short"}},
+		{"threads (C)", []string{fixture.C(t, "sys_calls.c")}},
+	}
+}
+
+var (
+	straceLead   = regexp.MustCompile(`^(\[pid +\d+\] |\d+ +)`)
+	straceAddr   = regexp.MustCompile(`0x[0-9a-f]+`)
+	straceAlign  = regexp.MustCompile(`\) +=( |$)`)
+	straceUnfin  = regexp.MustCompile(` ?<unfinished \.\.\.>$`)
+	straceResume = regexp.MustCompile(`^<\.\.\. (\w+) resumed>`)
+)
+
+// straceLines turns a strace-format log into comparable lines: pid
+// prefixes gone (pids become P1, P2, ... in order of appearance),
+// addresses masked, unfinished/resumed pairs joined, strace's column
+// padding collapsed.
+func straceLines(text string) []string {
+	pids := map[string]string{}
+	pidRE := regexp.MustCompile(`\b\d{2,7}\b`)
+	open := map[string]string{} // tid → its unfinished head
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" || strings.HasPrefix(l, "utap:") {
+			continue
+		}
+		tid := ""
+		if m := straceLead.FindString(l); m != "" {
+			tid = strings.Trim(m, "[pid] ")
+			l = l[len(m):]
+		}
+		if tid != "" && pids[tid] == "" {
+			pids[tid] = fmt.Sprintf("P%d", len(pids)+1)
+		}
+		if straceUnfin.MatchString(l) {
+			open[tid] = straceUnfin.ReplaceAllString(l, "")
+			continue
+		}
+		if m := straceResume.FindStringSubmatch(l); m != nil {
+			l = open[tid] + l[len(m[0]):]
+			delete(open, tid)
+		}
+		l = straceAddr.ReplaceAllString(l, "0x?")
+		l = straceAlign.ReplaceAllString(l, ") =$1")
+		l = pidRE.ReplaceAllStringFunc(l, func(n string) string {
+			if p, ok := pids[n]; ok {
+				return p
+			}
+			return n
+		})
+		out = append(out, l)
+	}
+	return out
+}
+
+// syscallOf names a normalised line's call ("--- SIG" and "+++" lines
+// as signal and exit).
+func syscallOf(l string) string {
+	switch {
+	case strings.HasPrefix(l, "---"):
+		return "(signal)"
+	case strings.HasPrefix(l, "+++"):
+		return "(exit)"
+	}
+	if i := strings.IndexByte(l, '('); i > 0 {
+		return l[:i]
+	}
+	return "(other)"
+}
+
+type tally struct{ lines, same map[string]int }
+
+func TestStraceFidelity(t *testing.T) {
+	need.Uprobes(t) // both engines
+	need.Tool(t, "strace")
+	need.Tool(t, "git")
+	dir, outDir := t.TempDir(), t.TempDir()
+	corpus := straceCorpus(t, dir)
+	run := func(argv ...string) string {
+		t.Helper()
+		// Outside dir: ls -la lists dir, and must see the same files.
+		out := filepath.Join(outDir, "out.txt")
+		os.Remove(out)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Args = slices.Replace(cmd.Args, slices.Index(cmd.Args, "OUT"), slices.Index(cmd.Args, "OUT")+1, out)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Logf("%v: %v\n%s", argv, err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	results := map[string]*tally{}
+	for _, b := range backends {
+		results[b.name] = &tally{map[string]int{}, map[string]int{}}
+	}
+	var ran []string
+	for _, c := range corpus {
+		a := straceLines(run(append([]string{"strace", "-f", "-o", "OUT", "--"}, c.argv...)...))
+		bset := multiset(straceLines(run(append([]string{"strace", "-f", "-o", "OUT", "--"}, c.argv...)...)))
+		var stable []string
+		for _, l := range a {
+			if bset[l] > 0 {
+				bset[l]--
+				stable = append(stable, l)
+			}
+		}
+		for _, b := range backends {
+			u := multiset(straceLines(run(append([]string{utapBin, "run", "--backend", b.name, "-q", "-f", "-S", "-o", "OUT", "--"}, c.argv...)...)))
+			r := results[b.name]
+			for _, l := range stable {
+				name := syscallOf(l)
+				r.lines[name]++
+				if u[l] > 0 {
+					u[l]--
+					r.same[name]++
+				} else if testing.Verbose() {
+					t.Logf("%s/%s: not in utap's: %s", b.name, c.name, l)
+				}
+			}
+		}
+		ran = append(ran, c.name)
+	}
+	table := fidelityTable(results, ran)
+	if path := os.Getenv("UTAP_FIDELITY_TABLE"); path != "" {
+		os.WriteFile(path, []byte(table), 0o644)
+	}
+	t.Log("\n" + table)
+	for _, b := range backends {
+		r := results[b.name]
+		total, same := sum(r.lines), sum(r.same)
+		if total == 0 {
+			continue
+		}
+		if pct := 100 * float64(same) / float64(total); pct < 95 {
+			t.Errorf("%s: %.1f%% of strace's lines identical (%d of %d), want at least 95%%", b.name, pct, same, total)
+		}
+	}
+}
+
+func multiset(lines []string) map[string]int {
+	m := map[string]int{}
+	for _, l := range lines {
+		m[l]++
+	}
+	return m
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func fidelityTable(results map[string]*tally, ran []string) string {
+	var b strings.Builder
+	names := map[string]bool{}
+	for _, r := range results {
+		for n := range r.lines {
+			names[n] = true
+		}
+	}
+	var list []string
+	for n := range names {
+		list = append(list, n)
+	}
+	sort.Strings(list)
+	fmt.Fprintf(&b, "Corpus: %s.\n\n", strings.Join(ran, ", "))
+	b.WriteString("| system call | strace lines | ptrace identical | uprobe identical |\n|---|---:|---:|---:|\n")
+	row := func(name string, lines int, same []int) {
+		fmt.Fprintf(&b, "| %s | %d |", name, lines)
+		for _, s := range same {
+			if lines == 0 || s < 0 {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %d (%.0f%%) |", s, 100*float64(s)/float64(lines))
+		}
+		b.WriteString("\n")
+	}
+	engines := []string{"ptrace", "uprobe"}
+	for _, n := range list {
+		lines := 0
+		var same []int
+		for _, e := range engines {
+			r := results[e]
+			if sum(r.lines) == 0 {
+				same = append(same, -1)
+				continue
+			}
+			lines = r.lines[n]
+			same = append(same, r.same[n])
+		}
+		row(n, lines, same)
+	}
+	var tot []int
+	lines := 0
+	for _, e := range engines {
+		r := results[e]
+		if sum(r.lines) == 0 {
+			tot = append(tot, -1)
+			continue
+		}
+		lines = sum(r.lines)
+		tot = append(tot, sum(r.same))
+	}
+	row("**all**", lines, tot)
+	return b.String()
+}

@@ -1,0 +1,152 @@
+package output
+
+import (
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+)
+
+// straceColumn is where strace aligns " = result" on short lines.
+const straceColumn = 40
+
+// sysLine writes a system call, signal or exit event as strace does:
+//
+//	openat(AT_FDCWD, "/etc/hostname", O_RDONLY|O_CLOEXEC) = 3
+//	read(3,  <unfinished ...>
+//	<... read resumed>"vm\n", 131072) = 3
+//	--- SIGCHLD {si_signo=SIGCHLD, ...} ---
+//	+++ exited with 0 +++
+//
+// An entry event is written as it comes and ended by its return, or by
+// " <unfinished ...>" when another line comes first.
+func (t *text) sysLine(ev *probe.Event) error {
+	b := t.line[:0]
+	if p := t.pending; p != nil && p.sys && ev.Kind == "return" && ev.Sys != nil && p.tid == ev.TID && p.fn == ev.Func {
+		t.pending = nil
+		delete(t.sysOpen, ev.TID)
+		start := len(b)
+		b = append(b, t.o.sysTail(ev)...)
+		b = t.sysResult(b, ev, p.col+len(b)-start)
+		return t.flushLine(b)
+	}
+	b = t.endPending(b)
+	start := len(b)
+	if ev.Kind == "return" && ev.Sys != nil && t.sysOpen[ev.TID] != ev.Func {
+		// A whole call on one line: stamped with its start, as strace's.
+		at := *ev
+		at.TimeNs -= ev.DurationNs
+		b = t.sysPrefix(b, &at)
+	} else {
+		b = t.sysPrefix(b, ev)
+	}
+	switch {
+	case ev.Kind == "signal":
+		b = append(b, syscalls.Signal(ev.Signal)...)
+		b = append(b, '\n')
+	case ev.Kind == "exit":
+		b = append(b, syscalls.Exit(unix.WaitStatus(ev.Status))...)
+		b = append(b, '\n')
+	case ev.Kind == "entry":
+		b = append(b, syscalls.Head(t.o.call(ev), t.o.sysOptions(ev))...)
+		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack, sys: true, col: len(b) - start}
+		t.sysOpen[ev.TID] = ev.Func
+		return t.flushLine(b)
+	case t.sysOpen[ev.TID] == ev.Func:
+		delete(t.sysOpen, ev.TID)
+		b = append(b, "<... "...)
+		b = append(b, ev.Func...)
+		b = append(b, " resumed>"...)
+		b = append(b, t.o.sysTail(ev)...)
+		b = t.sysResult(b, ev, len(b)-start)
+	default:
+		c := t.o.call(ev)
+		o := t.o.sysOptions(ev)
+		b = append(b, syscalls.Head(c, o)...)
+		b = append(b, syscalls.Tail(c, o)...)
+		b = t.sysResult(b, ev, len(b)-start)
+	}
+	b = appendStack(b, ev.Stack)
+	return t.flushLine(b)
+}
+
+// sysPrefix starts a strace line: the time stamps and, with -f or once a
+// second thread is seen (as strace does), the pid.
+func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
+	t.tids[ev.TID] = true
+	if !t.o.StracePIDs && len(t.tids) < 2 {
+		// Only the clock: prefix writes "[pid N] " last.
+		n := len(b)
+		b = t.prefix(b, ev, 0)
+		if i := lastIndex(b[n:], "[pid "); i >= 0 {
+			b = b[:n+i]
+		}
+		return b
+	}
+	return t.prefix(b, ev, 0)
+}
+
+func lastIndex(b []byte, s string) int {
+	for i := len(b) - len(s); i >= 0; i-- {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// sysResult pads to strace's column and writes "= result", -T's time and
+// the line end; col is the line's width so far.
+func (t *text) sysResult(b []byte, ev *probe.Event, col int) []byte {
+	b = append(b, ' ')
+	for col++; col < straceColumn; col++ {
+		b = append(b, ' ')
+	}
+	b = append(b, "= "...)
+	b = append(b, syscalls.Result(t.o.call(ev), t.o.sysOptions(ev))...)
+	if t.o.Durations && ev.Sys != nil && ev.Sys.Returned {
+		b = append(b, " <"...)
+		b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)
+		b = append(b, '>')
+	}
+	for i := range ev.Args {
+		if i == 0 {
+			b = append(b, " {"...)
+		} else {
+			b = append(b, ", "...)
+		}
+		b = formatValue(b, &ev.Args[i], t.o.StrLen)
+		if i == len(ev.Args)-1 {
+			b = append(b, '}')
+		}
+	}
+	return append(b, '\n')
+}
+
+// call is the decoder's view of a system call event.
+func (o *Options) call(ev *probe.Event) *syscalls.Call {
+	if ev.Sys == nil {
+		return &syscalls.Call{Nr: -1}
+	}
+	return ev.Sys
+}
+
+func (o *Options) sysTail(ev *probe.Event) string {
+	return syscalls.Tail(o.call(ev), o.sysOptions(ev))
+}
+
+// sysOptions are the decoder's display options: -s and -y.
+func (o *Options) sysOptions(ev *probe.Event) *syscalls.Options {
+	n := o.StrLen
+	if n < 0 {
+		n = 0
+	}
+	so := &syscalls.Options{StrSize: n}
+	if o.FdPath != nil {
+		pid := ev.PID
+		so.FdPath = func(fd int) string { return o.FdPath(pid, fd) }
+	}
+	return so
+}

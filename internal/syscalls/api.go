@@ -1,0 +1,87 @@
+//go:build linux && amd64
+
+// Package syscalls knows the system calls of linux/amd64 the way strace
+// shows them: names and numbers, each argument's kind, the classes
+// (%file, %network, ...), which of the tracee's memory a call's line needs
+// (Captures: what the engines read at entry or exit), and the decoding of a
+// call into strace's text.
+//
+// Both engines capture the same raw material (registers and the Captures'
+// bytes) and leave all decoding to this package, so their lines agree.
+package syscalls
+
+import "github.com/utap/utap/probe"
+
+// Info is one system call.
+type Info struct {
+	Nr      int
+	Name    string
+	Args    []Arg // as many as the call takes
+	Classes Class
+	// Captures lists the memory its line shows, in the order a Call's
+	// Entry/Exit slices hold it. Fixed per call; sizes that depend on the
+	// string limit (-s) are capped by the engine at Capture.Max.
+	Captures []Capture
+	// NoReturn: never returns (exit, exit_group; execve returns in its new image):
+	// entry captures are all there is.
+	NoReturn bool
+}
+
+// Arg is one argument, as the kernel's tracepoint format names it.
+type Arg struct {
+	Name  string // "filename"
+	CType string // "const char *"
+	Kind  Kind
+}
+
+// Kind is how an argument is shown.
+type Kind uint8
+
+// Class is a set of strace's syscall classes.
+type Class uint32
+
+// Capture is one piece of tracee memory a call's line needs.
+type Capture struct {
+	Arg  int  // 0-based argument holding the address
+	Exit bool // read when the call returns (an output), else at entry
+	// What to read: a NUL-terminated string (Str), an array of string
+	// pointers ending at NULL (StrArray, execve's argv), or bytes: Size
+	// fixed, or the length in argument LenArg (>= 0), or the return value
+	// (LenRet), each capped at Max.
+	Str      bool
+	StrArray bool
+	Size     int
+	LenArg   int // -1: none
+	LenRet   bool
+	// Max caps the bytes read (strings: including the NUL); 0 means it
+	// depends on -s: the engines use MaxFor(c, strsize) in every case.
+	Max int
+	// Elem is the size of one element when LenArg or LenRet counts
+	// elements rather than bytes (poll's fds: 8); 0 means bytes.
+	Elem int
+	// CountOnly (StrArray): only the number of strings is shown (envp's
+	// "/* 25 vars */"); an engine may store each string as a lone NUL.
+	CountOnly bool
+	// Iov: the address is an array of LenArg struct iovec. The bytes are,
+	// per element (at most MaxIovElems): the 16-byte iovec as in memory
+	// (iov_base, iov_len), an 8-byte little-endian count n, then n bytes
+	// read from iov_base. n is at most MaxFor(c, strsize) and, when
+	// LenRet (readv), at most what the return value leaves after the
+	// earlier elements.
+	Iov bool
+}
+
+// Call is one traced system call as an engine captured it (probe.Syscall,
+// named here for the decoder). Entry and Exit hold the bytes of
+// Info.Captures, index for index; StrArray captures are the strings joined
+// with NUL bytes, each terminated, with a final extra NUL when the array
+// ended before the cap.
+type Call = probe.Syscall
+
+// Options are strace's display flags.
+type Options struct {
+	StrSize int // -s: bytes of a string shown (strace's default 32)
+	// FdPath (-y) returns the path an fd of the traced process names,
+	// "" when unknown; nil: fds are shown as numbers.
+	FdPath func(fd int) string
+}

@@ -1,0 +1,203 @@
+//go:build linux && amd64
+
+package syscalls
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// sockaddrArg shows a sockaddr; its length is the next argument (input)
+// or the socklen the kernel wrote (output).
+func (x *ctx) sockaddrArg(a int, b []byte, out bool) string {
+	n := len(b)
+	if out {
+		if ln := x.data(a+1, true); len(ln) >= 4 && int(le.Uint32(ln)) < n {
+			n = int(le.Uint32(ln))
+		}
+	} else if l := int(uint32(x.arg(a + 1))); l < n {
+		n = l
+	}
+	return sockaddrStr(b[:n])
+}
+
+func sockaddrStr(b []byte) string {
+	if len(b) < 2 {
+		return "{}"
+	}
+	fam := uint64(le.Uint16(b))
+	s := "{sa_family=" + sockDomains.enum(fam, false)
+	be16 := func(off int) uint16 { return uint16(b[off])<<8 | uint16(b[off+1]) }
+	switch {
+	case fam == unix.AF_UNIX:
+		if len(b) > 2 {
+			p := b[2:]
+			if p[0] == 0 && len(p) > 1 {
+				s += ", sun_path=@" + quote(p[1:], len(p)-1, true, false)
+			} else if p[0] != 0 {
+				s += ", sun_path=" + quote(p, len(p), true, false)
+			}
+		}
+	case fam == unix.AF_INET && len(b) >= 8:
+		ip := netip.AddrFrom4([4]byte(b[4:8]))
+		s += fmt.Sprintf(", sin_port=htons(%d), sin_addr=inet_addr(%q)", be16(2), ip.String())
+	case fam == unix.AF_INET6 && len(b) >= 24:
+		ip := netip.AddrFrom16([16]byte(b[8:24]))
+		s += fmt.Sprintf(", sin6_port=htons(%d), sin6_flowinfo=htonl(%d), inet_pton(AF_INET6, %q, &sin6_addr)",
+			be16(2), uint32(be16(4))<<16|uint32(be16(6)), ip.String())
+		if len(b) >= 28 {
+			s += fmt.Sprintf(", sin6_scope_id=%d", le.Uint32(b[24:]))
+		}
+	case fam == unix.AF_NETLINK && len(b) >= 12:
+		s += fmt.Sprintf(", nl_pid=%d, nl_groups=%08x", le.Uint32(b[4:]), le.Uint32(b[8:]))
+	case len(b) > 2:
+		s += ", sa_data=" + quote(b[2:], len(b)-2, false, false)
+	}
+	return s + "}"
+}
+
+// iovStr decodes an Iov capture: [{iov_base="ab", iov_len=2}, ...].
+func (x *ctx) iovStr(b []byte, out bool) string {
+	var parts []string
+	count := int(x.arg(2)) // iovcnt
+	left := x.c.Ret
+	for i := 0; len(b) >= 24 && i < count; i++ {
+		base, ln, n := le.Uint64(b), le.Uint64(b[8:]), int(le.Uint64(b[16:]))
+		b = b[24:]
+		if n > len(b) {
+			n = len(b)
+		}
+		data := b[:n]
+		b = b[n:]
+		shown := ln
+		if out && uint64(left) < shown {
+			shown = uint64(max(left, 0))
+		}
+		if out {
+			left -= int64(shown)
+		}
+		bs := ptr(base)
+		if base != 0 {
+			if uint64(len(data)) > shown {
+				data = data[:shown]
+			}
+			bs = quote(data, x.strsize, false, false)
+			if shown > uint64(len(data)) && len(data) == x.strsize {
+				bs += "..."
+			}
+		}
+		parts = append(parts, fmt.Sprintf("{iov_base=%s, iov_len=%d}", bs, ln))
+	}
+	if len(parts) < count {
+		parts = append(parts, "...")
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// pollFdsStr: [{fd=3, events=POLLIN}]; revents: only the fds with
+// events returned, as strace's result comment.
+func pollFdsStr(b []byte, n int, revents bool) string {
+	var parts []string
+	for i := 0; i < n && len(b) >= 8*(i+1); i++ {
+		e := b[8*i:]
+		fd := int32(le.Uint32(e))
+		if revents {
+			if re := le.Uint16(e[6:]); re != 0 {
+				parts = append(parts, fmt.Sprintf("{fd=%d, revents=%s}", fd, pollEvents.flags(uint64(re))))
+			}
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("{fd=%d, events=%s}", fd, pollEvents.flags(uint64(le.Uint16(e[4:])))))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func (x *ctx) pollResult() string {
+	r := x.c.Ret
+	if r == 0 {
+		return "0 (Timeout)"
+	}
+	b := x.data(0, true)
+	if b == nil {
+		return fmt.Sprint(r)
+	}
+	return fmt.Sprintf("%d (%s)", r, pollFdsStr(b, int(uint32(x.arg(1))), true))
+}
+
+// selectResult: "1 (in [0], left {tv_sec=0, tv_nsec=0})".
+func (x *ctx) selectResult() string {
+	r := x.c.Ret
+	if r == 0 {
+		return "0 (Timeout)"
+	}
+	n := int(int32(x.arg(0)))
+	var parts []string
+	for i, name := range []string{"in", "out", "except"} {
+		if b := x.data(i+1, true); b != nil && x.arg(i+1) != 0 {
+			if s := fdSetStr(b, n); s != "[]" {
+				parts = append(parts, name+" "+s)
+			}
+		}
+	}
+	if b := x.data(4, true); len(b) >= 16 && x.arg(4) != 0 {
+		unit := "tv_nsec"
+		if x.in.Name == "select" {
+			unit = "tv_usec"
+		}
+		parts = append(parts, fmt.Sprintf("left {tv_sec=%d, %s=%d}", int64(le.Uint64(b)), unit, int64(le.Uint64(b[8:]))))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprint(r)
+	}
+	return fmt.Sprintf("%d (%s)", r, strings.Join(parts, ", "))
+}
+
+func epollEventStr(b []byte) string {
+	d := le.Uint64(b[4:])
+	return fmt.Sprintf("{events=%s, data={u32=%d, u64=%d}}", epollEvents.flags(uint64(le.Uint32(b))), uint32(d), d)
+}
+
+func epollEventsStr(b []byte) string {
+	var parts []string
+	for ; len(b) >= sizeEpollEv; b = b[sizeEpollEv:] {
+		parts = append(parts, epollEventStr(b))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// clone3Str shows struct clone_args' fields the flags make relevant,
+// as strace does (without the exit part "=> {parent_tid=[N]}").
+func clone3Str(b []byte) string {
+	u := func(off int) uint64 { return le.Uint64(b[off:]) }
+	fl := u(0)
+	s := "{flags=" + cloneFlags.flags(fl)
+	if fl&unix.CLONE_PIDFD != 0 {
+		s += ", pidfd=" + ptr(u(8))
+	}
+	if fl&(unix.CLONE_CHILD_SETTID|unix.CLONE_CHILD_CLEARTID) != 0 {
+		s += ", child_tid=" + ptr(u(16))
+	}
+	if fl&unix.CLONE_PARENT_SETTID != 0 {
+		s += ", parent_tid=" + ptr(u(24))
+	}
+	sig := "0"
+	if u(32) != 0 {
+		sig = signalName(int(u(32)))
+	}
+	s += ", exit_signal=" + sig + ", stack=" + ptr(u(40)) + ", stack_size=" + hex(u(48))
+	if fl&unix.CLONE_SETTLS != 0 {
+		s += ", tls=" + ptr(u(56))
+	}
+	if len(b) >= 88 {
+		if u(72) != 0 {
+			s += fmt.Sprintf(", set_tid=%s, set_tid_size=%d", ptr(u(64)), u(72))
+		}
+		if fl&unix.CLONE_INTO_CGROUP != 0 {
+			s += fmt.Sprintf(", cgroup=%d", u(80))
+		}
+	}
+	return s + "}"
+}

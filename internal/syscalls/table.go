@@ -1,0 +1,88 @@
+//go:build linux && amd64
+
+package syscalls
+
+import "sort"
+
+//go:generate go run ./internal/gen -o zsyscalls_amd64.go
+
+// rawCall and rawArg are the generated table's rows (zsyscalls_amd64.go).
+type rawCall struct {
+	Nr   int
+	Name string
+	Args []rawArg
+	Hand bool // no tracepoint format: arguments from gen's hand list
+}
+
+type rawArg struct{ Name, CType string }
+
+// straceMaxNr is the highest number strace 6.1 knows
+// (set_mempolicy_home_node); it shows later calls as syscall_0x...
+const straceMaxNr = 450
+
+var (
+	infos  []*Info // by number
+	byNr   = map[int]*Info{}
+	byName = map[string]*Info{}
+)
+
+func init() {
+	for _, r := range rawTable {
+		in := &Info{Nr: r.Nr, Name: r.Name}
+		kinds := argKinds[r.Name]
+		for i, a := range r.Args {
+			k, ok := kinds[i]
+			if !ok {
+				k = kindOf(a)
+			}
+			in.Args = append(in.Args, Arg{Name: a.Name, CType: a.CType, Kind: k})
+		}
+		in.Captures = capturesFor(in)
+		in.Classes = classesOf(in)
+		in.NoReturn = noReturn[r.Name]
+		infos = append(infos, in)
+		byNr[in.Nr] = in
+		byName[in.Name] = in
+	}
+	sort.Slice(infos, func(i, j int) bool { return infos[i].Nr < infos[j].Nr })
+}
+
+var noReturn = set("exit", "exit_group")
+
+// Lookup returns the call numbered nr, nil if unknown.
+func Lookup(nr int) *Info { return byNr[nr] }
+
+// ByName returns the call named name (strace's name), nil if unknown.
+func ByName(name string) *Info { return byName[name] }
+
+// All returns every call, by number. The slice is shared: do not modify.
+func All() []*Info { return infos }
+
+// displayName is the name strace 6.1 prints.
+func (i *Info) displayName() string {
+	if i.Nr > straceMaxNr {
+		return "syscall_" + hex(uint64(i.Nr))
+	}
+	return i.Name
+}
+
+// isOut reports whether argument a is written by the kernel.
+func (i *Info) isOut(a int) bool {
+	for _, o := range outArgs[i.Name] {
+		if o == a {
+			return true
+		}
+	}
+	return false
+}
+
+// capture returns the index in Captures of argument a's capture on the
+// given side, -1 if none.
+func (i *Info) capture(a int, exit bool) int {
+	for n, c := range i.Captures {
+		if c.Arg == a && c.Exit == exit {
+			return n
+		}
+	}
+	return -1
+}

@@ -1,0 +1,252 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"errors"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+)
+
+// sysTrace is the system call side of a trace: the calls probed, and how
+// threads are resumed so that their syscall-stops come. Without a seccomp
+// filter every thread runs under PTRACE_SYSCALL and stops at every call;
+// with one (run mode, seccomp.go) only the probed calls stop, at entry
+// (PTRACE_EVENT_SECCOMP), and the thread is then resumed with
+// PTRACE_SYSCALL to see that call's exit.
+type sysTrace struct {
+	byNr     map[int][]*probe.Site
+	all      bool // every call is probed
+	seccomp  bool // the filter is in (seccomp.go)
+	noFilter bool // never use one (--no-seccomp)
+	strsize  int
+}
+
+// sysCall is a probed call a thread is inside: its entry is seen, its
+// exit not yet.
+type sysCall struct {
+	nr      int
+	args    [6]uint64
+	start   int64
+	entry   [][]byte
+	sites   []*probe.Site
+	entered bool // an entry event was queued: the writer shows it pending
+}
+
+// newSysTrace takes the system call sites out of sites; nil when none.
+func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
+	var st *sysTrace
+	var rest []probe.Site
+	for i := range sites {
+		s := &sites[i]
+		if !s.Syscall {
+			rest = append(rest, *s)
+			continue
+		}
+		if st == nil {
+			st = &sysTrace{byNr: map[int][]*probe.Site{}, strsize: strsize}
+		}
+		st.byNr[s.SyscallNr] = append(st.byNr[s.SyscallNr], s)
+	}
+	if st != nil {
+		st.all = len(st.byNr) >= len(syscalls.All())
+	}
+	return st, rest
+}
+
+// cont resumes th, delivering sig, so that the syscall-stops it owes come.
+func (tr *tracer) cont(th *thread, sig int) error {
+	if st := tr.sys; st != nil && (!st.seccomp || th.call != nil) {
+		return proc.ContSyscall(th.tid, sig)
+	}
+	return proc.Cont(th.tid, sig)
+}
+
+// syscallStop handles a syscall-stop or a seccomp stop of th.
+func (tr *tracer) syscallStop(th *thread) {
+	// Injected code must not run from here: the call's return would
+	// overwrite its registers (inject.go).
+	th.inSyscall = true
+	var si proc.SyscallInfo
+	if proc.GetSyscallInfo(th.tid, &si) != nil {
+		return
+	}
+	switch si.Op {
+	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
+		tr.sysEnter(th, &si)
+	case unix.PTRACE_SYSCALL_INFO_EXIT:
+		if c := th.call; c != nil {
+			th.call = nil
+			tr.sysExit(th, c, si.Ret(), true)
+		}
+	}
+}
+
+func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
+	th.call = nil
+	sites := tr.sys.byNr[si.Nr()]
+	if len(sites) == 0 || !th.p.report {
+		return
+	}
+	c := &sysCall{nr: si.Nr(), args: si.Args, start: tr.clock.now(), sites: sites}
+	info := syscalls.Lookup(c.nr)
+	if info != nil {
+		c.entry = tr.capture(th.p, info, c, false, 0)
+	}
+	th.call = c
+	// An entry event lets the writer show a call that blocks while
+	// others run (<unfinished ...>); a condition is known only at exit.
+	for _, s := range sites {
+		if s.Cond == nil && len(s.Fetches) == 0 {
+			ev := tr.sysEvent(th, s, c, "entry")
+			ev.TimeNs = c.start
+			tr.queue(ev)
+			c.entered = true
+			break
+		}
+	}
+}
+
+// sysExit reports a probed call once it returned (or its thread left it
+// for good: ret is then meaningless and returned false).
+func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
+	now := tr.clock.now()
+	info := syscalls.Lookup(c.nr)
+	var exit [][]byte
+	if returned && info != nil {
+		exit = tr.capture(th.p, info, c, true, ret)
+	}
+	env := &sysEnv{c: c, ret: ret, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
+	// One line per call, as strace: the first spec (in the user's order)
+	// whose condition holds reports it.
+	for _, s := range c.sites {
+		if !probe.EvalCond(s.Cond, env) {
+			continue
+		}
+		ev := tr.sysEvent(th, s, c, "return")
+		ev.TimeNs, ev.DurationNs = now, now-c.start
+		ev.Sys.Ret, ev.Sys.Returned, ev.Sys.Exit = ret, returned, exit
+		for _, f := range s.Fetches {
+			ev.Args = append(ev.Args, probe.FetchValue(f, env))
+		}
+		tr.queue(ev)
+		return
+	}
+}
+
+func (tr *tracer) sysEvent(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
+	ev := baseEvent(th, s, kind)
+	ev.Sys = &probe.Syscall{Nr: c.nr, Args: c.args, Entry: c.entry}
+	return ev
+}
+
+// sysGone reports the call th was inside as never returning: the thread
+// exited (exit_group), or the trace ends while it blocks.
+func (tr *tracer) sysGone(th *thread) {
+	if c := th.call; c != nil {
+		th.call = nil
+		tr.sysExit(th, c, 0, false)
+	}
+}
+
+// capture reads the memory info's line needs, at entry or at exit.
+func (tr *tracer) capture(p *process, info *syscalls.Info, c *sysCall, exit bool, ret int64) [][]byte {
+	if len(info.Captures) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(info.Captures))
+	for i, cp := range info.Captures {
+		if cp.Exit != exit || exit && ret < 0 {
+			continue
+		}
+		out[i] = syscalls.Read(cp, c.args, ret, tr.sys.strsize, func(a uint64, b []byte) error { return p.mem.ReadAt(b, a) })
+	}
+	return out
+}
+
+// sysEnv is what a system call probe's condition and fetches read.
+type sysEnv struct {
+	c        *sysCall
+	ret      int64
+	pid, tid int
+	mem      *proc.Memory
+}
+
+var errNoReg = errors.New("registers are not available at a system call probe")
+
+func (e *sysEnv) Arg(n int) (uint64, error) {
+	if n < 1 || n > 6 {
+		return 0, errNoArg
+	}
+	return e.c.args[n-1], nil
+}
+
+func (e *sysEnv) Builtin(b probe.Builtin) uint64 {
+	switch b {
+	case probe.BuiltinRet:
+		return uint64(e.ret)
+	case probe.BuiltinPID:
+		return uint64(e.pid)
+	case probe.BuiltinTID:
+		return uint64(e.tid)
+	}
+	return 0
+}
+
+func (e *sysEnv) Reg(string) (uint64, error) { return 0, errNoReg }
+
+func (e *sysEnv) Read(addr uint64, p []byte) error { return e.mem.ReadAt(p, addr) }
+
+// seizeOptions are the ptrace options of every tracee of this trace.
+func (tr *tracer) seizeOptions() int {
+	if tr.sys != nil {
+		return proc.SeizeOptions | proc.SyscallOptions
+	}
+	return proc.SeizeOptions
+}
+
+// signalEvent reports the signal th is about to be given (strace's
+// "--- SIGCHLD {...} ---" line), with its siginfo.
+func (tr *tracer) signalEvent(th *thread) {
+	var si proc.Siginfo
+	if proc.GetSiginfo(th.tid, &si) != nil {
+		return
+	}
+	if p := th.p; p.ourCont && th.sig == int(unix.SIGCONT) && si.Code == proc.SIUser && si.Pid() == os.Getpid() {
+		p.ourCont = false // the launch's own (launch.go), not the program's
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&si)), unsafe.Sizeof(si))
+	tr.queue(&probe.Event{TimeNs: tr.clock.now(), PID: th.p.pid, TID: th.tid, Kind: "signal",
+		Func: unix.SignalName(unix.Signal(th.sig)), Signal: append([]byte(nil), b...)})
+}
+
+// execLine reports the execve that started the command held at its exec
+// (syscalls.ExecCall), when a probe selects execve.
+func (tr *tracer) execLine(th *thread) {
+	sites := tr.sys.byNr[unix.SYS_EXECVE]
+	if len(sites) == 0 {
+		return
+	}
+	var regs unix.PtraceRegs
+	if proc.GetRegs(th.tid, &regs) != nil {
+		return
+	}
+	execfn, err := proc.Auxv(th.p.pid, proc.AtExecfn)
+	if err != nil {
+		return
+	}
+	mem := th.p.mem
+	call := syscalls.ExecCall(regs.Rsp, execfn, tr.sys.strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+	if call == nil {
+		return
+	}
+	c := &sysCall{nr: call.Nr, args: call.Args, start: tr.clock.now(), entry: call.Entry, sites: sites}
+	tr.sysExit(th, c, 0, true)
+}

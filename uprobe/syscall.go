@@ -1,0 +1,492 @@
+//go:build linux && amd64
+
+package uprobe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/utap/utap/probe"
+)
+
+// System call tracing (Site.Syscall). Two programs on the
+// raw_syscalls:sys_enter and sys_exit tracepoints serve every traced call:
+// the calls are data (an array indexed by number says which site a call
+// is, and which of its memory to read), not code, so tracing %file or
+// every call costs two programs, not hundreds.
+//
+// sys_enter filters on the number, then on the tgid map, builds the call's
+// record in a per-CPU scratch value (header, arguments, entry captures)
+// and keeps it per thread in a hash; sys_exit takes it back, adds the
+// return value and duration, evaluates the condition (compiled by the
+// expression generator: the record is laid out so that arguments and ret
+// sit where struct pt_regs keeps rdi rsi rdx rcx r8 r9 and rax), reads the
+// exit captures and sends the whole record to the ring: one per call. A
+// call that does not return (Info.NoReturn) is sent at entry, its
+// condition seeing ret as 0; a failed execve's exit is dropped.
+//
+// Classic tracepoints rather than tp_btf or raw ones: their context holds
+// the number, arguments and return value at fixed offsets, so the program
+// needs no pointer chasing into pt_regs and no BTF, and every kernel with
+// BPF ring buffers has them.
+//
+// Entry captures are read at sys_enter, before the call can change or
+// unmap the memory. These programs cannot sleep, so a read of a page the
+// tracee has not touched yet (a path in .rodata) fails there; sys_exit
+// reads a failed string or buffer capture of the entry again, by when the
+// kernel has faulted it in for the call itself.
+
+// Layout of a call's record: the per-thread value and the ring record are
+// the same bytes.
+//
+//	0   u64 sysTag | site index
+//	8   u64 tgid<<32 | tid
+//	16  u64 entry time (bpf_ktime_get_ns)
+//	24  u64 duration in ns
+//	32  u64 system call number
+//	40  u64 flags: sysReturned
+//	64  u64 arg6 (pt_regs r9)    72 arg5 (r8)   80 ret (rax)
+//	88  u64 arg4 (rcx)           96 arg3 (rdx)  104 arg2 (rsi)  112 arg1 (rdi)
+//	128 capture slots: s64 result, then the bytes (see sysCap)
+const (
+	sysOffSite     = 0
+	sysOffPidTgid  = 8
+	sysOffTime     = 16
+	sysOffDur      = 24
+	sysOffNr       = 32
+	sysOffFlags    = 40
+	sysOffCaps     = 128
+	sysReturned    = 1
+	sysTag         = uint64(1) << 63 // tells a call's record from a probe's
+	sysMaxNr       = 512             // x32 calls (bit 30) are not traced
+	sysMaxCaps     = 8               // captures read; later ones stay nil
+	sysMaxStrings  = 32              // strings read of an array (execve's argv)
+	sysMaxCapture  = 2048            // bytes read of one capture (getdents asks 64 KiB)
+	sysNotRead     = -61             // -ENODATA: a capture's result before it is read
+	sysMaxOpen     = 1 << 14         // threads inside a traced call at once
+	sysDefaultSize = 32              // strace's -s
+)
+
+// sysArgOff is where argument i (0-based) lives in a record.
+var sysArgOff = [6]int16{regDI, regSI, regDX, regCX, regR8, regR9}
+
+// capKind is how a capture is read.
+type capKind uint8
+
+const (
+	capStr capKind = iota + 1
+	capStrArray
+	capBytes
+	capNone // never read: its entry stays nil
+)
+
+// sysCap is one capture of internal/syscalls, as the kernel reads it.
+type sysCap struct {
+	arg    int // 0-based argument holding the address
+	exit   bool
+	kind   capKind
+	size   int  // capBytes: a fixed length (when lenArg < 0 and !lenRet)
+	lenArg int  // capBytes: the argument giving the length, -1 none
+	lenRet bool // capBytes: the return value gives the length
+	max    int  // bytes at most (capStrArray: all strings, joined)
+}
+
+// sysInfo is what the engine needs of a system call.
+type sysInfo struct {
+	noReturn bool
+	caps     []sysCap
+}
+
+
+// sysCall is one traced call number: its site and record layout.
+type sysCall struct {
+	site int // index in sysSpec.sites
+	info sysInfo
+	offs []int // record offset of each capture's slot
+	size int   // record bytes
+	cond int   // condition number, 0: none
+}
+
+// sysSpec is the system call side of a Spec.
+type sysSpec struct {
+	sites  []probe.Site
+	calls  map[int]*sysCall // by number
+	conds  []probe.Expr     // condition i+1
+	per    int              // bytes read of each string of an array
+	room   int              // the largest capture slot
+	value  int              // bytes of a record's buffer: the largest record plus room
+	enter  *ebpf.ProgramSpec
+	exit   *ebpf.ProgramSpec
+	confs  *ebpf.MapSpec // array by number of sysConf
+	open   *ebpf.MapSpec // hash: pid_tgid → record of a call in progress
+	build  *ebpf.MapSpec // per-CPU array of one record being built
+	strLen int           // -s
+}
+
+// Names of the system call maps.
+const (
+	mapSysConf  = "utap_sysconf"
+	mapSysOpen  = "utap_sysopen"
+	mapSysBuild = "utap_sysbuild"
+)
+
+// ErrSyscall wraps what a system call probe cannot do in this engine.
+var ErrSyscall = errors.New("system call probe")
+
+// splitSyscalls separates the system call sites from the probe sites.
+func splitSyscalls(sites []probe.Site) (probes, calls []probe.Site) {
+	for _, s := range sites {
+		if s.Syscall {
+			calls = append(calls, s)
+		} else {
+			probes = append(probes, s)
+		}
+	}
+	return probes, calls
+}
+
+// newSysSpec lays out the records and generates the two programs.
+func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, error) {
+	if strsize <= 0 {
+		strsize = sysDefaultSize
+	}
+	ss := &sysSpec{sites: sites, calls: map[int]*sysCall{}, per: strsize + 2, strLen: strsize}
+	conds := map[string]int{}
+	for i := range sites {
+		s := &sites[i]
+		nr := s.SyscallNr
+		if nr < 0 || nr >= sysMaxNr {
+			return nil, fmt.Errorf("%w %s: number %d out of range", ErrSyscall, s.Spec.Text, nr)
+		}
+		if _, dup := ss.calls[nr]; dup {
+			// Two specs naming one call: the first one's condition decides.
+			continue
+		}
+		info, ok := sysLookup(nr, strsize)
+		if !ok {
+			return nil, fmt.Errorf("%w %s: unknown system call %d", ErrSyscall, s.Spec.Text, nr)
+		}
+		for _, cp := range info.caps {
+			if cp.arg < 0 || cp.arg > 5 || cp.lenArg > 5 || cp.kind == 0 || cp.max < 0 {
+				return nil, fmt.Errorf("%w %s: bad capture %+v", ErrSyscall, s.Spec.Text, cp)
+			}
+		}
+		for j := range info.caps {
+			// A per-CPU value holds 32 KiB at most (the record is built in one).
+			if info.caps[j].kind != capStrArray {
+				info.caps[j].max = min(info.caps[j].max, sysMaxCapture)
+			}
+		}
+		c := &sysCall{site: i, info: info, size: sysOffCaps}
+		for _, cp := range info.caps {
+			c.offs = append(c.offs, c.size)
+			n := ss.slotSize(cp)
+			c.size += n
+			ss.room = max(ss.room, n)
+		}
+		if s.Cond != nil {
+			key := s.Cond.String()
+			if conds[key] == 0 {
+				ss.conds = append(ss.conds, s.Cond)
+				conds[key] = len(ss.conds)
+			}
+			c.cond = conds[key]
+		}
+		ss.value = max(ss.value, c.size)
+		ss.calls[nr] = c
+	}
+	ss.room = max(ss.room, 16)
+	ss.value += ss.room
+	ss.value = align8(ss.value)
+	ss.confs = &ebpf.MapSpec{Name: mapSysConf, Type: ebpf.Array, KeySize: 4, ValueSize: sysConfSize, MaxEntries: sysMaxNr}
+	ss.open = &ebpf.MapSpec{Name: mapSysOpen, Type: ebpf.Hash, KeySize: 8, ValueSize: uint32(ss.value),
+		MaxEntries: sysMaxOpen, Flags: 1} // BPF_F_NO_PREALLOC: most threads are not in a call
+	ss.build = &ebpf.MapSpec{Name: mapSysBuild, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(ss.value), MaxEntries: 1}
+	var err error
+	if ss.enter, err = ss.program("utap_sys_enter", m, v4, false); err != nil {
+		return nil, err
+	}
+	if ss.exit, err = ss.program("utap_sys_exit", m, v4, true); err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
+// slotSize is the bytes of a capture's slot in the record.
+func (ss *sysSpec) slotSize(c sysCap) int {
+	switch c.kind {
+	case capStr:
+		return 8 + align8(c.max+1) // one more, to tell a string of max bytes from a longer one
+	case capStrArray:
+		return 8 + ss.strings(c)*(8+align8(ss.per))
+	case capNone:
+		return 8
+	}
+	return 8 + align8(c.max)
+}
+
+// strings is how many strings of an array capture are read.
+func (ss *sysSpec) strings(c sysCap) int {
+	return max(1, min(sysMaxStrings, c.max)) // max: strings, for an array
+}
+
+func align8(n int) int { return (n + 7) &^ 7 }
+
+// program is the ProgramSpec of the enter or exit program.
+func (ss *sysSpec) program(name string, m maps, v4, exit bool) (*ebpf.ProgramSpec, error) {
+	insns, err := ss.insns(m, v4, exit)
+	if err != nil {
+		return nil, err
+	}
+	return &ebpf.ProgramSpec{Name: name, Type: ebpf.TracePoint, License: "GPL", Instructions: insns}, nil
+}
+
+// sysSession is the loaded system call side of a session.
+type sysSession struct {
+	*sysSpec
+	confs, open, build *ebpf.Map
+	enter, exit        *ebpf.Program
+}
+
+// loadSys creates the system call maps, fills the per-number table and
+// loads the programs; links come with attachSys.
+func (s *session) loadSys(ss *sysSpec) error {
+	y := &sysSession{sysSpec: ss}
+	s.sys = y
+	var err error
+	for _, p := range []struct {
+		m  **ebpf.Map
+		ms *ebpf.MapSpec
+	}{{&y.confs, ss.confs}, {&y.open, ss.open}, {&y.build, ss.build}} {
+		if *p.m, err = ebpf.NewMap(p.ms); err != nil {
+			return fmt.Errorf("creating the system call map %s: %w", p.ms.Name, hint(err))
+		}
+	}
+	for nr, c := range ss.calls {
+		if err := y.confs.Put(uint32(nr), ss.conf(c)); err != nil {
+			return fmt.Errorf("filling the system call table: %w", err)
+		}
+	}
+	named := map[string]*ebpf.Map{mapEvents: s.events, mapStats: s.stats, mapTgids: s.tgids,
+		mapSysConf: y.confs, mapSysOpen: y.open, mapSysBuild: y.build}
+	for _, p := range []struct {
+		prog **ebpf.Program
+		ps   *ebpf.ProgramSpec
+	}{{&y.enter, ss.enter}, {&y.exit, ss.exit}} {
+		ps := p.ps.Copy()
+		for name, m := range named {
+			if m != nil {
+				ps.Instructions.AssociateMap(name, m) // fails only for a map it does not use
+			}
+		}
+		if *p.prog, err = ebpf.NewProgram(ps); err != nil {
+			return fmt.Errorf("loading the system call program %s: %w", ps.Name, verifierReason(err))
+		}
+	}
+	return nil
+}
+
+// attachSys attaches the two programs: nothing is traced before a tgid
+// is in the map, so this goes before the command runs.
+func (s *session) attachSys() error {
+	for _, p := range []struct {
+		event string
+		prog  *ebpf.Program
+	}{{"sys_enter", s.sys.enter}, {"sys_exit", s.sys.exit}} {
+		l, err := link.Tracepoint("raw_syscalls", p.event, p.prog, nil)
+		if err != nil {
+			return fmt.Errorf("attaching to raw_syscalls:%s: %w", p.event, hint(err))
+		}
+		s.links = append(s.links, l)
+	}
+	return nil
+}
+
+// closeSys releases the system call maps and programs; the links went
+// with the session's.
+func (s *session) closeSys() {
+	y := s.sys
+	if y == nil {
+		return
+	}
+	for _, p := range []*ebpf.Program{y.enter, y.exit} {
+		if p != nil {
+			p.Close()
+		}
+	}
+	for _, m := range []*ebpf.Map{y.confs, y.open, y.build} {
+		if m != nil {
+			m.Close()
+		}
+	}
+}
+
+// isSysRecord says whether a ring record is a system call's.
+func isSysRecord(raw []byte) bool {
+	return len(raw) >= 8 && binary.LittleEndian.Uint64(raw)&sysTag != 0
+}
+
+// decodeSys turns a call's record into ev.
+func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
+	le := binary.LittleEndian
+	if len(raw) < sysOffCaps {
+		return fmt.Errorf("short system call record (%d bytes)", len(raw))
+	}
+	nr := int(le.Uint64(raw[sysOffNr:]))
+	c := y.calls[nr]
+	if c == nil || uint64(c.site) != le.Uint64(raw)&^sysTag || len(raw) < c.size {
+		return fmt.Errorf("system call record of %d bytes for call %d", len(raw), nr)
+	}
+	s := &y.sites[c.site]
+	pidTgid := le.Uint64(raw[sysOffPidTgid:])
+	sys := &probe.Syscall{Nr: nr, Returned: le.Uint64(raw[sysOffFlags:])&sysReturned != 0,
+		Entry: make([][]byte, len(c.info.caps)), Exit: make([][]byte, len(c.info.caps))}
+	for i, off := range sysArgOff {
+		sys.Args[i] = le.Uint64(raw[off:])
+	}
+	if sys.Returned {
+		sys.Ret = int64(le.Uint64(raw[regAX:]))
+	}
+	for i, cp := range c.info.caps {
+		if i >= sysMaxCaps || cp.kind == capNone {
+			continue
+		}
+		b := y.capture(raw[c.offs[i]:c.offs[i]+y.slotSize(cp)], cp)
+		if cp.exit {
+			sys.Exit[i] = b
+		} else {
+			sys.Entry[i] = b
+		}
+	}
+	// Stamped when it returned, as every return event (the writers take
+	// the duration off for the call's start).
+	start, dur := int64(le.Uint64(raw[sysOffTime:])), int64(le.Uint64(raw[sysOffDur:]))
+	if sys.Returned {
+		start += dur
+	}
+	*ev = probe.Event{
+		TimeNs: start, DurationNs: dur,
+		PID: int(pidTgid >> 32), TID: int(uint32(pidTgid)),
+		Probe: s.Spec.Text, Func: s.Func, Kind: probe.Return.String(), ProbeIndex: s.Probe, Sys: sys,
+	}
+	fetchSys(ev, s, c.info.caps)
+	return nil
+}
+
+// capture is the bytes of one capture slot, nil when not read.
+func (y *sysSession) capture(slot []byte, c sysCap) []byte {
+	le := binary.LittleEndian
+	res := int64(le.Uint64(slot))
+	if res < 0 {
+		return nil
+	}
+	data := slot[8:]
+	switch c.kind {
+	case capStr:
+		if res == 0 {
+			return nil
+		}
+		if int(res) > c.max { // longer than max: max bytes, no NUL
+			return clone(data[:c.max])
+		}
+		return clone(data[:res])
+	case capBytes:
+		return clone(data[:min(int(res), c.max)])
+	}
+	// An array: its strings, each NUL-terminated, capped at max bytes,
+	// and a final NUL when it ended (a NULL pointer) before the cap.
+	n, ended := int(uint32(res)), res&sysArrayEnded != 0
+	var b []byte
+	sub := 8 + align8(y.per)
+	for j := 0; j < n && j < y.strings(c); j++ {
+		e := data[j*sub:]
+		k := int64(le.Uint64(e))
+		if k <= 0 {
+			b = append(b, 0) // unreadable: shown empty
+			continue
+		}
+		str := e[8 : 8+min(int(k), y.per)]
+		if str[len(str)-1] != 0 {
+			str = append(str[:len(str):len(str)], 0)
+		}
+		b = append(b, str...)
+	}
+	if ended {
+		b = append(b, 0)
+	}
+	if len(b) > c.max {
+		b = b[:c.max]
+	}
+	return b
+}
+
+func clone(b []byte) []byte { return append([]byte{}, b...) }
+
+// sysArrayEnded marks, in an array capture's result, an array that ended
+// with its NULL pointer within the strings read.
+const sysArrayEnded = int64(1) << 32
+
+// sysConf is a number's entry in the table the programs read.
+//
+//	0  u64 record's first word (sysTag | site); 0: not traced
+//	8  u32 flags (sysNoReturn)   12 u32 condition number
+//	16 u32 record size           20 u32 captures
+//	24 captures, 16 bytes each:
+//	   u16 slot offset, u16 address argument's offset, u16 length's
+//	   offset (0: max), u8 kind, u8 exit, u32 max, u32 unused
+const (
+	sysConfSize  = 24 + 16*sysMaxCaps
+	sysConfCaps  = 24
+	sysCapSize   = 16
+	sysNoReturn  = 1
+	capOffSlot   = 0
+	capOffArg    = 2
+	capOffLen    = 4
+	capOffKind   = 6
+	capOffExit   = 7
+	capOffMax    = 8
+	confOffFlags = 8
+	confOffCond  = 12
+	confOffSize  = 16
+	confOffNcap  = 20
+)
+
+// conf encodes c's table entry.
+func (ss *sysSpec) conf(c *sysCall) []byte {
+	b := make([]byte, sysConfSize)
+	le := binary.LittleEndian
+	le.PutUint64(b, sysTag|uint64(c.site))
+	if c.info.noReturn {
+		le.PutUint32(b[confOffFlags:], sysNoReturn)
+	}
+	le.PutUint32(b[confOffCond:], uint32(c.cond))
+	le.PutUint32(b[confOffSize:], uint32(c.size))
+	caps := c.info.caps[:min(len(c.info.caps), sysMaxCaps)]
+	le.PutUint32(b[confOffNcap:], uint32(len(caps)))
+	for i, cp := range caps {
+		e := b[sysConfCaps+i*sysCapSize:]
+		le.PutUint16(e[capOffSlot:], uint16(c.offs[i]))
+		le.PutUint16(e[capOffArg:], uint16(sysArgOff[cp.arg]))
+		switch {
+		case cp.lenRet:
+			le.PutUint16(e[capOffLen:], regAX)
+		case cp.lenArg >= 0:
+			le.PutUint16(e[capOffLen:], uint16(sysArgOff[cp.lenArg]))
+		}
+		e[capOffKind] = byte(cp.kind)
+		if cp.exit {
+			e[capOffExit] = 1
+		}
+		n := cp.max
+		if cp.kind == capStr {
+			n++
+		} else if cp.kind == capBytes && cp.lenArg < 0 && !cp.lenRet && cp.size > 0 {
+			n = min(n, cp.size)
+		}
+		le.PutUint32(e[capOffMax:], uint32(n))
+	}
+	return b
+}

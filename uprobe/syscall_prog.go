@@ -1,0 +1,436 @@
+//go:build linux && amd64
+
+package uprobe
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+	"github.com/utap/utap/probe"
+)
+
+// The two system call programs (syscall.go). Registers: R6 the record
+// being built or completed, R8 the number's table entry, R9 the
+// tracepoint's context. The condition's code (the expression generator's,
+// with R6 as its "pt_regs") clobbers R8 and R9, so R8 is kept on the
+// stack across it.
+
+// Offsets in the raw_syscalls tracepoints' records, after the 8-byte
+// common header: both start with the number; sys_enter has the six
+// arguments, sys_exit the return value.
+const (
+	tpOffID   = 8
+	tpOffArgs = 16
+	tpOffRet  = 16
+)
+
+// Frame slots of these programs, below the expression generator's own
+// (slotFault, slotTmp) and in place of the return probes' (slotKey).
+const (
+	sysSlotAddr = -32 // a user address kept across helper calls
+	sysSlotKey  = -40 // pid_tgid, the open calls' key
+	sysSlotConf = -48 // R8 across the condition
+	sysSlotDst  = -56 // the capture slot being filled
+)
+
+// insns generates the enter (exit false) or exit program.
+func (ss *sysSpec) insns(m maps, v4, exit bool) (asm.Instructions, error) {
+	g := &exprGen{abi: probe.ABISysV, kind: probe.Return, v4: v4}
+	// Tracepoints cannot sleep: reads use bpf_probe_read_user (reads{}).
+	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
+	// The table first: for most calls of most processes it is all that runs.
+	g.emit(
+		asm.LoadMem(asm.R1, asm.R9, tpOffID, asm.DWord),
+		asm.JGE.Imm(asm.R1, sysMaxNr, "exit"), // negative too, as unsigned
+		asm.StoreMem(asm.RFP, slotTmp, asm.R1, asm.Word),
+	)
+	g.lookup(mapSysConf, slotTmp)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R8, asm.R0),
+		asm.LoadMem(asm.R1, asm.R8, 0, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, "exit"),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(asm.RFP, sysSlotKey, asm.R0, asm.DWord),
+	)
+	if exit {
+		return ss.exitInsns(g, m)
+	}
+	return ss.enterInsns(g, m)
+}
+
+func (ss *sysSpec) enterInsns(g *exprGen, m maps) (asm.Instructions, error) {
+	g.filterTgid(maps{tgids: mapTgids})
+	g.emit(asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word))
+	g.lookup(mapSysBuild, slotTmp)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R6, asm.R0),
+		asm.LoadMem(asm.R1, asm.R8, 0, asm.DWord),
+		asm.StoreMem(asm.R6, sysOffSite, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, sysSlotKey, asm.DWord),
+		asm.StoreMem(asm.R6, sysOffPidTgid, asm.R1, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R9, tpOffID, asm.DWord),
+		asm.StoreMem(asm.R6, sysOffNr, asm.R1, asm.DWord),
+		storeImm64(asm.R6, sysOffDur, 0),
+		storeImm64(asm.R6, sysOffFlags, 0),
+		storeImm64(asm.R6, regAX, 0),
+	)
+	for i, off := range sysArgOff {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R9, int16(tpOffArgs+8*i), asm.DWord),
+			asm.StoreMem(asm.R6, off, asm.R1, asm.DWord),
+		)
+	}
+	// Every capture starts unread; each side fills its own.
+	done := g.label()
+	for i := range sysMaxCaps {
+		g.ifCapture(i, done)
+		g.capDst(ss, i, done)
+		g.emit(
+			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+			storeImm64(asm.R1, 0, sysNotRead),
+		)
+	}
+	g.mark(done)
+	ss.captures(g, false)
+	g.emit(
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(asm.R6, sysOffTime, asm.R0, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R8, confOffFlags, asm.Word),
+		asm.JSet.Imm(asm.R1, sysNoReturn, "noreturn"),
+	)
+	g.emit(
+		mapPtr(asm.R1, mapSysOpen),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, sysSlotKey),
+		asm.Mov.Reg(asm.R3, asm.R6),
+		asm.Mov.Imm(asm.R4, 0), // BPF_ANY: a stale entry is replaced
+		asm.FnMapUpdateElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+	)
+	g.count(m, statLost) // no room for another open call
+	g.emit(asm.Ja.Label("exit"))
+	g.mark("noreturn")
+	g.emit(asm.StoreMem(asm.RFP, sysSlotConf, asm.R8, asm.DWord))
+	if err := ss.condition(g, "exit"); err != nil {
+		return nil, err
+	}
+	ss.output(g, m)
+	g.mark("exit")
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	return g.insns, nil
+}
+
+func (ss *sysSpec) exitInsns(g *exprGen, m maps) (asm.Instructions, error) {
+	g.emit(
+		asm.LoadMem(asm.R1, asm.R8, confOffFlags, asm.Word),
+		asm.JSet.Imm(asm.R1, sysNoReturn, "exit"), // sent at entry
+	)
+	g.lookup(mapSysOpen, sysSlotKey)
+	g.emit(
+		asm.JEq.Imm(asm.R0, 0, "exit"),
+		asm.Mov.Reg(asm.R6, asm.R0),
+		// An entry of another call (its exit unseen) is dropped.
+		asm.LoadMem(asm.R1, asm.R6, sysOffNr, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R9, tpOffID, asm.DWord),
+		asm.JNE.Reg(asm.R1, asm.R2, "forget"),
+		asm.LoadMem(asm.R1, asm.R9, tpOffRet, asm.DWord),
+		asm.StoreMem(asm.R6, regAX, asm.R1, asm.DWord),
+		storeImm64(asm.R6, sysOffFlags, sysReturned),
+		asm.FnKtimeGetNs.Call(),
+		asm.LoadMem(asm.R1, asm.R6, sysOffTime, asm.DWord),
+		asm.Sub.Reg(asm.R0, asm.R1),
+		asm.StoreMem(asm.R6, sysOffDur, asm.R0, asm.DWord),
+		asm.StoreMem(asm.RFP, sysSlotConf, asm.R8, asm.DWord),
+	)
+	if err := ss.condition(g, "forget"); err != nil {
+		return nil, err
+	}
+	g.emit(asm.LoadMem(asm.R8, asm.RFP, sysSlotConf, asm.DWord))
+	ss.captures(g, true)
+	ss.output(g, m)
+	g.mark("forget")
+	g.emit(
+		mapPtr(asm.R1, mapSysOpen),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, sysSlotKey),
+		asm.FnMapDeleteElem.Call(),
+	)
+	g.mark("exit")
+	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
+	return g.insns, nil
+}
+
+// condition evaluates the number's condition on the record in R6 and
+// jumps to fail unless it holds; R8 is reloaded from its slot after.
+func (ss *sysSpec) condition(g *exprGen, fail string) error {
+	if len(ss.conds) == 0 {
+		return nil
+	}
+	pass := g.label()
+	blocks := make([]string, len(ss.conds))
+	g.emit(asm.LoadMem(asm.R1, asm.R8, confOffCond, asm.Word))
+	for i := range ss.conds {
+		blocks[i] = g.label()
+		g.emit(asm.JEq.Imm(asm.R1, int32(i+1), blocks[i]))
+	}
+	g.emit(asm.Ja.Label(pass))
+	for i, c := range ss.conds {
+		g.mark(blocks[i])
+		g.emit(storeImm64(asm.RFP, slotFault, 0))
+		if err := g.expr(c); err != nil {
+			return fmt.Errorf("%w: condition %s: %w", ErrSyscall, c, err)
+		}
+		g.emit(
+			asm.JEq.Imm(asm.R0, 0, fail),
+			asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
+			asm.JNE.Imm(asm.R1, 0, fail),
+			asm.Ja.Label(pass),
+		)
+	}
+	g.mark(pass)
+	g.emit(asm.LoadMem(asm.R8, asm.RFP, sysSlotConf, asm.DWord))
+	return nil
+}
+
+// output sends the record in R6 to the ring, waking the reader only
+// when a quarter of the ring is unread, as probe records do.
+func (ss *sysSpec) output(g *exprGen, m maps) {
+	quiet := g.label()
+	g.emit(
+		mapPtr(asm.R1, mapEvents),
+		asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+		asm.FnRingbufQuery.Call(),
+		asm.Mov.Imm(asm.R4, 1), // BPF_RB_NO_WAKEUP
+		asm.JLT.Imm(asm.R0, int32(m.wakeAt), quiet),
+		asm.Mov.Imm(asm.R4, 2), // BPF_RB_FORCE_WAKEUP
+	)
+	g.mark(quiet)
+	fits := g.label()
+	g.emit(
+		asm.LoadMem(asm.R3, asm.R8, confOffSize, asm.Word),
+		asm.JLE.Imm(asm.R3, int32(ss.value), fits),
+		asm.Mov.Imm(asm.R3, int32(ss.value)),
+	)
+	g.mark(fits)
+	sent := g.label()
+	g.emit(
+		mapPtr(asm.R1, mapEvents),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.FnRingbufOutput.Call(),
+		asm.JEq.Imm(asm.R0, 0, sent),
+	)
+	g.count(m, statLost)
+	g.mark(sent)
+	g.emit(asm.Mov.Reg(asm.R0, asm.R0)) // the label's instruction
+}
+
+// ifCapture goes on when the number has capture i, else jumps to none.
+func (g *exprGen) ifCapture(i int, none string) {
+	g.emit(
+		asm.LoadMem(asm.R1, asm.R8, confOffNcap, asm.Word),
+		asm.JLE.Imm(asm.R1, int32(i), none),
+	)
+}
+
+// capField loads a field of capture i's table entry into r.
+func (g *exprGen) capField(r asm.Register, i int, off int16, size asm.Size) {
+	g.emit(asm.LoadMem(r, asm.R8, int16(sysConfCaps+i*sysCapSize)+off, size))
+}
+
+// capDst keeps the address of capture i's slot at sysSlotDst; a slot
+// beyond the record (never, for a table this package wrote) skips.
+func (g *exprGen) capDst(ss *sysSpec, i int, skip string) {
+	g.capField(asm.R1, i, capOffSlot, asm.Half)
+	g.emit(
+		asm.JGT.Imm(asm.R1, int32(ss.value-ss.room), skip),
+		asm.Add.Reg(asm.R1, asm.R6),
+		asm.StoreMem(asm.RFP, sysSlotDst, asm.R1, asm.DWord),
+	)
+}
+
+// captures reads the captures of one side. At exit, an entry capture
+// whose read failed is read again (see syscall.go).
+func (ss *sysSpec) captures(g *exprGen, exit bool) {
+	kinds := map[capKind]bool{}
+	for _, c := range ss.calls {
+		for _, cp := range c.info.caps {
+			if cp.exit == exit || (exit && cp.kind != capStrArray) {
+				kinds[cp.kind] = true
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return
+	}
+	done := g.label()
+	for i := range sysMaxCaps {
+		next := g.label()
+		g.ifCapture(i, done)
+		g.capField(asm.R1, i, capOffExit, asm.Byte)
+		if !exit {
+			g.emit(asm.JNE.Imm(asm.R1, 0, next))
+		} else {
+			read := g.label()
+			g.emit(asm.JNE.Imm(asm.R1, 0, read))
+			// An entry capture: again only if it failed, and not an array.
+			g.capField(asm.R1, i, capOffKind, asm.Byte)
+			g.emit(asm.JEq.Imm(asm.R1, int32(capStrArray), next))
+			g.capDst(ss, i, next)
+			g.emit(
+				asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+				asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
+				asm.JSGE.Imm(asm.R1, 0, next),
+			)
+			g.mark(read)
+		}
+		g.capDst(ss, i, next)
+		// The address: argument at a table-given offset of the record.
+		g.capField(asm.R1, i, capOffArg, asm.Half)
+		g.emit(
+			asm.JGT.Imm(asm.R1, regDI, next),
+			asm.Add.Reg(asm.R1, asm.R6),
+			asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
+			asm.StoreMem(asm.RFP, sysSlotAddr, asm.R1, asm.DWord),
+		)
+		g.capField(asm.R1, i, capOffKind, asm.Byte)
+		labels := map[capKind]string{}
+		for _, k := range []capKind{capStr, capBytes, capStrArray} {
+			if kinds[k] {
+				labels[k] = g.label()
+				g.emit(asm.JEq.Imm(asm.R1, int32(k), labels[k]))
+			}
+		}
+		g.emit(asm.Ja.Label(next))
+		if l, ok := labels[capStr]; ok {
+			g.mark(l)
+			ss.readStr(g, i, next)
+		}
+		if l, ok := labels[capBytes]; ok {
+			g.mark(l)
+			ss.readBytes(g, i, next)
+		}
+		if l, ok := labels[capStrArray]; ok {
+			g.mark(l)
+			ss.readStrArray(g, next)
+		}
+		g.mark(next)
+	}
+	g.mark(done)
+	g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+}
+
+// readStr reads capture i, a string, into its slot.
+func (ss *sysSpec) readStr(g *exprGen, i int, next string) {
+	sized := g.label()
+	g.capField(asm.R2, i, capOffMax, asm.Word)
+	g.emit(
+		asm.JEq.Imm(asm.R2, 0, next),
+		asm.JLE.Imm(asm.R2, int32(ss.room-8), sized),
+		asm.Mov.Imm(asm.R2, int32(ss.room-8)),
+	)
+	g.mark(sized)
+	g.emit(
+		asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+		asm.Add.Imm(asm.R1, 8),
+		asm.LoadMem(asm.R3, asm.RFP, sysSlotAddr, asm.DWord),
+		asm.FnProbeReadUserStr.Call(),
+		asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+		asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord),
+		asm.Ja.Label(next),
+	)
+}
+
+// readBytes reads capture i, bytes of a fixed length or one an argument
+// or the return value gives (negative: nothing to read), capped at max.
+func (ss *sysSpec) readBytes(g *exprGen, i int, next string) {
+	fixed, capped, sized := g.label(), g.label(), g.label()
+	g.capField(asm.R2, i, capOffMax, asm.Word)
+	g.capField(asm.R1, i, capOffLen, asm.Half)
+	g.emit(
+		asm.JEq.Imm(asm.R1, 0, fixed),
+		asm.JGT.Imm(asm.R1, regDI, next),
+		asm.Add.Reg(asm.R1, asm.R6),
+		asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
+		asm.JSLT.Imm(asm.R1, 0, next),
+		asm.JGE.Reg(asm.R1, asm.R2, fixed),
+		asm.Mov.Reg(asm.R2, asm.R1),
+	)
+	g.mark(fixed)
+	g.emit(asm.JLE.Imm(asm.R2, int32(ss.room-8), capped), asm.Mov.Imm(asm.R2, int32(ss.room-8)))
+	g.mark(capped)
+	g.emit(
+		asm.StoreMem(asm.RFP, slotTmp, asm.R2, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+		asm.Add.Imm(asm.R1, 8),
+		asm.LoadMem(asm.R3, asm.RFP, sysSlotAddr, asm.DWord),
+		asm.FnProbeReadUser.Call(),
+		asm.JNE.Imm(asm.R0, 0, sized),
+		asm.LoadMem(asm.R0, asm.RFP, slotTmp, asm.DWord),
+	)
+	g.mark(sized)
+	g.emit(
+		asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+		asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord),
+		asm.Ja.Label(next),
+	)
+}
+
+// readStrArray reads an array of string pointers: up to ss.strings
+// strings, each into a sub-slot of ss.per bytes (the -s limit and one
+// more, to tell truncation). The slot's result is the strings read, with
+// sysArrayEnded when a NULL pointer ended the array. The number of
+// strings is the largest any traced call needs: sub-slots beyond a
+// call's own capture are never reached, since its max bounds them.
+func (ss *sysSpec) readStrArray(g *exprGen, next string) {
+	n := 0
+	for _, c := range ss.calls {
+		for _, cp := range c.info.caps {
+			if cp.kind == capStrArray {
+				n = max(n, ss.strings(cp))
+			}
+		}
+	}
+	sub := 8 + align8(ss.per)
+	result := func(v int64) {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+			asm.LoadImm(asm.R2, v, asm.DWord),
+			asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord),
+			asm.Ja.Label(next),
+		)
+	}
+	for j := range n {
+		got, end, cont := g.label(), g.label(), g.label()
+		g.emit(
+			asm.LoadMem(asm.R3, asm.RFP, sysSlotAddr, asm.DWord),
+			asm.Add.Imm(asm.R3, int32(8*j)),
+		)
+		g.readInto(asm.RFP, slotTmp, 8)
+		g.emit(
+			asm.JEq.Imm(asm.R0, 0, got),
+		)
+		if j == 0 {
+			result(-14) // -EFAULT: the array itself is unreadable
+		} else {
+			result(int64(j))
+		}
+		g.mark(got)
+		g.emit(
+			asm.LoadMem(asm.R3, asm.RFP, slotTmp, asm.DWord),
+			asm.JEq.Imm(asm.R3, 0, end),
+			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+			asm.Add.Imm(asm.R1, int32(8+j*sub+8)),
+			asm.Mov.Imm(asm.R2, int32(ss.per)),
+			asm.FnProbeReadUserStr.Call(),
+			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+			asm.StoreMem(asm.R1, int16(8+j*sub), asm.R0, asm.DWord),
+			asm.Ja.Label(cont),
+		)
+		g.mark(end)
+		result(int64(j) | sysArrayEnded)
+		g.mark(cont)
+	}
+	result(int64(n))
+}
