@@ -45,7 +45,7 @@ const (
 	// ModeSyscallMix makes, beside each getppid, MixUntraced getuid
 	// calls that no probe selects: what a filter saves.
 	ModeSyscallMix = "syscallmix"
-	ModeUSDT    = "usdt"
+	ModeUSDT       = "usdt"
 	// ModeWait waits for a line on standard input, then calls every
 	// function once: the attach rows' target (C workload only).
 	ModeWait = "wait"

@@ -48,7 +48,8 @@ type Target struct {
 	StackDepth int
 
 	// StrSize caps the bytes of a string or buffer a system call's
-	// capture reads (strace's -s, plus one to tell truncation).
+	// capture reads (strace's -s, plus one to tell truncation); 0 means
+	// strace's default, 32.
 	StrSize int
 	// ProcessEvents asks for the events strace shows between calls:
 	// signals delivered (Kind "signal") and processes exiting ("exit").

@@ -28,6 +28,10 @@ type sysTrace struct {
 	strsize  int
 }
 
+// DefaultStrSize is the string limit of captures when Target.StrSize is
+// 0: strace's -s default.
+const DefaultStrSize = 32
+
 // sysCall is a probed call a thread is inside: its entry is seen, its
 // exit not yet.
 type sysCall struct {
@@ -50,6 +54,9 @@ func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
 			continue
 		}
 		if st == nil {
+			if strsize <= 0 {
+				strsize = DefaultStrSize
+			}
 			st = &sysTrace{byNr: map[int][]*probe.Site{}, strsize: strsize}
 		}
 		st.byNr[s.SyscallNr] = append(st.byNr[s.SyscallNr], s)
@@ -103,7 +110,7 @@ func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
 	// An entry event lets the writer show a call that blocks while
 	// others run (<unfinished ...>); a condition is known only at exit.
 	for _, s := range sites {
-		if s.Cond == nil && len(s.Fetches) == 0 {
+		if plainSys(s) {
 			ev := tr.sysEvent(th, s, c, "entry")
 			ev.TimeNs = c.start
 			tr.queue(ev)
@@ -123,12 +130,7 @@ func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 		exit = tr.capture(th.p, info, c, true, ret)
 	}
 	env := &sysEnv{c: c, ret: ret, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
-	// One line per call, as strace: the first spec (in the user's order)
-	// whose condition holds reports it.
-	for _, s := range c.sites {
-		if !probe.EvalCond(s.Cond, env) {
-			continue
-		}
+	report := func(s *probe.Site) {
 		ev := tr.sysEvent(th, s, c, "return")
 		ev.TimeNs, ev.DurationNs = now, now-c.start
 		ev.Sys.Ret, ev.Sys.Returned, ev.Sys.Exit = ret, returned, exit
@@ -136,9 +138,30 @@ func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 			ev.Args = append(ev.Args, probe.FetchValue(f, env))
 		}
 		tr.queue(ev)
-		return
+	}
+	// Every spec with a condition or fetches reports the call when its
+	// condition holds; a plain selection (-S, -e trace=) only when none
+	// did, so a call is one line unless asked for twice.
+	reported := false
+	for _, s := range c.sites {
+		if plainSys(s) || !probe.EvalCond(s.Cond, env) {
+			continue
+		}
+		report(s)
+		reported = true
+	}
+	if !reported {
+		for _, s := range c.sites {
+			if plainSys(s) {
+				report(s)
+				return
+			}
+		}
 	}
 }
+
+// plainSys: a system call site that selects the call, nothing more.
+func plainSys(s *probe.Site) bool { return s.Cond == nil && len(s.Fetches) == 0 }
 
 func (tr *tracer) sysEvent(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
 	ev := baseEvent(th, s, kind)

@@ -81,7 +81,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 	}
 	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
-		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize}
+		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize,
+		proc: t.ProcessEvents && !t.Tally}
 	if t.Tally {
 		c.ringSize = os.Getpagesize() // unused: counts stay in maps
 	}
@@ -105,6 +106,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if s.sys != nil {
 		// Before any tgid is in the map: nothing is seen until then.
 		if err := s.attachSys(); err != nil {
+			return res, fmt.Errorf("uprobe: %w", err)
+		}
+	}
+	if c.proc {
+		if err := s.attachProc(); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 	}
@@ -233,6 +239,9 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 		err = s.attach(pids)
 	}
 	if err == nil {
+		if ev := s.execEvent(c); ev != nil {
+			emit(ev) // before the reader starts: one goroutine emits at a time
+		}
 		err = s.startReading(emit)
 	}
 	if err == nil {

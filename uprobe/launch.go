@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
 
@@ -21,6 +22,7 @@ type child struct {
 	release  chan struct{}
 	toLoaded chan struct{} // asks the tracer goroutine to run it until its libraries are loaded
 	result   chan error
+	exec     *syscalls.Call // the execve that started it, read while held (execline.go)
 }
 
 func startHeld(t probe.Target) (*child, error) {
@@ -36,6 +38,9 @@ func startHeld(t probe.Target) (*child, error) {
 			return
 		}
 		ch.c = c
+		if t.ProcessEvents {
+			ch.exec = execCall(c.Pid, t.StrSize)
+		}
 		started <- nil
 		for {
 			select {

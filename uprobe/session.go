@@ -37,6 +37,7 @@ type session struct {
 	armed                       *ebpf.Map       // see returns.go
 	tallies, hist               *ebpf.Map       // counting in place
 	progs                       []*ebpf.Program // Spec.progs, loaded
+	procProgs                   []*ebpf.Program // process events (proc.go)
 	links                       []link.Link     // kept referenced: a collected link detaches
 	ring                        *ringbuf.Reader
 	readDone                    chan error
@@ -320,9 +321,13 @@ func (s *session) read(emit func(*probe.Event)) error {
 		if err != nil {
 			return fmt.Errorf("reading events: %w", err)
 		}
-		if s.sys != nil && isSysRecord(rec.RawSample) {
+		show := true
+		switch {
+		case isProcRecord(rec.RawSample):
+			show, err = s.decodeProc(rec.RawSample, &ev)
+		case s.sys != nil && isSysRecord(rec.RawSample):
 			err = s.sys.decode(rec.RawSample, &ev)
-		} else {
+		default:
 			s.mu.Lock()
 			err = decode(rec.RawSample, s.sites, s.layout, &ev)
 			s.mu.Unlock()
@@ -330,7 +335,9 @@ func (s *session) read(emit func(*probe.Event)) error {
 		if err != nil {
 			return fmt.Errorf("decoding an event: %w", err)
 		}
-		emit(&ev)
+		if show {
+			emit(&ev)
+		}
 	}
 }
 
@@ -384,7 +391,7 @@ func (s *session) close() (st stats, err error) {
 			}
 		}
 	}
-	for _, p := range s.progs {
+	for _, p := range append(s.progs, s.procProgs...) {
 		p.Close()
 	}
 	s.closeSys()

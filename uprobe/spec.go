@@ -56,6 +56,7 @@ type specConfig struct {
 	// sys are the system call sites, strSize their -s (syscall.go).
 	sys     []probe.Site
 	strSize int
+	proc    bool // Target.ProcessEvents (proc.go): filtered on the tgid map
 }
 
 // placement is one kernel probe: a spot of a site, with its program.
@@ -85,8 +86,9 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	cs.Maps[mapEvents] = &ebpf.MapSpec{Name: mapEvents, Type: ebpf.RingBuf, MaxEntries: uint32(c.ringSize)}
 	cs.Maps[mapStats] = &ebpf.MapSpec{Name: mapStats, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats}
 	tallyRoom := len(sites)
-	if c.follow || len(c.sys) > 0 {
-		// System calls are seen system-wide: their programs always filter.
+	if c.follow || len(c.sys) > 0 || c.proc {
+		// System calls and process events are seen system-wide: their
+		// programs always filter.
 		cs.Maps[mapTgids] = &ebpf.MapSpec{Name: mapTgids, Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16}
 	}
 	if c.follow {

@@ -63,8 +63,8 @@ const (
 	sysTag         = uint64(1) << 63 // tells a call's record from a probe's
 	sysMaxNr       = 512             // x32 calls (bit 30) are not traced
 	sysMaxCaps     = 8               // captures read; later ones stay nil
-	sysMaxStrings  = 32              // strings read of an array (execve's argv)
-	sysMaxCapture  = 2048            // bytes read of one capture (getdents asks 64 KiB)
+	sysMaxCapture  = 8192            // bytes read of one capture at most (see newSysSpec)
+	sysMaxValue    = 32 << 10        // a per-CPU value's bytes at most (the build map)
 	sysNotRead     = -61             // -ENODATA: a capture's result before it is read
 	sysMaxOpen     = 1 << 14         // threads inside a traced call at once
 	sysDefaultSize = 32              // strace's -s
@@ -80,7 +80,9 @@ const (
 	capStr capKind = iota + 1
 	capStrArray
 	capBytes
-	capNone // never read: its entry stays nil
+	capNone     // never read: its entry stays nil
+	capIov      // an iovec array (syscall_caps.go)
+	capStrCount // an array of which only the count is shown
 )
 
 // sysCap is one capture of internal/syscalls, as the kernel reads it.
@@ -92,6 +94,8 @@ type sysCap struct {
 	lenArg int  // capBytes: the argument giving the length, -1 none
 	lenRet bool // capBytes: the return value gives the length
 	max    int  // bytes at most (capStrArray: all strings, joined)
+	elem   int  // capBytes: the length counts elements of elem bytes
+	left   bool // capIov: the return value bounds the bytes (readv)
 }
 
 // sysInfo is what the engine needs of a system call.
@@ -99,7 +103,6 @@ type sysInfo struct {
 	noReturn bool
 	caps     []sysCap
 }
-
 
 // sysCall is one traced call number: its site and record layout.
 type sysCall struct {
@@ -115,7 +118,7 @@ type sysSpec struct {
 	sites  []probe.Site
 	calls  map[int]*sysCall // by number
 	conds  []probe.Expr     // condition i+1
-	per    int              // bytes read of each string of an array
+	arrLim int              // bytes of a string array read (all its strings)
 	room   int              // the largest capture slot
 	value  int              // bytes of a record's buffer: the largest record plus room
 	enter  *ebpf.ProgramSpec
@@ -153,7 +156,52 @@ func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, err
 	if strsize <= 0 {
 		strsize = sysDefaultSize
 	}
-	ss := &sysSpec{sites: sites, calls: map[int]*sysCall{}, per: strsize + 2, strLen: strsize}
+	// The largest cap that lets every record be built in one per-CPU
+	// value: paths (4096) whole where it can.
+	for lim := sysMaxCapture; ; lim /= 2 {
+		ss, err := layoutSys(sites, strsize, lim)
+		if err != nil {
+			return nil, err
+		}
+		if ss.value <= sysMaxValue {
+			return ss.generate(m, v4)
+		}
+		if lim <= 256 {
+			return nil, fmt.Errorf("%w: records of %d bytes do not fit a per-CPU value", ErrSyscall, ss.value)
+		}
+	}
+}
+
+// checkSysOverlap refuses two specs selecting one call when either has a
+// condition or fetches of its own: that would need a second event, which
+// the programs do not make. Plain selections overlapping (%file and
+// openat) show the call once, as on the ptrace engine.
+func checkSysOverlap(sites []probe.Site) error {
+	first := map[int]*probe.Site{}
+	for i := range sites {
+		s := &sites[i]
+		if !s.Syscall {
+			continue
+		}
+		f, dup := first[s.SyscallNr]
+		if !dup {
+			first[s.SyscallNr] = s
+			continue
+		}
+		if !plainSys(f) || !plainSys(s) {
+			return fmt.Errorf("%w: %s and %s both select %s: the uprobe engine traces a call for one spec only; use --backend ptrace",
+				ErrSyscall, f.Spec.Text, s.Spec.Text, s.Func)
+		}
+	}
+	return nil
+}
+
+// layoutSys lays out the records with each capture capped at limit bytes.
+func layoutSys(sites []probe.Site, strsize, limit int) (*sysSpec, error) {
+	if err := checkSysOverlap(sites); err != nil {
+		return nil, err
+	}
+	ss := &sysSpec{sites: sites, calls: map[int]*sysCall{}, strLen: strsize}
 	conds := map[string]int{}
 	for i := range sites {
 		s := &sites[i]
@@ -162,8 +210,7 @@ func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, err
 			return nil, fmt.Errorf("%w %s: number %d out of range", ErrSyscall, s.Spec.Text, nr)
 		}
 		if _, dup := ss.calls[nr]; dup {
-			// Two specs naming one call: the first one's condition decides.
-			continue
+			continue // plain selections overlapping: the call shows once (checkSysOverlap)
 		}
 		info, ok := sysLookup(nr, strsize)
 		if !ok {
@@ -176,8 +223,12 @@ func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, err
 		}
 		for j := range info.caps {
 			// A per-CPU value holds 32 KiB at most (the record is built in one).
-			if info.caps[j].kind != capStrArray {
-				info.caps[j].max = min(info.caps[j].max, sysMaxCapture)
+			switch cp := &info.caps[j]; cp.kind {
+			case capStrArray:
+				cp.max = min(cp.max, limit)
+				ss.arrLim = max(ss.arrLim, cp.max)
+			case capStr, capBytes:
+				cp.max = min(cp.max, limit)
 			}
 		}
 		c := &sysCall{site: i, info: info, size: sysOffCaps}
@@ -198,9 +249,14 @@ func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, err
 		ss.value = max(ss.value, c.size)
 		ss.calls[nr] = c
 	}
-	ss.room = max(ss.room, 16)
+	ss.room = max(ss.room, 16, 8+2*align8(ss.arrLim+1)) // readStrArray's bounds
 	ss.value += ss.room
 	ss.value = align8(ss.value)
+	return ss, nil
+}
+
+// generate makes the maps' specs and the two programs.
+func (ss *sysSpec) generate(m maps, v4 bool) (*sysSpec, error) {
 	ss.confs = &ebpf.MapSpec{Name: mapSysConf, Type: ebpf.Array, KeySize: 4, ValueSize: sysConfSize, MaxEntries: sysMaxNr}
 	ss.open = &ebpf.MapSpec{Name: mapSysOpen, Type: ebpf.Hash, KeySize: 8, ValueSize: uint32(ss.value),
 		MaxEntries: sysMaxOpen, Flags: 1} // BPF_F_NO_PREALLOC: most threads are not in a call
@@ -221,17 +277,17 @@ func (ss *sysSpec) slotSize(c sysCap) int {
 	case capStr:
 		return 8 + align8(c.max+1) // one more, to tell a string of max bytes from a longer one
 	case capStrArray:
-		return 8 + ss.strings(c)*(8+align8(ss.per))
-	case capNone:
+		return 8 + align8(c.max+1) // a cut last string comes with a NUL
+	case capNone, capStrCount:
 		return 8
+	case capIov:
+		return 8 + ss.iovElems()*ss.iovSub()
 	}
 	return 8 + align8(c.max)
 }
 
-// strings is how many strings of an array capture are read.
-func (ss *sysSpec) strings(c sysCap) int {
-	return max(1, min(sysMaxStrings, c.max)) // max: strings, for an array
-}
+// plainSys: a site that selects its call, nothing more.
+func plainSys(s *probe.Site) bool { return s.Cond == nil && len(s.Fetches) == 0 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
 
@@ -396,31 +452,7 @@ func (y *sysSession) capture(slot []byte, c sysCap) []byte {
 	case capBytes:
 		return clone(data[:min(int(res), c.max)])
 	}
-	// An array: its strings, each NUL-terminated, capped at max bytes,
-	// and a final NUL when it ended (a NULL pointer) before the cap.
-	n, ended := int(uint32(res)), res&sysArrayEnded != 0
-	var b []byte
-	sub := 8 + align8(y.per)
-	for j := 0; j < n && j < y.strings(c); j++ {
-		e := data[j*sub:]
-		k := int64(le.Uint64(e))
-		if k <= 0 {
-			b = append(b, 0) // unreadable: shown empty
-			continue
-		}
-		str := e[8 : 8+min(int(k), y.per)]
-		if str[len(str)-1] != 0 {
-			str = append(str[:len(str):len(str)], 0)
-		}
-		b = append(b, str...)
-	}
-	if ended {
-		b = append(b, 0)
-	}
-	if len(b) > c.max {
-		b = b[:c.max]
-	}
-	return b
+	return y.arrayBytes(c, res, data)
 }
 
 func clone(b []byte) []byte { return append([]byte{}, b...) }
@@ -428,65 +460,3 @@ func clone(b []byte) []byte { return append([]byte{}, b...) }
 // sysArrayEnded marks, in an array capture's result, an array that ended
 // with its NULL pointer within the strings read.
 const sysArrayEnded = int64(1) << 32
-
-// sysConf is a number's entry in the table the programs read.
-//
-//	0  u64 record's first word (sysTag | site); 0: not traced
-//	8  u32 flags (sysNoReturn)   12 u32 condition number
-//	16 u32 record size           20 u32 captures
-//	24 captures, 16 bytes each:
-//	   u16 slot offset, u16 address argument's offset, u16 length's
-//	   offset (0: max), u8 kind, u8 exit, u32 max, u32 unused
-const (
-	sysConfSize  = 24 + 16*sysMaxCaps
-	sysConfCaps  = 24
-	sysCapSize   = 16
-	sysNoReturn  = 1
-	capOffSlot   = 0
-	capOffArg    = 2
-	capOffLen    = 4
-	capOffKind   = 6
-	capOffExit   = 7
-	capOffMax    = 8
-	confOffFlags = 8
-	confOffCond  = 12
-	confOffSize  = 16
-	confOffNcap  = 20
-)
-
-// conf encodes c's table entry.
-func (ss *sysSpec) conf(c *sysCall) []byte {
-	b := make([]byte, sysConfSize)
-	le := binary.LittleEndian
-	le.PutUint64(b, sysTag|uint64(c.site))
-	if c.info.noReturn {
-		le.PutUint32(b[confOffFlags:], sysNoReturn)
-	}
-	le.PutUint32(b[confOffCond:], uint32(c.cond))
-	le.PutUint32(b[confOffSize:], uint32(c.size))
-	caps := c.info.caps[:min(len(c.info.caps), sysMaxCaps)]
-	le.PutUint32(b[confOffNcap:], uint32(len(caps)))
-	for i, cp := range caps {
-		e := b[sysConfCaps+i*sysCapSize:]
-		le.PutUint16(e[capOffSlot:], uint16(c.offs[i]))
-		le.PutUint16(e[capOffArg:], uint16(sysArgOff[cp.arg]))
-		switch {
-		case cp.lenRet:
-			le.PutUint16(e[capOffLen:], regAX)
-		case cp.lenArg >= 0:
-			le.PutUint16(e[capOffLen:], uint16(sysArgOff[cp.lenArg]))
-		}
-		e[capOffKind] = byte(cp.kind)
-		if cp.exit {
-			e[capOffExit] = 1
-		}
-		n := cp.max
-		if cp.kind == capStr {
-			n++
-		} else if cp.kind == capBytes && cp.lenArg < 0 && !cp.lenRet && cp.size > 0 {
-			n = min(n, cp.size)
-		}
-		le.PutUint32(e[capOffMax:], uint32(n))
-	}
-	return b
-}

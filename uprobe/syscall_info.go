@@ -16,13 +16,16 @@ func sysLookup(nr, strsize int) (sysInfo, bool) {
 		sc := sysCap{arg: c.Arg, exit: c.Exit, kind: capBytes, size: c.Size, lenArg: c.LenArg, lenRet: c.LenRet,
 			max: syscalls.MaxFor(c, strsize)}
 		switch {
-		case c.Elem > 0 || c.Iov:
-			sc.kind = capNone // not read yet: lengths in elements, iovecs
+		case c.Iov:
+			sc.kind, sc.left = capIov, c.LenRet
 		case c.Str:
 			sc.kind = capStr
+		case c.StrArray && c.CountOnly:
+			sc.kind = capStrCount
 		case c.StrArray:
-			// MaxFor is each string's cap, Max the strings'.
-			sc.kind, sc.max = capStrArray, c.Max
+			sc.kind = capStrArray
+		case c.Elem > 0 && c.Size == 0:
+			sc.elem = c.Elem
 		}
 		info.caps = append(info.caps, sc)
 	}

@@ -253,19 +253,30 @@ func (g *exprGen) capDst(ss *sysSpec, i int, skip string) {
 // captures reads the captures of one side. At exit, an entry capture
 // whose read failed is read again (see syscall.go).
 func (ss *sysSpec) captures(g *exprGen, exit bool) {
-	kinds := map[capKind]bool{}
+	// Only the readers some traced call needs at index i are generated:
+	// the verifier walks each, and the iovec and array readers are long.
+	kindsAt := make([]map[capKind]bool, sysMaxCaps)
+	last := -1
 	for _, c := range ss.calls {
-		for _, cp := range c.info.caps {
-			if cp.exit == exit || (exit && cp.kind != capStrArray) {
-				kinds[cp.kind] = true
+		for i, cp := range c.info.caps[:min(len(c.info.caps), sysMaxCaps)] {
+			if cp.kind != capNone && (cp.exit == exit || (exit && !cp.kind.array())) {
+				if kindsAt[i] == nil {
+					kindsAt[i] = map[capKind]bool{}
+				}
+				kindsAt[i][cp.kind] = true
+				last = max(last, i)
 			}
 		}
 	}
-	if len(kinds) == 0 {
+	if last < 0 {
 		return
 	}
 	done := g.label()
-	for i := range sysMaxCaps {
+	for i := range last + 1 {
+		kinds := kindsAt[i]
+		if kinds == nil {
+			continue
+		}
 		next := g.label()
 		g.ifCapture(i, done)
 		g.capField(asm.R1, i, capOffExit, asm.Byte)
@@ -276,7 +287,10 @@ func (ss *sysSpec) captures(g *exprGen, exit bool) {
 			g.emit(asm.JNE.Imm(asm.R1, 0, read))
 			// An entry capture: again only if it failed, and not an array.
 			g.capField(asm.R1, i, capOffKind, asm.Byte)
-			g.emit(asm.JEq.Imm(asm.R1, int32(capStrArray), next))
+			g.emit(
+				asm.JEq.Imm(asm.R1, int32(capStrArray), next),
+				asm.JEq.Imm(asm.R1, int32(capStrCount), next),
+			)
 			g.capDst(ss, i, next)
 			g.emit(
 				asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
@@ -296,7 +310,7 @@ func (ss *sysSpec) captures(g *exprGen, exit bool) {
 		)
 		g.capField(asm.R1, i, capOffKind, asm.Byte)
 		labels := map[capKind]string{}
-		for _, k := range []capKind{capStr, capBytes, capStrArray} {
+		for _, k := range []capKind{capStr, capBytes, capStrArray, capStrCount, capIov} {
 			if kinds[k] {
 				labels[k] = g.label()
 				g.emit(asm.JEq.Imm(asm.R1, int32(k), labels[k]))
@@ -314,6 +328,14 @@ func (ss *sysSpec) captures(g *exprGen, exit bool) {
 		if l, ok := labels[capStrArray]; ok {
 			g.mark(l)
 			ss.readStrArray(g, next)
+		}
+		if l, ok := labels[capStrCount]; ok {
+			g.mark(l)
+			ss.countStrArray(g, next)
+		}
+		if l, ok := labels[capIov]; ok {
+			g.mark(l)
+			ss.readIov(g, i, next)
 		}
 		g.mark(next)
 	}
@@ -355,8 +377,17 @@ func (ss *sysSpec) readBytes(g *exprGen, i int, next string) {
 		asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
 		asm.JSLT.Imm(asm.R1, 0, next),
 		asm.JGE.Reg(asm.R1, asm.R2, fixed),
-		asm.Mov.Reg(asm.R2, asm.R1),
 	)
+	// A count of elements (Capture.Elem): below max, so no overflow.
+	bytes := g.label()
+	g.capField(asm.R3, i, capOffElem, asm.Half)
+	g.emit(
+		asm.JEq.Imm(asm.R3, 0, bytes),
+		asm.Mul.Reg(asm.R1, asm.R3),
+		asm.JGE.Reg(asm.R1, asm.R2, fixed),
+	)
+	g.mark(bytes)
+	g.emit(asm.Mov.Reg(asm.R2, asm.R1))
 	g.mark(fixed)
 	g.emit(asm.JLE.Imm(asm.R2, int32(ss.room-8), capped), asm.Mov.Imm(asm.R2, int32(ss.room-8)))
 	g.mark(capped)
@@ -375,62 +406,4 @@ func (ss *sysSpec) readBytes(g *exprGen, i int, next string) {
 		asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord),
 		asm.Ja.Label(next),
 	)
-}
-
-// readStrArray reads an array of string pointers: up to ss.strings
-// strings, each into a sub-slot of ss.per bytes (the -s limit and one
-// more, to tell truncation). The slot's result is the strings read, with
-// sysArrayEnded when a NULL pointer ended the array. The number of
-// strings is the largest any traced call needs: sub-slots beyond a
-// call's own capture are never reached, since its max bounds them.
-func (ss *sysSpec) readStrArray(g *exprGen, next string) {
-	n := 0
-	for _, c := range ss.calls {
-		for _, cp := range c.info.caps {
-			if cp.kind == capStrArray {
-				n = max(n, ss.strings(cp))
-			}
-		}
-	}
-	sub := 8 + align8(ss.per)
-	result := func(v int64) {
-		g.emit(
-			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
-			asm.LoadImm(asm.R2, v, asm.DWord),
-			asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord),
-			asm.Ja.Label(next),
-		)
-	}
-	for j := range n {
-		got, end, cont := g.label(), g.label(), g.label()
-		g.emit(
-			asm.LoadMem(asm.R3, asm.RFP, sysSlotAddr, asm.DWord),
-			asm.Add.Imm(asm.R3, int32(8*j)),
-		)
-		g.readInto(asm.RFP, slotTmp, 8)
-		g.emit(
-			asm.JEq.Imm(asm.R0, 0, got),
-		)
-		if j == 0 {
-			result(-14) // -EFAULT: the array itself is unreadable
-		} else {
-			result(int64(j))
-		}
-		g.mark(got)
-		g.emit(
-			asm.LoadMem(asm.R3, asm.RFP, slotTmp, asm.DWord),
-			asm.JEq.Imm(asm.R3, 0, end),
-			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
-			asm.Add.Imm(asm.R1, int32(8+j*sub+8)),
-			asm.Mov.Imm(asm.R2, int32(ss.per)),
-			asm.FnProbeReadUserStr.Call(),
-			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
-			asm.StoreMem(asm.R1, int16(8+j*sub), asm.R0, asm.DWord),
-			asm.Ja.Label(cont),
-		)
-		g.mark(end)
-		result(int64(j) | sysArrayEnded)
-		g.mark(cont)
-	}
-	result(int64(n))
 }

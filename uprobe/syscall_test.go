@@ -278,7 +278,7 @@ func TestSyscallFollowExec(t *testing.T) {
 			t.Fatalf("with -f: %d openat, %d execve, %d exit_group; want 1, 1, 2", len(opens), len(execs), len(exits))
 		}
 		x := execs[0].Sys
-		if x.Returned || execs[0].DurationNs != 0 || string(x.Entry[0]) != "/proc/self/exe\x00" {
+		if !x.Returned || x.Ret != 0 || execs[0].DurationNs <= 0 || string(x.Entry[0]) != "/proc/self/exe\x00" {
 			t.Errorf("execve: returned %v duration %d filename %q", x.Returned, execs[0].DurationNs, x.Entry[0])
 		}
 		if argv := string(x.Entry[1]); argv != bin+"\x00files\x00\x00" {

@@ -13,6 +13,8 @@ import (
 type Summary struct {
 	funcs   map[string]*counts
 	offsets map[string]uint64 // probe text → its location's offset (cached parse)
+	// What the rows count: system calls, functions, or both.
+	syscalls, functions bool
 }
 
 type counts struct {
@@ -38,6 +40,11 @@ func (s *Summary) Add(ev *probe.Event) {
 	case "signal", "exit":
 		return // strace -c counts calls only
 	}
+	if ev.Sys != nil {
+		s.syscalls = true
+	} else {
+		s.functions = true
+	}
 	c := s.of(ev.Func, ev.Probe)
 	if ev.Kind != "return" {
 		c.entries++
@@ -60,6 +67,7 @@ func (s *Summary) Add(ev *probe.Event) {
 // AddTally adds what an engine counted at one probe (probe.Target.Tally):
 // the same as adding each of the events it stands for.
 func (s *Summary) AddTally(t probe.Tally) {
+	s.functions = true
 	c := s.of(t.Func, t.Probe)
 	if t.Kind != probe.Return {
 		c.entries += t.Hits

@@ -14,8 +14,12 @@ import (
 func (s *Summary) WriteText(w io.Writer) error {
 	funcs, total := s.Lines()
 	bw := bufio.NewWriter(w)
+	what := "function"
+	if s.syscalls && !s.functions {
+		what = "syscall" // strace -c's heading
+	}
 	fmt.Fprintf(bw, "%6s %11s %11s %9s %9s %9s %9s %9s %9s %s\n",
-		"% time", "seconds", "usecs/call", "calls", "errors", "min(us)", "max(us)", "p50(us)", "p99(us)", "function")
+		"% time", "seconds", "usecs/call", "calls", "errors", "min(us)", "max(us)", "p50(us)", "p99(us)", what)
 	const rule = "------ ----------- ----------- --------- --------- --------- --------- --------- --------- ----------------\n"
 	bw.WriteString(rule)
 	for _, l := range funcs {

@@ -1,0 +1,61 @@
+//go:build linux && amd64
+
+package uprobe
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+)
+
+// execCall rebuilds the execve that started the command held at its exec
+// (syscalls.ExecCall): no tracepoint saw it, it ran before the programs
+// were in. Called on the thread that holds the command, which alone may
+// read its registers.
+func execCall(pid, strsize int) *syscalls.Call {
+	var regs unix.PtraceRegs
+	if proc.GetRegs(pid, &regs) != nil {
+		return nil
+	}
+	execfn, err := proc.Auxv(pid, proc.AtExecfn)
+	if err != nil {
+		return nil
+	}
+	mem, err := proc.OpenMemory(pid)
+	if err != nil {
+		return nil
+	}
+	defer mem.Close()
+	if strsize <= 0 {
+		strsize = sysDefaultSize
+	}
+	return syscalls.ExecCall(regs.Rsp, execfn, strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+}
+
+// execEvent is the event of that execve for the execve site that takes
+// it (its condition holds), nil when none.
+func (s *session) execEvent(c *child) *probe.Event {
+	if s.sys == nil || c.exec == nil {
+		return nil
+	}
+	call := s.sys.calls[unix.SYS_EXECVE]
+	if call == nil {
+		return nil
+	}
+	site := &s.sys.sites[call.site]
+	ev := &probe.Event{TimeNs: monotonicNow(), PID: c.pid(), TID: c.pid(), Probe: site.Spec.Text, Func: site.Func,
+		Kind: "return", ProbeIndex: site.Probe, Sys: c.exec}
+	if !probe.EvalCond(site.Cond, sysEnv{ev: ev, caps: call.info.caps}) {
+		return nil
+	}
+	fetchSys(ev, site, call.info.caps)
+	return ev
+}
+
+func monotonicNow() int64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}

@@ -1,0 +1,74 @@
+//go:build linux && amd64
+
+package uprobe
+
+import "encoding/binary"
+
+// sysConf is a number's entry in the table the programs read.
+//
+//	0  u64 record's first word (sysTag | site); 0: not traced
+//	8  u32 flags (sysNoReturn)   12 u32 condition number
+//	16 u32 record size           20 u32 captures
+//	24 captures, 16 bytes each:
+//	   u16 slot offset, u16 address argument's offset, u16 length's
+//	   offset (0: max), u8 kind, u8 exit, u32 max, u16 elem, u8 flags
+const (
+	sysConfSize  = 24 + 16*sysMaxCaps
+	sysConfCaps  = 24
+	sysCapSize   = 16
+	sysNoReturn  = 1
+	capOffSlot   = 0
+	capOffArg    = 2
+	capOffLen    = 4
+	capOffKind   = 6
+	capOffExit   = 7
+	capOffMax    = 8
+	capOffElem   = 12 // u16: bytes of an element, 0: the length is bytes
+	capOffFlags  = 14 // u8: capLeftRet
+	capLeftRet   = 1
+	confOffFlags = 8
+	confOffCond  = 12
+	confOffSize  = 16
+	confOffNcap  = 20
+)
+
+// conf encodes c's table entry.
+func (ss *sysSpec) conf(c *sysCall) []byte {
+	b := make([]byte, sysConfSize)
+	le := binary.LittleEndian
+	le.PutUint64(b, sysTag|uint64(c.site))
+	if c.info.noReturn {
+		le.PutUint32(b[confOffFlags:], sysNoReturn)
+	}
+	le.PutUint32(b[confOffCond:], uint32(c.cond))
+	le.PutUint32(b[confOffSize:], uint32(c.size))
+	caps := c.info.caps[:min(len(c.info.caps), sysMaxCaps)]
+	le.PutUint32(b[confOffNcap:], uint32(len(caps)))
+	for i, cp := range caps {
+		e := b[sysConfCaps+i*sysCapSize:]
+		le.PutUint16(e[capOffSlot:], uint16(c.offs[i]))
+		le.PutUint16(e[capOffArg:], uint16(sysArgOff[cp.arg]))
+		switch {
+		case cp.lenRet && cp.kind != capIov:
+			le.PutUint16(e[capOffLen:], regAX)
+		case cp.lenArg >= 0:
+			le.PutUint16(e[capOffLen:], uint16(sysArgOff[cp.lenArg]))
+		}
+		le.PutUint16(e[capOffElem:], uint16(cp.elem))
+		if cp.left {
+			e[capOffFlags] = capLeftRet
+		}
+		e[capOffKind] = byte(cp.kind)
+		if cp.exit {
+			e[capOffExit] = 1
+		}
+		n := cp.max
+		if cp.kind == capStr {
+			n++
+		} else if cp.kind == capBytes && cp.lenArg < 0 && !cp.lenRet && cp.size > 0 {
+			n = min(n, cp.size)
+		}
+		le.PutUint32(e[capOffMax:], uint32(n))
+	}
+	return b
+}
