@@ -52,13 +52,15 @@ __attribute__((noinline)) long utap_workload_target(long a, long b) {
 	}
 	fmt.Fprintf(&b, "};\nstatic const long nidle = %d;\n", IdleFuncs)
 	b.WriteString(`
-static long calls, nthreads, syscalls, usdt, mix;
+static long calls, nthreads, syscalls, usdt, mix, other;
 static long sums[1024];
 
 static void *worker(void *p) {
 	long id = (long)p, s = 0;
 	for (long j = id; j < calls; j += nthreads) {
-		if (syscalls) {
+		if (other)
+			s += getuid() != (uid_t)-1; // the probed getppid never comes
+		else if (syscalls) {
 			s += getppid() > 0;
 			for (long k = 0; k < mix; k++)
 				s += getuid() == (uid_t)-1; // never true: the sum stays calls
@@ -86,6 +88,7 @@ int main(int argc, char **argv) {
 	calls = atol(argv[1]);
 	nthreads = atol(argv[2]);
 	mix = strcmp(argv[3], "syscallmix") == 0 ? ` + strconv.Itoa(MixUntraced) + ` : 0;
+	other = strcmp(argv[3], "syscallother") == 0;
 	syscalls = strcmp(argv[3], "syscall") == 0 || mix;
 	usdt = strcmp(argv[3], "usdt") == 0;
 #ifndef HAVE_SDT

@@ -56,7 +56,7 @@ func (s Scenario) Expected(calls int) int {
 // EventsPerCall is how many events one call of the target should report.
 func (s Scenario) EventsPerCall() int {
 	switch {
-	case s.Cond == CondFalse, s.Attach:
+	case s.Cond == CondFalse, s.Attach, s.Mode == ModeSyscallOther:
 		return 0
 	case s.Return:
 		return 2
@@ -84,6 +84,8 @@ func Scenarios() []Scenario {
 		with("syscall", "the getppid system call (strace's home ground)", func(s *Scenario) { s.Mode = ModeSyscall }),
 		with("syscall-mix", fmt.Sprintf("getppid traced among %d untraced getuid calls each (what a seccomp filter saves)", MixUntraced),
 			func(s *Scenario) { s.Mode = ModeSyscallMix }),
+		with("syscall-untraced", "getppid probed, only getuid called (0 events: the cost of an untraced system call)",
+			func(s *Scenario) { s.Mode = ModeSyscallOther }),
 		with("usdt", "a USDT probe (sys/sdt.h) where the call was, counted in place", func(s *Scenario) { s.Mode, s.Count = ModeUSDT, true }),
 	}
 	for _, t := range []int{2, 4, 8} {

@@ -70,7 +70,7 @@ func SelectPeers(spec string) ([]Tool, error) {
 	case "auto":
 		var out []Tool
 		for _, t := range all {
-			if _, err := exec.LookPath(t.Name()); err == nil {
+			if _, err := exec.LookPath(program(t)); err == nil {
 				out = append(out, t)
 			}
 		}
@@ -81,7 +81,7 @@ func SelectPeers(spec string) ([]Tool, error) {
 		n = strings.TrimSpace(n)
 		found := false
 		for _, t := range all {
-			if t.Name() == n {
+			if t.Name() == n || program(t) == n { // strace: both its rows
 				out, found = append(out, t), true
 			}
 		}
@@ -91,6 +91,10 @@ func SelectPeers(spec string) ([]Tool, error) {
 	}
 	return out, nil
 }
+
+// program is the command a tool runs: its name's first word ("strace
+// --seccomp-bpf" is strace).
+func program(t Tool) string { return strings.Fields(t.Name())[0] }
 
 // lookPath is exec.LookPath with a reason fit for an n/a row.
 func lookPath(name string) (string, error) {

@@ -45,6 +45,9 @@ const (
 	// ModeSyscallMix makes, beside each getppid, MixUntraced getuid
 	// calls that no probe selects: what a filter saves.
 	ModeSyscallMix = "syscallmix"
+	// ModeSyscallOther makes only getuid calls, none of the getppid the
+	// probe selects: the cost of an untraced system call under a tracer.
+	ModeSyscallOther = "syscallother"
 	ModeUSDT       = "usdt"
 	// ModeWait waits for a line on standard input, then calls every
 	// function once: the attach rows' target (C workload only).
@@ -56,7 +59,9 @@ const (
 const MixUntraced = 100
 
 // IsSyscall reports whether a workload mode traces getppid.
-func IsSyscall(mode string) bool { return mode == ModeSyscall || mode == ModeSyscallMix }
+func IsSyscall(mode string) bool {
+	return mode == ModeSyscall || mode == ModeSyscallMix || mode == ModeSyscallOther
+}
 
 // TargetB is the second argument of every call of the target: conditions on
 // it are always true (== TargetB) or always false (!= TargetB).

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 	"github.com/utap/utap/probe"
 )
 
@@ -116,12 +115,12 @@ type sysCall struct {
 // sysSpec is the system call side of a Spec.
 type sysSpec struct {
 	sites  []probe.Site
-	calls  map[int]*sysCall // by number
-	conds  []probe.Expr     // condition i+1
-	arrLim int              // bytes of a string array read (all its strings)
-	room   int              // the largest capture slot
-	value  int              // bytes of a record's buffer: the largest record plus room
-	enter  *ebpf.ProgramSpec
+	calls  map[int]*sysCall          // by number
+	conds  []probe.Expr              // condition i+1
+	arrLim int                       // bytes of a string array read (all its strings)
+	room   int                       // the largest capture slot
+	value  int                       // bytes of a record's buffer: the largest record plus room
+	enter  map[int]*ebpf.ProgramSpec // by the arguments it reads (arities)
 	exit   *ebpf.ProgramSpec
 	confs  *ebpf.MapSpec // array by number of sysConf
 	open   *ebpf.MapSpec // hash: pid_tgid → record of a call in progress
@@ -262,10 +261,13 @@ func (ss *sysSpec) generate(m maps, v4 bool) (*sysSpec, error) {
 		MaxEntries: sysMaxOpen, Flags: 1} // BPF_F_NO_PREALLOC: most threads are not in a call
 	ss.build = &ebpf.MapSpec{Name: mapSysBuild, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: uint32(ss.value), MaxEntries: 1}
 	var err error
-	if ss.enter, err = ss.program("utap_sys_enter", m, v4, false); err != nil {
-		return nil, err
+	ss.enter = map[int]*ebpf.ProgramSpec{}
+	for _, n := range ss.arities() {
+		if ss.enter[n], err = ss.program(fmt.Sprintf("utap_sys_enter%d", n), m, v4, false, n); err != nil {
+			return nil, err
+		}
 	}
-	if ss.exit, err = ss.program("utap_sys_exit", m, v4, true); err != nil {
+	if ss.exit, err = ss.program("utap_sys_exit", m, v4, true, 0); err != nil {
 		return nil, err
 	}
 	return ss, nil
@@ -292,92 +294,12 @@ func plainSys(s *probe.Site) bool { return s.Cond == nil && len(s.Fetches) == 0 
 func align8(n int) int { return (n + 7) &^ 7 }
 
 // program is the ProgramSpec of the enter or exit program.
-func (ss *sysSpec) program(name string, m maps, v4, exit bool) (*ebpf.ProgramSpec, error) {
-	insns, err := ss.insns(m, v4, exit)
+func (ss *sysSpec) program(name string, m maps, v4, exit bool, nargs int) (*ebpf.ProgramSpec, error) {
+	insns, err := ss.insns(m, v4, exit, nargs)
 	if err != nil {
 		return nil, err
 	}
 	return &ebpf.ProgramSpec{Name: name, Type: ebpf.TracePoint, License: "GPL", Instructions: insns}, nil
-}
-
-// sysSession is the loaded system call side of a session.
-type sysSession struct {
-	*sysSpec
-	confs, open, build *ebpf.Map
-	enter, exit        *ebpf.Program
-}
-
-// loadSys creates the system call maps, fills the per-number table and
-// loads the programs; links come with attachSys.
-func (s *session) loadSys(ss *sysSpec) error {
-	y := &sysSession{sysSpec: ss}
-	s.sys = y
-	var err error
-	for _, p := range []struct {
-		m  **ebpf.Map
-		ms *ebpf.MapSpec
-	}{{&y.confs, ss.confs}, {&y.open, ss.open}, {&y.build, ss.build}} {
-		if *p.m, err = ebpf.NewMap(p.ms); err != nil {
-			return fmt.Errorf("creating the system call map %s: %w", p.ms.Name, hint(err))
-		}
-	}
-	for nr, c := range ss.calls {
-		if err := y.confs.Put(uint32(nr), ss.conf(c)); err != nil {
-			return fmt.Errorf("filling the system call table: %w", err)
-		}
-	}
-	named := map[string]*ebpf.Map{mapEvents: s.events, mapStats: s.stats, mapTgids: s.tgids,
-		mapSysConf: y.confs, mapSysOpen: y.open, mapSysBuild: y.build}
-	for _, p := range []struct {
-		prog **ebpf.Program
-		ps   *ebpf.ProgramSpec
-	}{{&y.enter, ss.enter}, {&y.exit, ss.exit}} {
-		ps := p.ps.Copy()
-		for name, m := range named {
-			if m != nil {
-				ps.Instructions.AssociateMap(name, m) // fails only for a map it does not use
-			}
-		}
-		if *p.prog, err = ebpf.NewProgram(ps); err != nil {
-			return fmt.Errorf("loading the system call program %s: %w", ps.Name, verifierReason(err))
-		}
-	}
-	return nil
-}
-
-// attachSys attaches the two programs: nothing is traced before a tgid
-// is in the map, so this goes before the command runs.
-func (s *session) attachSys() error {
-	for _, p := range []struct {
-		event string
-		prog  *ebpf.Program
-	}{{"sys_enter", s.sys.enter}, {"sys_exit", s.sys.exit}} {
-		l, err := link.Tracepoint("raw_syscalls", p.event, p.prog, nil)
-		if err != nil {
-			return fmt.Errorf("attaching to raw_syscalls:%s: %w", p.event, hint(err))
-		}
-		s.links = append(s.links, l)
-	}
-	return nil
-}
-
-// closeSys releases the system call maps and programs; the links went
-// with the session's.
-func (s *session) closeSys() {
-	y := s.sys
-	if y == nil {
-		return
-	}
-	for _, p := range []*ebpf.Program{y.enter, y.exit} {
-		if p != nil {
-			p.Close()
-		}
-	}
-	for _, m := range []*ebpf.Map{y.confs, y.open, y.build} {
-		if m != nil {
-			m.Close()
-		}
-	}
 }
 
 // isSysRecord says whether a ring record is a system call's.

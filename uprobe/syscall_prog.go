@@ -15,9 +15,11 @@ import (
 // with R6 as its "pt_regs") clobbers R8 and R9, so R8 is kept on the
 // stack across it.
 
-// Offsets in the raw_syscalls tracepoints' records, after the 8-byte
-// common header: both start with the number; sys_enter has the six
-// arguments, sys_exit the return value.
+// Offsets in the records of the raw_syscalls tracepoints and of the
+// per-call syscalls:sys_{enter,exit}_NAME ones, after the 8-byte common
+// header: both start with the number (a long in raw_syscalls, an int in
+// the others: its low 32 bits are read); sys_enter has the six
+// arguments, sys_exit the return value, at the same offsets in both.
 const (
 	tpOffID   = 8
 	tpOffArgs = 16
@@ -33,14 +35,17 @@ const (
 	sysSlotDst  = -56 // the capture slot being filled
 )
 
-// insns generates the enter (exit false) or exit program.
-func (ss *sysSpec) insns(m maps, v4, exit bool) (asm.Instructions, error) {
+// insns generates the enter (exit false) or exit program. The enter
+// program reads nargs arguments from its record: a per-call tracepoint's
+// record ends after the call's own, and the kernel refuses a program that
+// reads past the end of any record it is attached to.
+func (ss *sysSpec) insns(m maps, v4, exit bool, nargs int) (asm.Instructions, error) {
 	g := &exprGen{abi: probe.ABISysV, kind: probe.Return, v4: v4}
 	// Tracepoints cannot sleep: reads use bpf_probe_read_user (reads{}).
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
 	// The table first: for most calls of most processes it is all that runs.
 	g.emit(
-		asm.LoadMem(asm.R1, asm.R9, tpOffID, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R9, tpOffID, asm.Word),
 		asm.JGE.Imm(asm.R1, sysMaxNr, "exit"), // negative too, as unsigned
 		asm.StoreMem(asm.RFP, slotTmp, asm.R1, asm.Word),
 	)
@@ -56,10 +61,10 @@ func (ss *sysSpec) insns(m maps, v4, exit bool) (asm.Instructions, error) {
 	if exit {
 		return ss.exitInsns(g, m)
 	}
-	return ss.enterInsns(g, m)
+	return ss.enterInsns(g, m, nargs)
 }
 
-func (ss *sysSpec) enterInsns(g *exprGen, m maps) (asm.Instructions, error) {
+func (ss *sysSpec) enterInsns(g *exprGen, m maps, nargs int) (asm.Instructions, error) {
 	g.filterTgid(maps{tgids: mapTgids})
 	g.emit(asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word))
 	g.lookup(mapSysBuild, slotTmp)
@@ -70,13 +75,17 @@ func (ss *sysSpec) enterInsns(g *exprGen, m maps) (asm.Instructions, error) {
 		asm.StoreMem(asm.R6, sysOffSite, asm.R1, asm.DWord),
 		asm.LoadMem(asm.R1, asm.RFP, sysSlotKey, asm.DWord),
 		asm.StoreMem(asm.R6, sysOffPidTgid, asm.R1, asm.DWord),
-		asm.LoadMem(asm.R1, asm.R9, tpOffID, asm.DWord),
+		asm.LoadMem(asm.R1, asm.R9, tpOffID, asm.Word),
 		asm.StoreMem(asm.R6, sysOffNr, asm.R1, asm.DWord),
 		storeImm64(asm.R6, sysOffDur, 0),
 		storeImm64(asm.R6, sysOffFlags, 0),
 		storeImm64(asm.R6, regAX, 0),
 	)
 	for i, off := range sysArgOff {
+		if i >= nargs {
+			g.emit(storeImm64(asm.R6, off, 0))
+			continue
+		}
 		g.emit(
 			asm.LoadMem(asm.R1, asm.R9, int16(tpOffArgs+8*i), asm.DWord),
 			asm.StoreMem(asm.R6, off, asm.R1, asm.DWord),
@@ -133,7 +142,7 @@ func (ss *sysSpec) exitInsns(g *exprGen, m maps) (asm.Instructions, error) {
 		asm.Mov.Reg(asm.R6, asm.R0),
 		// An entry of another call (its exit unseen) is dropped.
 		asm.LoadMem(asm.R1, asm.R6, sysOffNr, asm.DWord),
-		asm.LoadMem(asm.R2, asm.R9, tpOffID, asm.DWord),
+		asm.LoadMem(asm.R2, asm.R9, tpOffID, asm.Word),
 		asm.JNE.Reg(asm.R1, asm.R2, "forget"),
 		asm.LoadMem(asm.R1, asm.R9, tpOffRet, asm.DWord),
 		asm.StoreMem(asm.R6, regAX, asm.R1, asm.DWord),

@@ -37,7 +37,7 @@ func compareCommand() *cli.Command {
 			"   --runs 3 repeats the whole measurement and flags rows whose medians spread beyond ±15%;\n" +
 			"   --merge a.json,b.json does the same with reports saved by --format json.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "`S,...`: entry, count, fetch, return, cond-false, cond-true, syscall, usdt, threads, probes, attach, all"},
+			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "`S,...`: entry, count, fetch, return, cond-false, cond-true, syscall, syscall-mix, syscall-untraced, usdt, threads, probes, attach, all"},
 			&cli.IntFlag{Name: "events", Value: compare.DefaultEvents, Usage: "at most `N` calls in a run (slow tools make fewer)"},
 			&cli.IntFlag{Name: "threads", Value: 1, Usage: "`T` workload threads in the non-scaling scenarios"},
 			&cli.IntFlag{Name: "repeat", Value: compare.DefaultRepeat, Usage: "`R` interleaved repetitions"},

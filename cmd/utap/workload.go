@@ -34,7 +34,7 @@ func workload(args []string) int {
 	calls := fs.Int("calls", 1000, "calls of the target, over all threads")
 	threads := fs.Int("threads", 1, "OS threads calling")
 	mode := fs.String("mode", "call", "call (the target), syscall (getppid) or syscallmix (getppid and 100 getuid)")
-	if err := fs.Parse(args); err != nil || *threads < 1 || *mode != "call" && *mode != "syscall" && *mode != "syscallmix" {
+	if err := fs.Parse(args); err != nil || *threads < 1 || *mode != "call" && *mode != "syscall" && *mode != "syscallmix" && *mode != "syscallother" {
 		fmt.Fprintln(os.Stderr, "usage: utap __workload --calls N --threads T [--mode call|syscall|syscallmix]")
 		return 2
 	}
@@ -48,7 +48,11 @@ func workload(args []string) int {
 			runtime.LockOSThread()
 			s := 0
 			for j := i; j < *calls; j += *threads {
-				if *mode != "call" {
+				if *mode == "syscallother" {
+					if syscall.Getuid() != -1 {
+						s++ // the probed getppid never comes
+					}
+				} else if *mode != "call" {
 					if syscall.Getppid() > 0 {
 						s++
 					}

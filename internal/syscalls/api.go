@@ -25,6 +25,10 @@ type Info struct {
 	// NoReturn: never returns (exit, exit_group; execve returns in its new image):
 	// entry captures are all there is.
 	NoReturn bool
+	// Tracepoint names the kernel's syscalls:sys_enter_NAME and
+	// sys_exit_NAME events for this call ("newstat" for stat); "" when it
+	// has none (raw_syscalls sees every call).
+	Tracepoint string
 }
 
 // Arg is one argument, as the kernel's tracepoint format names it.

@@ -12,6 +12,9 @@ type rawCall struct {
 	Name string
 	Args []rawArg
 	Hand bool // no tracepoint format: arguments from gen's hand list
+	// Tracepoint names its syscalls:sys_enter_NAME and sys_exit_NAME
+	// events ("newstat" for stat), "" when the kernel has none.
+	Tracepoint string
 }
 
 type rawArg struct{ Name, CType string }
@@ -28,7 +31,7 @@ var (
 
 func init() {
 	for _, r := range rawTable {
-		in := &Info{Nr: r.Nr, Name: r.Name}
+		in := &Info{Nr: r.Nr, Name: r.Name, Tracepoint: r.Tracepoint}
 		kinds := argKinds[r.Name]
 		for i, a := range r.Args {
 			k, ok := kinds[i]
