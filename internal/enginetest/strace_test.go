@@ -233,7 +233,7 @@ func fidelityTable(results map[string]*tally, ran []string) string {
 				b.WriteString(" – |")
 				continue
 			}
-			fmt.Fprintf(&b, " %d (%.0f%%) |", s, 100*float64(s)/float64(lines))
+			fmt.Fprintf(&b, " %d (%.1f%%) |", s, 100*float64(s)/float64(lines))
 		}
 		b.WriteString("\n")
 	}
