@@ -48,7 +48,7 @@ const (
 	// ModeSyscallOther makes only getuid calls, none of the getppid the
 	// probe selects: the cost of an untraced system call under a tracer.
 	ModeSyscallOther = "syscallother"
-	ModeUSDT       = "usdt"
+	ModeUSDT         = "usdt"
 	// ModeWait waits for a line on standard input, then calls every
 	// function once: the attach rows' target (C workload only).
 	ModeWait = "wait"
