@@ -53,15 +53,6 @@ func onlySyscalls(specs []*probe.Spec) bool {
 	return true
 }
 
-func anySyscalls(specs []*probe.Spec) bool {
-	for _, s := range specs {
-		if s.Syscall {
-			return true
-		}
-	}
-	return false
-}
-
 // syscallSites makes the sites of the system call specs: one per call a
 // spec's name, glob or class selects, bound to the call's arguments.
 func syscallSites(specs []*probe.Spec) ([]probe.Site, error) {

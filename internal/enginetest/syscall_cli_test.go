@@ -111,7 +111,7 @@ func TestSyscallJSONAndSummary(t *testing.T) {
 				t.Errorf("no ENOENT openat in:\n%s", r.stderr)
 			}
 			r = utap(t, "run", "--backend", b.name, "-q", "-c", "-e", "trace=openat,close", "--", bin)
-			if !strings.Contains(r.stderr, " syscall\n") || !regexpMatch(`(?m)^ *[0-9.]+ +[0-9.]+ +\d+ +\d+ +1 .* openat$`, r.stderr) {
+			if !strings.Contains(r.stderr, " syscall\n") || !regexpMatch(`(?m)^ *[0-9.]+ +[0-9.]+ +[0-9.]+ +\d+ +1 .* openat$`, r.stderr) {
 				t.Errorf("-c:\n%s", r.stderr)
 			}
 		})
