@@ -4,6 +4,7 @@ package elfsym
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/utap/utap/probe"
@@ -59,7 +60,8 @@ func (p *confParser) lens() (lens, error) {
 		}
 		l.hidden = w == "hide"
 	case w == "enum":
-		// Shown as integers; the underlying type defaults to int.
+		// enum[TYPE](NAME[=VALUE], ...): the type defaults to int; a
+		// name without a value follows the one before, as in C.
 		l = lens{t: confPrimitives["int"], ok: true}
 		if p.eat('[') {
 			inner, err := p.lens()
@@ -70,7 +72,7 @@ func (p *confParser) lens() (lens, error) {
 			l = inner
 			l.t.Kind = probe.ProtoInt
 		}
-		p.skipGroup('(', ')')
+		l.t.Enum = p.enumNames()
 	case w == "string" || w == "format" || strings.HasPrefix(w, "string"):
 		// string, string(T), string[N], stringN (old syntax: length in argN).
 		p.skipGroup('(', ')')
@@ -98,4 +100,49 @@ func (p *confParser) lens() (lens, error) {
 		l = lens{t: confPrimitives["addr"], ok: true, hidden: l.hidden}
 	}
 	return l, nil
+}
+
+// enumNames reads an enum lens's (NAME[=VALUE], ...) list; nil when
+// there is none or it cannot be read (the values then show as numbers).
+func (p *confParser) enumNames() probe.Enum {
+	if !p.eat('(') {
+		return nil
+	}
+	names := probe.Enum{}
+	next := int64(0)
+	for !p.eat(')') {
+		name := p.ident()
+		if name == "" {
+			p.skipTo(')')
+			return nil
+		}
+		v := next
+		if p.eat('=') {
+			p.skipSpace()
+			start := p.i
+			for p.i < len(p.s) && strings.IndexByte(",) \t", p.s[p.i]) < 0 {
+				p.i++
+			}
+			n, err := strconv.ParseInt(p.s[start:p.i], 0, 64)
+			if err != nil {
+				p.skipTo(')')
+				return nil
+			}
+			v = n
+		}
+		if _, dup := names[v]; !dup {
+			names[v] = name
+		}
+		next = v + 1
+		p.eat(',')
+	}
+	return names
+}
+
+// skipTo moves past the next c.
+func (p *confParser) skipTo(c byte) {
+	for p.i < len(p.s) && p.s[p.i] != c {
+		p.i++
+	}
+	p.eat(c)
 }

@@ -4,6 +4,7 @@ package elfsym
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ int printf(format);
 		"malloc":    {Params: []probe.ProtoType{{Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
 		"fopen":     {Params: []probe.ProtoType{str, str}, Ret: ptr},
 		"free":      {Params: []probe.ProtoType{ptr}, Ret: probe.ProtoType{Kind: probe.ProtoVoid}},
-		"sigaddset": {Params: []probe.ProtoType{ptr, i32}, Ret: i32},
+		"sigaddset": {Params: []probe.ProtoType{ptr, {Kind: probe.ProtoInt, Size: 4, Signed: true, Enum: probe.Enum{1: "SIGHUP", 2: "SIGINT"}}}, Ret: i32},
 		"atof":      {Params: []probe.ProtoType{str}, Ret: hex},
 		"pow2":      {More: true, Ret: i32},
 		"isok":      {Params: []probe.ProtoType{{Kind: probe.ProtoHex, Size: 4}, ptr}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 4, Signed: true}},
@@ -56,15 +57,7 @@ int printf(format);
 }
 
 func equalProto(a, b probe.Prototype) bool {
-	if a.Ret != b.Ret || a.More != b.More || a.Source != b.Source || len(a.Params) != len(b.Params) {
-		return false
-	}
-	for i := range a.Params {
-		if a.Params[i] != b.Params[i] {
-			return false
-		}
-	}
-	return true
+	return reflect.DeepEqual(a, b)
 }
 
 // The installed file parses, and has the prototypes the CLI examples use.

@@ -98,13 +98,15 @@ func protoType(t godwarf.Type) (probe.ProtoType, bool) {
 	case *godwarf.AddrType:
 		return probe.ProtoType{Kind: probe.ProtoHex, Size: 8}, true
 	case *godwarf.EnumType:
-		// Shown as their integer value: names would need a lookup table
-		// the engines' values cannot carry.
 		signed := false
+		names := probe.Enum{}
 		for _, v := range x.Val {
 			signed = signed || v.Val < 0
+			if _, dup := names[v.Val]; !dup {
+				names[v.Val] = v.Name // the first name of a value, as gdb shows it
+			}
 		}
-		return probe.ProtoType{Kind: probe.ProtoInt, Size: size, Signed: signed}, true
+		return probe.ProtoType{Kind: probe.ProtoInt, Size: size, Signed: signed, Enum: names}, true
 	}
 	return probe.ProtoType{}, false
 }

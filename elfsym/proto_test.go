@@ -32,7 +32,7 @@ func TestDWARFPrototypes(t *testing.T) {
 	for fn, want := range map[string]probe.Prototype{
 		"p_int":  {Params: []probe.ProtoType{i32, {Kind: probe.ProtoInt, Size: 4}, {Kind: probe.ProtoInt, Size: 8, Signed: true}}, Ret: i32},
 		"p_str":  {Params: []probe.ProtoType{str, str}, Ret: i32},
-		"p_bool": {Params: []probe.ProtoType{{Kind: probe.ProtoBool, Size: 1}, {Kind: probe.ProtoInt, Size: 4}}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 1}},
+		"p_bool": {Params: []probe.ProtoType{{Kind: probe.ProtoBool, Size: 1}, {Kind: probe.ProtoInt, Size: 4, Enum: probe.Enum{0: "RED", 1: "GREEN", 2: "BLUE"}}}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 1}},
 		"p_ptr":  {Params: []probe.ProtoType{ptr}, Ret: ptr},
 	} {
 		got := protoOf(t, Target{Exe: bin}, fn)

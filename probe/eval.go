@@ -35,6 +35,9 @@ func Eval(e Expr, env Env) (Value, error) {
 	case *StrLit:
 		return Value{Str: e.Val, IsStr: true}, nil
 	case *StrOf:
+		if addr, err := evalInt(e.Addr, env); err == nil && addr == 0 {
+			return Value{Null: true}, nil
+		}
 		buf := getBuf()
 		defer putBuf(buf)
 		s, err := readStr(e, env, buf, MaxStrLen)

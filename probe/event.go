@@ -47,10 +47,16 @@ type Syscall struct {
 
 // Value is one fetched value. Exactly one of Int, Str or Err is meaningful.
 type Value struct {
-	Int    uint64
-	Str    string
-	IsStr  bool
-	Err    bool   // the memory read faulted: shown as "?" / JSON null
+	Int   uint64
+	Str   string
+	IsStr bool
+	Err   bool // the memory read faulted: shown as "?" / JSON null
+	// Null: a string fetch (str()) whose address was 0, a NULL char*:
+	// shown as NULL / JSON null, and an error return for -c.
+	Null bool
+	// Name is the value's name when its prototype's type is an
+	// enumeration that names it (LC_ALL): text shows it, JSON the number.
+	Name   string
 	Format Format // how to show it
 	Signed bool   // for FormatDefault integers
 }

@@ -37,7 +37,14 @@ type ProtoType struct {
 	Kind   ProtoKind
 	Size   uint8
 	Signed bool
+	// Enum names the values of an enumeration (DWARF's enumerators,
+	// ltrace's enum(NAME=VALUE, ...)); nil for other types.
+	Enum Enum
 }
+
+// Enum maps an enumeration's values to their names. A value without a
+// name is shown as its number.
+type Enum map[int64]string
 
 // DefaultProto is ltrace's prototype for a function it knows nothing of:
 // six register arguments and a return value, all longs shown in hex.
@@ -93,7 +100,7 @@ func (s *Site) protoRet() []Fetch {
 // typedFetch reads x as t: truncated and extended to t's size and sign,
 // or the string it points to, with the format that shows it.
 func typedFetch(x Expr, t ProtoType, text string) Fetch {
-	f := Fetch{Text: text}
+	f := Fetch{Text: text, Enum: t.Enum}
 	size := t.Size
 	if size == 0 {
 		size = 8

@@ -54,6 +54,9 @@ type Fetch struct {
 	Expr   Expr
 	Format Format
 	Text   string // source text of the fetch, for headers and errors
+	// Enum names its values, from a prototype's enumeration; the
+	// engines leave it to the CLI, which sets Value.Name from it.
+	Enum Enum
 }
 
 // Format is how a fetched value is shown.

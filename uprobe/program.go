@@ -231,9 +231,16 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 		asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
 		asm.JNE.Imm(asm.R1, 0, faulted),
 	)
+	null := g.label()
+	g.emit(asm.JEq.Imm(asm.R0, 0, null))
 	g.readStrInto(asm.R7, int32(fl.off+8), probe.MaxStrLen+1)
 	g.emit(
 		asm.StoreMem(asm.R7, int16(fl.off), asm.R0, asm.DWord),
+		asm.Ja.Label(done),
+	)
+	g.mark(null)
+	g.emit(
+		storeImm64(asm.R7, int16(fl.off), strNull),
 		asm.Ja.Label(done),
 	)
 	g.mark(faulted)

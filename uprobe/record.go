@@ -48,6 +48,10 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 			v.IsStr, v.Str = true, fl.lit
 		case fieldStr:
 			n := int64(le.Uint64(raw[fl.off:]))
+			if n == strNull {
+				v.Null = true
+				break
+			}
 			if n <= 0 {
 				v.Err = true // as probe.FetchValue: no other field set
 				break
@@ -71,3 +75,7 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 	ev.Stack = decodeStack(raw, p)
 	return nil
 }
+
+// strNull is a string field's length when its address was 0 (a NULL
+// char *): no errno is this negative.
+const strNull = -(1 << 20)

@@ -143,8 +143,12 @@ func trace(c *cli.Context, attach bool) error {
 	sites = append(sites, sysSites...)
 	t.StrSize = c.Int("s")
 	t.ProcessEvents = len(sysSites) > 0
+	var enums enumNamer
+	enums.add(sites)
 	t.Resolve = func(pid int) ([]probe.Site, error) {
-		return rs.resolve(specs, elfsym.Target{PID: pid})
+		s, err := rs.resolve(specs, elfsym.Target{PID: pid})
+		enums.add(s)
+		return s, err
 	}
 
 	backend, why, err := chooseBackend(c.String("backend"), sites)
@@ -216,7 +220,7 @@ func trace(c *cli.Context, attach bool) error {
 		emit = func(ev *probe.Event) { write(ev); sum.Add(ev) }
 	}
 	untyped := emit
-	emit = func(ev *probe.Event) { typed(ev); untyped(ev) }
+	emit = func(ev *probe.Event) { enums.name(ev); typed(ev); untyped(ev) }
 	emit = symbolized(emit, t.StackDepth)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""

@@ -184,6 +184,10 @@ func (p *Program) run(args []uint64, env probe.Env) (uint64, error) {
 			}
 			r[in.dst] = u2b(string(x) == string(y)) ^ in.imm
 		case opStr:
+			if s.null = r[in.a] == 0; s.null {
+				s.slen = 0
+				continue
+			}
 			str, err := s.readStr(r[in.a], env, &s.buf, probe.MaxStrLen)
 			if err != nil {
 				return 0, err

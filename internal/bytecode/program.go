@@ -30,6 +30,7 @@ type scratch struct {
 	buf  [probe.MaxStrLen]byte // integer reads, str() results, first string of a comparison
 	buf2 [probe.MaxStrLen]byte // second string of a comparison
 	slen int                   // length of the last str() read into buf
+	null bool                  // the last str() was of address 0 (probe.Value.Null)
 }
 
 // Compile compiles an integer or string expression (bound: no Ident left).
@@ -142,6 +143,9 @@ func (p *Program) EvalArgs(args []uint64, env probe.Env) (probe.Value, error) {
 	v, err := p.run(args, env)
 	if err != nil {
 		return probe.Value{Format: p.format}, err
+	}
+	if p.typ.Str && p.scratch.null {
+		return probe.Value{Null: true, Format: p.format}, nil
 	}
 	if p.typ.Str {
 		return probe.Value{Str: string(p.scratch.buf[:p.scratch.slen]), IsStr: true, Format: p.format}, nil

@@ -75,7 +75,7 @@ func TestCLILtraceFilter(t *testing.T) {
 	argv := []string{etWork(t), "args"}
 	t.Run("plt", func(t *testing.T) {
 		ltraceRun(t, argv, []string{"--ltrace-e", "strlen+printf-printf"}, func(t *testing.T, lines []string, _ string) {
-			wantMatches(t, lines, `^\[pid \d+\] strlen@plt\("hello"\) = 5$`, `^\[pid \d+\] strlen@plt\("world"\) = 5$`)
+			wantMatches(t, lines, `^\[pid \d+\] strlen\("hello"\) = 5$`, `^\[pid \d+\] strlen\("world"\) = 5$`)
 		})
 	})
 	t.Run("lib", func(t *testing.T) {

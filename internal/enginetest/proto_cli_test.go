@@ -16,7 +16,7 @@ func TestCLIPrototypeCalls(t *testing.T) {
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^p_int\(-1, 2, -3\) = -2$`),
 		regexp.MustCompile(`(?m)^p_str\("abc", "de"\) = 5$`),
-		regexp.MustCompile(`(?m)^p_bool\(true, 2\) = true$`),
+		regexp.MustCompile(`(?m)^p_bool\(true, BLUE\) = true$`),
 		regexp.MustCompile(`(?m)^p_neg\(1\) = -1$`),
 		regexp.MustCompile(`(?m)^p_ptr\(0x[0-9a-f]+\) = 0x[0-9a-f]+$`),
 		regexp.MustCompile(`(?m)^p_ptr\(0x[0-9a-f]+\) = NULL$`),

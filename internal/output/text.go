@@ -176,11 +176,13 @@ func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
 	return b
 }
 
+// name is the function a line shows: a PLT stub as the function it
+// calls (puts@plt as puts), as ltrace shows its calls.
 func name(ev *probe.Event) string {
 	if ev.Func == "" {
 		return ev.Probe
 	}
-	return ev.Func
+	return strings.TrimSuffix(ev.Func, "@plt")
 }
 
 // call writes "name(args" (no closing parenthesis).

@@ -12,6 +12,10 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 	switch {
 	case v.Err:
 		return append(b, '?')
+	case v.Null:
+		return append(b, "NULL"...)
+	case v.Name != "":
+		return append(b, v.Name...)
 	case v.IsStr:
 		return quote(b, v.Str, strLen)
 	}
@@ -84,7 +88,7 @@ func quote(b []byte, s string, strLen int) []byte {
 // read faulted.
 func jsonValue(b []byte, v *probe.Value) []byte {
 	switch {
-	case v.Err:
+	case v.Err, v.Null:
 		return append(b, "null"...)
 	case v.IsStr:
 		return appendJSONString(b, v.Str)

@@ -117,6 +117,9 @@ func (s *Summary) offset(probeText string) uint64 {
 // unsigned, hex and strings never do. A 32-bit int counts when it is typed
 // (the prototype's int, cast to 32 bits), not as a raw register.
 func IsError(v *probe.Value) bool {
+	if v != nil && v.Null {
+		return true // a NULL char *, as a NULL pointer
+	}
 	if v == nil || v.Err || v.IsStr {
 		return false
 	}
