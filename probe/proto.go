@@ -28,6 +28,7 @@ const (
 	ProtoBool                     // shown false / true
 	ProtoChar                     // a character, shown 'c'
 	ProtoVoid                     // nothing (a return type only)
+	ProtoGuess                    // a long of unknown type: decimal when small, else hex (FormatGuess)
 )
 
 // ProtoType is one parameter's or the return value's type. Size is 1, 2,
@@ -47,13 +48,16 @@ type ProtoType struct {
 type Enum map[int64]string
 
 // DefaultProto is ltrace's prototype for a function it knows nothing of:
-// six register arguments and a return value, all longs shown in hex.
+// four register arguments and a return value, longs shown as ltrace
+// shows a value of unknown type (FormatGuess: decimal from -10000 to
+// 10000, else hex; measured on ltrace 0.7.3).
 var DefaultProto = Prototype{
-	Params: []ProtoType{hexLong, hexLong, hexLong, hexLong, hexLong, hexLong},
-	Ret:    hexLong,
+	Params: []ProtoType{guessLong, guessLong, guessLong, guessLong},
+	Ret:    guessLong,
+	More:   true,
 }
 
-var hexLong = ProtoType{Kind: ProtoHex, Size: 8}
+var guessLong = ProtoType{Kind: ProtoGuess, Size: 8}
 
 // typedDefaults says whether a site that names no fetch gets its
 // prototype's: a C function's start, probed as such. Go functions (their
@@ -120,6 +124,8 @@ func typedFetch(x Expr, t ProtoType, text string) Fetch {
 		f.Expr, f.Format = x, FormatPointer
 	case ProtoHex:
 		f.Expr, f.Format = cast(false), FormatHex
+	case ProtoGuess:
+		f.Expr, f.Format = x, FormatGuess
 	case ProtoOctal:
 		f.Expr, f.Format = cast(false), FormatOctal
 	case ProtoBool:

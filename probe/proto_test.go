@@ -30,9 +30,9 @@ func TestBindPrototypeDefaults(t *testing.T) {
 	if len(ret.Fetches) != 1 || ret.Fetches[0].Expr.Type() != S32 || ret.Fetches[0].Expr.String() != "((s32)ret)" {
 		t.Errorf("return fetches %v", ret.Fetches)
 	}
-	// No prototype: ltrace's default, six longs in hex.
+	// No prototype: ltrace's default, four longs of unknown type.
 	bare := Site{Spec: &Spec{Text: "f", Symbol: "f"}, Func: "f"}
-	if err := bare.Bind(); err != nil || len(bare.Fetches) != 6 || bare.Fetches[5].Format != FormatHex {
+	if err := bare.Bind(); err != nil || len(bare.Fetches) != 4 || bare.Fetches[3].Format != FormatGuess {
 		t.Errorf("default: %v %v", bare.Fetches, err)
 	}
 	// Explicit fetches, offsets and Go functions keep theirs.

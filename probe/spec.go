@@ -74,4 +74,5 @@ const (
 	FormatBool  Format = 'b' // false / true
 	FormatChar  Format = 'c' // a character, quoted 'c'
 	FormatVoid  Format = 'v' // a void function's return: <void> / JSON null
+	FormatGuess Format = 'g' // a value of unknown type, as ltrace shows one: decimal within ±10000, else hex
 )

@@ -39,6 +39,11 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 			return append(b, "NULL"...)
 		}
 		return strconv.AppendUint(append(b, "0x"...), v.Int, 16)
+	case probe.FormatGuess:
+		if n := int64(v.Int); n >= -10000 && n <= 10000 {
+			return strconv.AppendInt(b, n, 10)
+		}
+		return strconv.AppendUint(append(b, "0x"...), v.Int, 16)
 	case probe.FormatUnsigned:
 		return strconv.AppendUint(b, v.Int, 10)
 	case probe.FormatDec:
