@@ -4,6 +4,7 @@ package elfsym
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -75,9 +76,21 @@ func (p *confParser) lens() (lens, error) {
 		l.t.Enum = p.enumNames()
 	case w == "string" || w == "format" || strings.HasPrefix(w, "string"):
 		// string, string(T), string[N], stringN (old syntax: length in argN).
+		start := p.i
 		p.skipGroup('(', ')')
-		p.skipGroup('[', ']')
 		l = lens{t: confPrimitives["string"], ok: true}
+		if m := sizedArray.FindStringSubmatch(p.s[start:p.i]); m != nil {
+			// string(array(char, arg3)*): memcpy's source, arg3 bytes.
+			if m[1] != "" {
+				l.t.LenArg, _ = strconv.Atoi(m[1])
+			} else {
+				l.t.LenConst, _ = strconv.Atoi(m[2])
+			}
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(w, "string")); err == nil && n > 0 {
+			l.t.LenArg = n
+		}
+		p.sizedString(&l.t)
 	case w == "struct" || w == "array":
 		p.skipGroup('(', ')')
 		l = lens{} // by value: not one register
@@ -145,4 +158,25 @@ func (p *confParser) skipTo(c byte) {
 		p.i++
 	}
 	p.eat(c)
+}
+
+// sizedArray is string's array(char, argN) or array(char, N) form.
+var sizedArray = regexp.MustCompile(`^\s*\(\s*array\s*\(\s*char\s*,\s*(?:arg(\d+)|(\d+))\s*\)\s*\*\s*\)`)
+
+// sizedString reads string's [argN] or [N], the bytes it shows (NULs
+// included, as ltrace shows memcpy's source); another length expression
+// (retval, zero, eltN) leaves it a NUL-terminated string.
+func (p *confParser) sizedString(t *probe.ProtoType) {
+	p.skipSpace()
+	if p.i >= len(p.s) || p.s[p.i] != '[' {
+		return
+	}
+	start := p.i + 1
+	p.skipGroup('[', ']')
+	expr := strings.TrimSpace(strings.TrimSuffix(p.s[start:p.i], "]"))
+	if n, err := strconv.Atoi(strings.TrimPrefix(expr, "arg")); err == nil && n > 0 && strings.HasPrefix(expr, "arg") {
+		t.LenArg = n
+	} else if n, err := strconv.Atoi(expr); err == nil && n > 0 {
+		t.LenConst = n
+	}
 }

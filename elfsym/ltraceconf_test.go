@@ -24,6 +24,8 @@ double atof(string);
 int pow2(double, int);
 bool(int) isok(hide(int), hex(uint), char*);
 int printf(format);
+addr memcpy(addr,string(array(char, arg3)*),ulong);
+int strncmp(string[arg3], string[8], ulong);
 `
 	m, err := parseLtraceConf(strings.NewReader(conf))
 	if err != nil {
@@ -43,6 +45,9 @@ int printf(format);
 		"pow2":      {More: true, Ret: i32},
 		"isok":      {Params: []probe.ProtoType{{Kind: probe.ProtoHex, Size: 4}, ptr}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 4, Signed: true}},
 		"printf":    {Params: []probe.ProtoType{str}, Ret: i32},
+		"memcpy":    {Params: []probe.ProtoType{ptr, {Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
+		"strncmp": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoString, Size: 8, LenConst: 8},
+			{Kind: probe.ProtoInt, Size: 8}}, Ret: i32},
 	} {
 		got := m[name]
 		if got == nil {

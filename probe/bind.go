@@ -123,7 +123,7 @@ func (s *Site) bind(e Expr) (Expr, error) {
 		if err != nil || a == e.Addr {
 			return e, err
 		}
-		return &StrOf{Addr: a}, nil
+		return &StrOf{Addr: a, Len: e.Len}, nil
 	}
 	return e, nil // leaves: Const, StrLit, Arg, Reg, Builtin
 }

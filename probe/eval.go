@@ -40,6 +40,10 @@ func Eval(e Expr, env Env) (Value, error) {
 		}
 		buf := getBuf()
 		defer putBuf(buf)
+		if e.Len != nil {
+			b, err := readBuf(e, env, buf)
+			return Value{Str: string(b), IsStr: true}, err
+		}
 		s, err := readStr(e, env, buf, MaxStrLen)
 		return Value{Str: string(s), IsStr: true}, err
 	}
@@ -360,6 +364,24 @@ func readStr(e *StrOf, env Env, buf *[MaxStrLen]byte, limit int) ([]byte, error)
 		n += chunk
 	}
 	return buf[:limit], beyond(addr+uint64(limit), env)
+}
+
+// readBuf reads a sized string (StrOf.Len): that many bytes, at most
+// MaxStrLen, NULs included.
+func readBuf(e *StrOf, env Env, buf *[MaxStrLen]byte) ([]byte, error) {
+	addr, err := evalInt(e.Addr, env)
+	if err != nil {
+		return nil, err
+	}
+	n, err := evalInt(e.Len, env)
+	if err != nil {
+		return nil, err
+	}
+	p := buf[:min(n, MaxStrLen)]
+	if err := env.Read(addr, p); err != nil {
+		return nil, fault(addr, len(p), err)
+	}
+	return p, nil
 }
 
 // beyond reads the byte after a string cut at its limit: the kernel's

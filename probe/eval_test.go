@@ -276,3 +276,29 @@ func BenchmarkEvalStrCompare(b *testing.B) {
 		}
 	}
 }
+
+// A sized string (ltrace's string[argN]) shows that many bytes, NULs
+// included, capped at MaxStrLen; a NULL str() is Null. Both engines'
+// compiled forms are checked against these in their own tests.
+func TestEvalSizedAndNull(t *testing.T) {
+	env := testEnv()
+	for _, c := range []struct {
+		e    *StrOf
+		want string
+	}{
+		{&StrOf{Addr: &Arg{N: 3}, Len: &Const{Val: 13, T: U64}}, "/etc/passwd\x00\xfe"},
+		{&StrOf{Addr: &Arg{N: 3}, Len: &Arg{N: 1}}, "/etc/"},
+		{&StrOf{Addr: &Arg{N: 7}, Len: &Const{Val: 1000, T: U64}}, strings.Repeat("a", 256)},
+	} {
+		v, err := Eval(c.e, env)
+		if err != nil || !v.IsStr || v.Str != c.want {
+			t.Errorf("%s: %+v %v, want %q", c.e, v, err, c.want)
+		}
+	}
+	if v := FetchValue(Fetch{Expr: &StrOf{Addr: &Const{Val: 0, T: U64}}}, env); !v.Null || v.Err || v.IsStr {
+		t.Errorf("str(0): %+v, want Null", v)
+	}
+	if v := FetchValue(Fetch{Expr: &StrOf{Addr: &Const{Val: 0x9000, T: U64}, Len: &Const{Val: 4, T: U64}}}, env); !v.Err {
+		t.Errorf("buf of unreadable memory: %+v, want Err", v)
+	}
+}

@@ -130,7 +130,15 @@ type Deref struct {
 }
 
 // StrOf reads a NUL-terminated string of at most MaxStrLen bytes at Addr.
-type StrOf struct{ Addr Expr }
+type StrOf struct {
+	Addr Expr
+	// Len, when set, makes this a buffer of that many bytes, NULs
+	// included (at most MaxStrLen), rather than a NUL-terminated string:
+	// ltrace's string[argN], as memcpy's source. Only prototypes make
+	// one, as a fetch (an Arg or a Const); the grammar has no syntax for
+	// it and conditions never hold one.
+	Len Expr
+}
 
 // MaxStrLen bounds string reads and comparisons on every engine.
 const MaxStrLen = 256

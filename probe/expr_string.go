@@ -60,4 +60,9 @@ func (e *Ternary) String() string {
 }
 func (e *Cast) String() string  { return fmt.Sprintf("((%s)%s)", e.To, e.X) }
 func (e *Deref) String() string { return fmt.Sprintf("(*(%s*)%s)", e.T, e.Addr) }
-func (e *StrOf) String() string { return fmt.Sprintf("str(%s)", e.Addr) }
+func (e *StrOf) String() string {
+	if e.Len != nil {
+		return fmt.Sprintf("buf(%s, %s)", e.Addr, e.Len)
+	}
+	return fmt.Sprintf("str(%s)", e.Addr)
+}

@@ -41,6 +41,10 @@ type ProtoType struct {
 	// Enum names the values of an enumeration (DWARF's enumerators,
 	// ltrace's enum(NAME=VALUE, ...)); nil for other types.
 	Enum Enum
+	// A ProtoString of a known length (ltrace's string[argN], string[N]):
+	// that many bytes are shown, NULs included. LenArg is the 1-based
+	// argument holding it, else LenConst the length; both 0: up to a NUL.
+	LenArg, LenConst int
 }
 
 // Enum maps an enumeration's values to their names. A value without a
@@ -98,7 +102,9 @@ func (s *Site) protoArgs() []Fetch {
 // protoRet is what a return probe without fetches reports: the return
 // value at its type. A void function reports FormatVoid.
 func (s *Site) protoRet() []Fetch {
-	return []Fetch{typedFetch(BuiltinRet, s.proto().Ret, "ret")}
+	t := s.proto().Ret
+	t.LenArg = 0 // the arguments are gone at the return
+	return []Fetch{typedFetch(BuiltinRet, t, "ret")}
 }
 
 // typedFetch reads x as t: truncated and extended to t's size and sign,
@@ -117,7 +123,14 @@ func typedFetch(x Expr, t ProtoType, text string) Fetch {
 	}
 	switch t.Kind {
 	case ProtoString:
-		f.Expr = &StrOf{Addr: x}
+		s := &StrOf{Addr: x}
+		switch {
+		case t.LenArg > 0 && t.LenArg <= 6:
+			s.Len = &Arg{N: t.LenArg}
+		case t.LenConst > 0:
+			s.Len = &Const{Val: uint64(t.LenConst), T: U64}
+		}
+		f.Expr = s
 	case ProtoVoid:
 		f.Expr, f.Format = &Const{Val: 0, T: U64}, FormatVoid
 	case ProtoPointer:

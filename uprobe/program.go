@@ -38,6 +38,7 @@ const (
 	fieldInt fieldKind = iota
 	fieldStr
 	fieldLit
+	fieldBuf // a sized string (StrOf.Len): that many bytes, NULs included
 )
 
 // maps are the names of the maps a program refers to, "" for a map the
@@ -111,6 +112,9 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		switch e := f.Expr.(type) {
 		case *probe.StrOf:
 			fl.kind = fieldStr
+			if e.Len != nil {
+				fl.kind = fieldBuf
+			}
 			p.size += strSlotSize
 		case *probe.StrLit:
 			fl.kind, fl.lit = fieldLit, e.Val
@@ -221,6 +225,9 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 		)
 		return nil
 	}
+	if fl.kind == fieldBuf {
+		return fetchBuf(g, f.Expr.(*probe.StrOf), fl)
+	}
 	// A string: compute the address, then read straight into the record.
 	g.emit(storeImm64(asm.RFP, slotFault, 0))
 	if err := g.expr(f.Expr.(*probe.StrOf).Addr); err != nil {
@@ -303,4 +310,41 @@ func (g *exprGen) update(name string, key, value int16, flags int32) {
 		asm.Mov.Imm(asm.R4, flags),
 		asm.FnMapUpdateElem.Call(),
 	)
+}
+
+// fetchBuf reads a sized string into the record: its length, at most
+// MaxStrLen (bounded for the verifier), then that many bytes, or -EFAULT.
+func fetchBuf(g *exprGen, e *probe.StrOf, fl field) error {
+	g.emit(storeImm64(asm.RFP, slotFault, 0))
+	if err := g.expr(e.Addr); err != nil {
+		return err
+	}
+	g.emit(asm.StoreMem(asm.RFP, slotAddr, asm.R0, asm.DWord))
+	if err := g.expr(e.Len); err != nil {
+		return err
+	}
+	faulted, short, done := g.label(), g.label(), g.label()
+	g.emit(
+		asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, faulted),
+		asm.JLE.Imm(asm.R0, probe.MaxStrLen, short),
+		asm.Mov.Imm(asm.R0, probe.MaxStrLen),
+	)
+	g.mark(short)
+	g.emit(
+		asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.DWord),
+		asm.Mov.Reg(asm.R2, asm.R0),
+		asm.Mov.Reg(asm.R1, asm.R7),
+		asm.Add.Imm(asm.R1, int32(fl.off+8)),
+		asm.LoadMem(asm.R3, asm.RFP, slotAddr, asm.DWord),
+		asm.FnProbeReadUser.Call(),
+		asm.JNE.Imm(asm.R0, 0, faulted),
+		asm.LoadMem(asm.R1, asm.RFP, slotTmp, asm.DWord),
+		asm.StoreMem(asm.R7, int16(fl.off), asm.R1, asm.DWord),
+		asm.Ja.Label(done),
+	)
+	g.mark(faulted)
+	g.emit(storeImm64(asm.R7, int16(fl.off), -14)) // -EFAULT
+	g.mark(done)
+	return nil
 }

@@ -46,6 +46,13 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 		switch fl.kind {
 		case fieldLit:
 			v.IsStr, v.Str = true, fl.lit
+		case fieldBuf:
+			n := int64(le.Uint64(raw[fl.off:]))
+			if n < 0 {
+				v.Err = true
+				break
+			}
+			v.IsStr, v.Str = true, string(raw[fl.off+8:fl.off+8+int(min(n, probe.MaxStrLen))])
 		case fieldStr:
 			n := int64(le.Uint64(raw[fl.off:]))
 			if n == strNull {

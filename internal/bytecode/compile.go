@@ -104,6 +104,9 @@ func regsNeeded(e probe.Expr) int {
 	case *probe.Deref:
 		return regsNeeded(n.Addr)
 	case *probe.StrOf:
+		if n.Len != nil {
+			return max(regsNeeded(n.Addr), 1+regsNeeded(n.Len))
+		}
 		return regsNeeded(n.Addr)
 	case *probe.Ternary:
 		return max(regsNeeded(n.Cond), regsNeeded(n.Then), regsNeeded(n.Else))
@@ -136,6 +139,9 @@ func depth(e probe.Expr) int {
 	case *probe.Deref:
 		return 1 + depth(n.Addr)
 	case *probe.StrOf:
+		if n.Len != nil {
+			return 1 + max(depth(n.Addr), depth(n.Len))
+		}
 		return 1 + depth(n.Addr)
 	case *probe.Ternary:
 		return 1 + max(depth(n.Cond), depth(n.Then), depth(n.Else))

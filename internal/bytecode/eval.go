@@ -183,6 +183,13 @@ func (p *Program) run(args []uint64, env probe.Env) (uint64, error) {
 				return 0, err
 			}
 			r[in.dst] = u2b(string(x) == string(y)) ^ in.imm
+		case opBuf:
+			s.null = false
+			n := min(r[in.b], probe.MaxStrLen)
+			if err := env.Read(r[in.a], s.buf[:n]); err != nil {
+				return 0, err
+			}
+			s.slen = int(n)
 		case opStr:
 			if s.null = r[in.a] == 0; s.null {
 				s.slen = 0

@@ -41,7 +41,7 @@ func rewrite(e probe.Expr) probe.Expr {
 	case *probe.Deref:
 		return &probe.Deref{T: n.T, Addr: simplify(n.Addr)}
 	case *probe.StrOf:
-		return &probe.StrOf{Addr: simplify(n.Addr)}
+		return &probe.StrOf{Addr: simplify(n.Addr), Len: n.Len}
 	case *probe.Ternary:
 		c, t, f := simplify(n.Cond), simplify(n.Then), simplify(n.Else)
 		if k, ok := c.(*probe.Const); ok {

@@ -83,6 +83,7 @@ const (
 	opStrEq  // dst = str(a) == lits[imm], reading len(lit)+1 bytes; b=1 negates
 	opStrEqS // dst = str(a) == str(b); imm=1 negates
 	opStr    // read str(a) into the string result
+	opBuf    // read r[b] bytes (at most MaxStrLen) at r[a] into the string result, NULs included
 
 	opJmp // pc = imm
 	opJz  // if a == 0 { pc = imm }
@@ -116,7 +117,7 @@ var opNames = [numOps]string{
 	opSLtI: "slt", opSLeI: "sle", opSGtI: "sgt", opSGeI: "sge",
 	opLoad8: "ld8", opLoad8S: "ld8s", opLoad16: "ld16", opLoad16S: "ld16s",
 	opLoad32: "ld32", opLoad32S: "ld32s", opLoad64: "ld64",
-	opStrEq: "streq", opStrEqS: "streq", opStr: "str",
+	opStrEq: "streq", opStrEqS: "streq", opStr: "str", opBuf: "buf",
 	opJmp: "jmp", opJz: "jz", opJnz: "jnz",
 }
 
@@ -155,7 +156,7 @@ func (o opcode) class() class {
 		return clsRegI
 	case o >= opLoad8 && o <= opLoad64:
 		return clsLoad
-	case o >= opStrEq && o <= opStr:
+	case o >= opStrEq && o <= opBuf:
 		return clsStr
 	}
 	return clsJump

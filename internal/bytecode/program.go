@@ -54,6 +54,16 @@ func compile(e probe.Expr, cond bool) (*Program, error) {
 	case *probe.StrLit:
 		p.lit, p.isLit = n.Val, true
 	case *probe.StrOf:
+		if n.Len != nil {
+			// A sized string: its length (an argument or a constant) in
+			// register 1, read after the address.
+			if _, err = c.expr(n.Addr, 0); err == nil {
+				if _, err = c.expr(n.Len, 1); err == nil {
+					c.emit(insn{op: opBuf, a: 0, b: 1})
+				}
+			}
+			break
+		}
 		if _, err = c.expr(n.Addr, 0); err == nil {
 			c.emit(insn{op: opStr, a: 0})
 		}

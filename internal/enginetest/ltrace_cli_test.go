@@ -138,3 +138,23 @@ func TestCLICxxOverloadParams(t *testing.T) {
 	r := utap(t, "run", "-e", "app::Server::handle(z)", "--", bin)
 	oneErrorLine(t, r, `"z" is not a parameter`, "none of its 2 functions")
 }
+
+// TestCLISizedAndNullStrings: memcpy's source as ltrace.conf sizes it
+// (string(array(char, arg3)*): every byte, NULs included) and a NULL
+// char * returned by getenv, on both engines.
+func TestCLISizedAndNullStrings(t *testing.T) {
+	cxx := fixture.C(t, "cxx_calls.cc", "-O1", "-g")
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			r := utap(t, "run", "--backend", b.name, "-q", "--entry-only", "-E", "memcpy", "--", cxx)
+			if !regexp.MustCompile(`(?m)^\[pid \d+\] memcpy\(0x[0-9a-f]+, "pears\\0", 6\)$`).MatchString(r.stderr) {
+				t.Errorf("no sized memcpy source in:\n%s", r.stderr)
+			}
+			r = utap(t, "run", "--backend", b.name, "-q", "-e", "libc:getenv", "--", "sort", "/dev/null")
+			if !regexp.MustCompile(`(?m)^\[pid \d+\] getenv\("POSIXLY_CORRECT"\) = NULL$`).MatchString(r.stderr) {
+				t.Errorf("no NULL getenv in:\n%s", r.stderr)
+			}
+		})
+	}
+}

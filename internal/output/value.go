@@ -72,10 +72,20 @@ func quote(b []byte, s string, strLen int) []byte {
 			b = append(b, `\t`...)
 		case '\r':
 			b = append(b, `\r`...)
+		case '\a':
+			b = append(b, `\a`...)
+		case '\b':
+			b = append(b, `\b`...)
+		case '\f':
+			b = append(b, `\f`...)
+		case '\v':
+			b = append(b, `\v`...)
+		case 0:
+			b = append(b, `\0`...)
 		default:
 			if c < 0x20 || c >= 0x7f {
-				b = append(b, '\\')
-				b = strconv.AppendUint(b, uint64(c), 8)
+				// Three octal digits, as ltrace: \033, \177.
+				b = append(b, '\\', '0'+c>>6, '0'+c>>3&7, '0'+c&7)
 			} else {
 				b = append(b, c)
 			}
