@@ -66,11 +66,15 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		return res, err
 	}
 	var held *child // run mode, held once its libraries are loaded
+	var sysNote string
 	if len(t.Argv) > 0 && t.Resolve != nil && holdUntilLoaded(t, sites) {
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 		sites, _ = splitSyscalls(sites) // the same calls
+		if len(sys) > 0 {
+			sysNote = "system calls made before the loader had mapped the libraries (where this engine's probes go in) are not shown; --backend ptrace shows them"
+		}
 		defer func() {
 			if held != nil { // not handed to runCommand: an error came first
 				held.kill()
@@ -99,6 +103,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
 		res.Notices = append(notices(st), s.execNotes()...)
+		if sysNote != "" {
+			res.Notices = append(res.Notices, sysNote)
+		}
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}

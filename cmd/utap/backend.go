@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/utap/utap/probe"
@@ -18,7 +19,15 @@ var backends = []probe.Backend{uprobe.Backend, ptrace.Backend}
 
 // chooseBackend picks the engine for --backend and says why in one line
 // (printed unless -q).
-func chooseBackend(name string, sites []probe.Site) (probe.Backend, string, error) {
+func chooseBackend(name string, sites []probe.Site, exe string) (probe.Backend, string, error) {
+	if (name == "auto" || name == "") && loaderSyscalls(sites, exe) {
+		b := backends[len(backends)-1]
+		if err := check(b, sites); err != nil {
+			return b, "", err
+		}
+		return b, "backend ptrace: with probes in libraries, the uprobe engine attaches once the loader has mapped them, " +
+			"and would miss the system calls made until then", nil
+	}
 	if name == "auto" || name == "" {
 		first, second := backends[0], backends[1]
 		err := available(first)
@@ -79,4 +88,30 @@ func fallback(auto bool, chosen probe.Backend, err error) *probe.Backend {
 		return nil
 	}
 	return &backends[len(backends)-1]
+}
+
+// loaderSyscalls says whether a run mixes system call probes with probes
+// the uprobe engine can place only once the loader has mapped the
+// libraries (in a library, or an IFUNC): it would miss the loader's own
+// system calls, which strace users expect first. exe is the command's
+// executable ("" in attach mode, where nothing is missed).
+func loaderSyscalls(sites []probe.Site, exe string) bool {
+	if exe == "" {
+		return false
+	}
+	sys, lib := false, false
+	est, err := os.Stat(exe)
+	for i := range sites {
+		s := &sites[i]
+		if s.Syscall {
+			sys = true
+			continue
+		}
+		if s.IFunc {
+			lib = true
+		} else if st, serr := os.Stat(s.Object); err != nil || serr != nil || !os.SameFile(est, st) {
+			lib = true
+		}
+	}
+	return sys && lib
 }

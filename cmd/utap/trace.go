@@ -151,7 +151,7 @@ func trace(c *cli.Context, attach bool) error {
 		return s, err
 	}
 
-	backend, why, err := chooseBackend(c.String("backend"), sites)
+	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe)
 	if err != nil {
 		return err
 	}

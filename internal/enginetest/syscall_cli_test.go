@@ -121,3 +121,16 @@ func TestSyscallJSONAndSummary(t *testing.T) {
 var anyPID = regexp.MustCompile(`\bP\d+\b`)
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestSyscallWithLibraryProbes: -S with a probe in a library picks the
+// ptrace engine under auto (the uprobe engine would go in after the
+// loader's system calls), and says so; the loader's calls are there.
+func TestSyscallWithLibraryProbes(t *testing.T) {
+	need.Root(t)
+	r := utap(t, "run", "-S", "-e", "libc:malloc", "--", "cat", "/etc/hostname")
+	if r.code != 0 || !strings.Contains(r.stderr, "utap: backend ptrace: with probes in libraries") ||
+		!regexpMatch(`(?m)^\[pid \d+\] openat\(AT_FDCWD, "/etc/ld.so.cache", O_RDONLY\|O_CLOEXEC\) += 3$`, r.stderr) ||
+		!regexpMatch(`(?m)^\[pid \d+\] malloc\(\d+`, r.stderr) {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
