@@ -112,7 +112,7 @@ func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retPr
 // bpf_send_signal), stop the process and submit; with no room in the ring,
 // count the exec as not held rather than stop a process no one resumes.
 func execInsns() asm.Instructions {
-	return append(ifTracedTgid(),
+	return append(append(ifTracedTgid(), asm.Instructions{
 		mapPtr(asm.R1, mapExecs),
 		asm.Mov.Imm(asm.R2, 8),
 		asm.Mov.Imm(asm.R3, 0),
@@ -128,17 +128,7 @@ func execInsns() asm.Instructions {
 		asm.Mov.Imm(asm.R2, 2), // BPF_RB_FORCE_WAKEUP: the process waits
 		asm.FnRingbufSubmit.Call(),
 		asm.Ja.Label("exit"),
-		asm.StoreImm(asm.RFP, -16, statUnheld, asm.Word).WithSymbol("full"),
-		mapPtr(asm.R1, mapStats),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -16),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol("exit"),
-		asm.Return(),
-	)
+	}...), countAndExit("full", -16, statUnheld)...)
 }
 
 // serveExecs starts serving the execs, once the first probes are in.

@@ -100,16 +100,7 @@ func procInsns(kind int32, exitCode int32) asm.Instructions {
 			asm.LoadMem(asm.R1, asm.R6, 0, asm.DWord), // arg0: int sig
 			asm.StoreMem(asm.RFP, rec+procOffWhat, asm.R1, asm.DWord),
 		)
-		for off := int16(0); off < procInfoSize; off += 8 {
-			insns = append(insns, storeImm64(asm.RFP, rec+procOffInfo+off, 0))
-		}
-		insns = append(insns,
-			asm.Mov.Reg(asm.R1, asm.RFP),
-			asm.Add.Imm(asm.R1, rec+procOffInfo),
-			asm.Mov.Imm(asm.R2, procInfoSize),
-			asm.Mov.Reg(asm.R3, asm.R7),
-			asm.FnProbeReadKernel.Call(),
-		)
+		insns = append(insns, readSiginfo(rec)...)
 	} else {
 		insns = append(insns,
 			storeImm64(asm.RFP, rec+procOffWhat, 0),
@@ -128,7 +119,7 @@ func procInsns(kind int32, exitCode int32) asm.Instructions {
 // counting it lost when the ring is full, and returns.
 func procSend(rec int16, size int32) asm.Instructions {
 	lost := "lost"
-	return asm.Instructions{
+	return append(asm.Instructions{
 		mapPtr(asm.R1, mapEvents),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, int32(rec)),
@@ -136,10 +127,34 @@ func procSend(rec int16, size int32) asm.Instructions {
 		asm.Mov.Imm(asm.R4, 0), // rare: wake the reader as the ring decides
 		asm.FnRingbufOutput.Call(),
 		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.StoreImm(asm.RFP, -8, statLost, asm.Word).WithSymbol(lost),
+	}, countAndExit(lost, -8, statLost)...)
+}
+
+// readSiginfo copies the struct kernel_siginfo at R7 into the record at
+// fp+rec, zeroed first (a fault leaves zeros).
+func readSiginfo(rec int16) asm.Instructions {
+	var insns asm.Instructions
+	for off := int16(0); off < procInfoSize; off += 8 {
+		insns = append(insns, storeImm64(asm.RFP, rec+procOffInfo+off, 0))
+	}
+	return append(insns,
+		asm.Mov.Reg(asm.R1, asm.RFP),
+		asm.Add.Imm(asm.R1, int32(rec+procOffInfo)),
+		asm.Mov.Imm(asm.R2, procInfoSize),
+		asm.Mov.Reg(asm.R3, asm.R7),
+		asm.FnProbeReadKernel.Call(),
+	)
+}
+
+// countAndExit, at label, adds one to stats counter stat (its key kept at
+// frame slot key) and returns 0: the end of the hand-written programs
+// (exprGen.addOne is the generated programs').
+func countAndExit(label string, key int16, stat int32) asm.Instructions {
+	return asm.Instructions{
+		asm.StoreImm(asm.RFP, key, int64(stat), asm.Word).WithSymbol(label),
 		mapPtr(asm.R1, mapStats),
 		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -8),
+		asm.Add.Imm(asm.R2, int32(key)),
 		asm.FnMapLookupElem.Call(),
 		asm.JEq.Imm(asm.R0, 0, "exit"),
 		asm.Mov.Imm(asm.R1, 1),

@@ -86,16 +86,7 @@ func ignoredInsns(offs [2]int32) asm.Instructions {
 		asm.LoadMem(asm.R1, asm.R6, 0, asm.DWord), // arg0: int sig
 		asm.StoreMem(asm.RFP, rec+procOffWhat, asm.R1, asm.DWord),
 	}
-	for off := int16(0); off < procInfoSize; off += 8 {
-		insns = append(insns, storeImm64(asm.RFP, rec+procOffInfo+off, 0))
-	}
-	insns = append(insns,
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, rec+procOffInfo),
-		asm.Mov.Imm(asm.R2, procInfoSize),
-		asm.Mov.Reg(asm.R3, asm.R7),
-		asm.FnProbeReadKernel.Call(),
-	)
+	insns = append(insns, readSiginfo(rec)...)
 	return append(insns, procSend(rec, procSigSize)...)
 }
 

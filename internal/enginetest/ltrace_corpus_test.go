@@ -25,37 +25,19 @@ import (
 // docs/ltrace.md's.
 
 var (
-	ltraceLead    = regexp.MustCompile(`^(\[pid +\d+\] |\d+ +)`)
 	ltraceAlign   = regexp.MustCompile(`\s+= `)
-	ltraceUnfin   = regexp.MustCompile(` <unfinished \.\.\.>$`)
-	ltraceResumed = regexp.MustCompile(`^<\.\.\. (.+?) resumed> ?`)
-	// ltrace spells a NULL string nil and a NULL address 0; utap NULL.
-	ltraceNil     = regexp.MustCompile(`\b(nil|NULL)\b`)
 	ltraceCloseSp = regexp.MustCompile(`\s+\)`)
+	// ltrace spells a NULL string nil and a NULL address 0; utap NULL.
+	ltraceNil = regexp.MustCompile(`\b(nil|NULL)\b`)
 )
 
 // ltraceLines normalises one ltrace-format log.
 func ltraceLines(text string) []string {
-	open := map[string]string{}
 	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if l == "" || strings.HasPrefix(l, "utap:") {
-			continue
-		}
-		tid := ""
-		if m := ltraceLead.FindString(l); m != "" {
-			tid, l = strings.Trim(m, "[pid] "), l[len(m):]
-		}
+	for _, tl := range traceLog(text) {
+		l := tl.text
 		if strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") {
 			continue // ltrace's exit and signal lines: not calls
-		}
-		if ltraceUnfin.MatchString(l) {
-			open[tid] = ltraceUnfin.ReplaceAllString(l, "")
-			continue
-		}
-		if m := ltraceResumed.FindStringSubmatch(l); m != nil {
-			l = open[tid] + l[len(m[0]):]
-			delete(open, tid)
 		}
 		l = demangledParams(l)
 		l = straceAddr.ReplaceAllString(l, "0x?")

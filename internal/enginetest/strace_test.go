@@ -58,12 +58,43 @@ func straceCorpus(t *testing.T, dir string) []corpusCmd {
 }
 
 var (
-	straceLead   = regexp.MustCompile(`^(\[pid +\d+\] |\d+ +)`)
+	traceLead    = regexp.MustCompile(`^(\[pid +\d+\] |\d+ +)`)
 	straceAddr   = regexp.MustCompile(`0x[0-9a-f]+`)
 	straceAlign  = regexp.MustCompile(`\) +=( |$)`)
-	straceUnfin  = regexp.MustCompile(` ?<unfinished \.\.\.>$`)
-	straceResume = regexp.MustCompile(`^<\.\.\. (\w+) resumed>`)
+	traceUnfin   = regexp.MustCompile(` ?<unfinished \.\.\.>$`)
+	traceResumed = regexp.MustCompile(`^<\.\.\. (.+?) resumed> ?`)
 )
+
+// tracedLine is one line of a strace- or ltrace-format log, its pid
+// prefix taken off and an unfinished call joined with its resumption.
+type tracedLine struct{ tid, text string }
+
+// traceLog splits a strace- or ltrace-format log (either tool's, or
+// utap's) into lines, each call whole: the head of a call left
+// <unfinished ...> is put back before its <... NAME resumed> rest.
+func traceLog(text string) []tracedLine {
+	open := map[string]string{} // tid → its unfinished head
+	var out []tracedLine
+	for _, l := range strings.Split(text, "\n") {
+		if l == "" || strings.HasPrefix(l, "utap:") {
+			continue
+		}
+		tid := ""
+		if m := traceLead.FindString(l); m != "" {
+			tid, l = strings.Trim(m, "[pid] "), l[len(m):]
+		}
+		if traceUnfin.MatchString(l) {
+			open[tid] = traceUnfin.ReplaceAllString(l, "")
+			continue
+		}
+		if m := traceResumed.FindStringSubmatch(l); m != nil {
+			l = open[tid] + l[len(m[0]):]
+			delete(open, tid)
+		}
+		out = append(out, tracedLine{tid, l})
+	}
+	return out
+}
 
 // straceLines turns a strace-format log into comparable lines: pid
 // prefixes gone (pids become P1, P2, ... in order of appearance),
@@ -72,29 +103,12 @@ var (
 func straceLines(text string) []string {
 	pids := map[string]string{}
 	pidRE := regexp.MustCompile(`\b\d{2,7}\b`)
-	open := map[string]string{} // tid → its unfinished head
 	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		if l == "" || strings.HasPrefix(l, "utap:") {
-			continue
+	for _, tl := range traceLog(text) {
+		if tl.tid != "" && pids[tl.tid] == "" {
+			pids[tl.tid] = fmt.Sprintf("P%d", len(pids)+1)
 		}
-		tid := ""
-		if m := straceLead.FindString(l); m != "" {
-			tid = strings.Trim(m, "[pid] ")
-			l = l[len(m):]
-		}
-		if tid != "" && pids[tid] == "" {
-			pids[tid] = fmt.Sprintf("P%d", len(pids)+1)
-		}
-		if straceUnfin.MatchString(l) {
-			open[tid] = straceUnfin.ReplaceAllString(l, "")
-			continue
-		}
-		if m := straceResume.FindStringSubmatch(l); m != nil {
-			l = open[tid] + l[len(m[0]):]
-			delete(open, tid)
-		}
-		l = straceAddr.ReplaceAllString(l, "0x?")
+		l := straceAddr.ReplaceAllString(tl.text, "0x?")
 		l = straceAlign.ReplaceAllString(l, ") =$1")
 		l = pidRE.ReplaceAllStringFunc(l, func(n string) string {
 			if p, ok := pids[n]; ok {
