@@ -233,10 +233,13 @@ func (ss *sysSpec) readIov(g *exprGen, i int, next string) {
 			asm.Add.Imm(asm.R1, int32(base+24)),
 			asm.FnProbeReadUser.Call(),
 			asm.JEq.Imm(asm.R0, 0, cont),
-			asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
-			storeImm64(asm.R1, base+16, 0), // unreadable: n is 0
-			asm.Ja.Label(cont),
+			// Unreadable data (a page not touched yet, as a string
+			// literal's in writev at entry): the capture fails, so the
+			// exit, by when the kernel has faulted the page in, reads
+			// it again.
+			asm.Mov.Imm(asm.R0, -14), // -EFAULT
 		)
+		setResult(g, asm.R0, next)
 		g.mark(stop)
 		g.emit(asm.Mov.Imm(asm.R0, int32(j)))
 		setResult(g, asm.R0, next)

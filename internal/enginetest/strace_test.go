@@ -54,6 +54,7 @@ func straceCorpus(t *testing.T, dir string) []corpusCmd {
 		{"python3", []string{"/usr/bin/python3.11", "-S", "-c", "import os; print(os.getcwd() != '')"}},
 		{"git status", []string{"git", "-C", git, "status", "--short"}},
 		{"threads (C)", []string{fixture.C(t, "sys_calls.c")}},
+		{"sockets, pipes, iovecs (C)", []string{fixture.C(t, "sys_more.c")}},
 	}
 }
 
