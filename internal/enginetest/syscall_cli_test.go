@@ -134,3 +134,19 @@ func TestSyscallWithLibraryProbes(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestSyscallDyingThread: a thread killed inside its read (the process
+// exits under it) shows the read as never returning, on both engines.
+func TestSyscallDyingThread(t *testing.T) {
+	bin := fixture.C(t, "pt_sys.c")
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			r := utap(t, "run", "--backend", b.name, "-q", "-e", "trace=read,exit_group", "--", bin, "blocked")
+			lines := strings.Join(straceLines(r.stderr), "\n")
+			if r.code != 0 || !regexpMatch(`(?m)^read\(3, 0x\?, 1\) = \?$`, lines) || !regexpMatch(`(?m)^exit_group\(0\) = \?$`, lines) {
+				t.Errorf("exit %d, lines:\n%s", r.code, lines)
+			}
+		})
+	}
+}
