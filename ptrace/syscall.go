@@ -106,6 +106,12 @@ func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
 	if info != nil {
 		c.entry = tr.capture(th.p, info, c, false, 0)
 	}
+	if info != nil && info.NoReturn {
+		// exit, exit_group: nothing follows but the thread's end, so the
+		// line ends now, "= ?", as strace ends it.
+		tr.sysExit(th, c, 0, false)
+		return
+	}
 	th.call = c
 	// An entry event lets the writer show a call that blocks while
 	// others run (<unfinished ...>); a condition is known only at exit.
