@@ -27,6 +27,10 @@ type Event struct {
 	Signal []byte `json:"-"`
 	Status int    `json:"-"`
 
+	// Caller is where the probed call returns to (ltrace -i), set by the
+	// CLI with -i; 0 otherwise.
+	Caller uint64 `json:"-"`
+
 	ProbeIndex int `json:"-"` // index into the engine's probe list
 }
 

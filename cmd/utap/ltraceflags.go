@@ -29,8 +29,7 @@ func ltraceFlags() []cli.Flag {
 			"or of a library (SYM@LIB), e.g. -x 'work*' is the spec work*"},
 		&cli.StringSliceFlag{Name: "l", Usage: "every function of the library `LIB` (repeatable): -l 'libm.so*' is the spec libm:*"},
 		&cli.BoolFlag{Name: "L", Usage: "ltrace's -L (no default @MAIN): utap never adds one, so -L changes nothing; accepted for ltrace's command lines"},
-		&cli.BoolFlag{Name: "i", Usage: "show the probed instruction's link-time address in the object, [0x...], after the pid " +
-			"(ltrace -i shows the caller's runtime address; engines do not report it)"},
+		&cli.BoolFlag{Name: "i", Usage: "show where each call returns to, [0x...] after the pid, as ltrace -i does (the return address read at the function's entry)"},
 		&cli.BoolFlag{Name: "t", Usage: "prefix lines with the time of day, HH:MM:SS"},
 		&cli.BoolFlag{Name: "ttt", Usage: "prefix lines with the time in seconds since the epoch, microseconds"},
 		&cli.BoolFlag{Name: "r", Usage: "prefix lines with the time since the previous line, seconds.microseconds"},
@@ -318,19 +317,7 @@ func (r *resolver) takeNotes() []string {
 	return n
 }
 
-// siteAddrs maps (probe index, function) to the link-time address of the
-// probed instruction, for -i.
-func siteAddrs(sites []probe.Site) func(*probe.Event) (uint64, bool) {
-	m := map[probeFunc]uint64{}
-	for _, s := range sites {
-		m[probeFunc{s.Probe, s.Func}] = s.Addr
-	}
-	return func(ev *probe.Event) (uint64, bool) {
-		a, ok := m[probeFunc{ev.ProbeIndex, ev.Func}]
-		return a, ok
-	}
-}
-
+// probeFunc is a site as events name it: its probe and function.
 type probeFunc struct {
 	probe int
 	fn    string
@@ -377,11 +364,11 @@ func ltraceClock(c *cli.Context) output.Clock {
 }
 
 // ltraceAddr is -i's address of an event, nil without -i.
-func ltraceAddr(c *cli.Context, sites []probe.Site) func(*probe.Event) (uint64, bool) {
+func ltraceAddr(c *cli.Context) func(*probe.Event) (uint64, bool) {
 	if !c.Bool("i") {
 		return nil
 	}
-	return siteAddrs(sites)
+	return func(ev *probe.Event) (uint64, bool) { return ev.Caller, ev.Caller != 0 }
 }
 
 // twinsFollow drops the sites of a return twin whose function has no

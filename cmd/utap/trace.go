@@ -145,9 +145,17 @@ func trace(c *cli.Context, attach bool) error {
 	t.ProcessEvents = len(sysSites) > 0
 	var enums enumNamer
 	enums.add(sites)
+	var calling *callers
+	if c.Bool("i") {
+		calling = newCallers(calls)
+		calling.add(sites)
+	}
 	t.Resolve = func(pid int) ([]probe.Site, error) {
 		s, err := rs.resolve(specs, elfsym.Target{PID: pid})
 		enums.add(s)
+		if calling != nil {
+			calling.add(s)
+		}
 		return s, err
 	}
 
@@ -179,7 +187,7 @@ func trace(c *cli.Context, attach bool) error {
 	defer closeOut()
 	fw, err := output.New(c.String("format"), out, output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
-		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c, sites),
+		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
 		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
 	})
 	if err != nil {
@@ -220,7 +228,14 @@ func trace(c *cli.Context, attach bool) error {
 		emit = func(ev *probe.Event) { write(ev); sum.Add(ev) }
 	}
 	untyped := emit
-	emit = func(ev *probe.Event) { enums.name(ev); typed(ev); untyped(ev) }
+	emit = func(ev *probe.Event) {
+		if calling != nil {
+			calling.take(ev)
+		}
+		enums.name(ev)
+		typed(ev)
+		untyped(ev)
+	}
 	emit = symbolized(emit, t.StackDepth)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""
