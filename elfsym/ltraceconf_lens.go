@@ -79,6 +79,7 @@ func (p *confParser) lens() (lens, error) {
 		start := p.i
 		p.skipGroup('(', ')')
 		l = lens{t: confPrimitives["string"], ok: true}
+		l.t.Format = w == "format"
 		if m := sizedArray.FindStringSubmatch(p.s[start:p.i]); m != nil {
 			// string(array(char, arg3)*): memcpy's source, arg3 bytes.
 			if m[1] != "" {

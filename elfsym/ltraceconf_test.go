@@ -44,7 +44,7 @@ int strncmp(string[arg3], string[8], ulong);
 		"atof":      {Params: []probe.ProtoType{str}, Ret: hex},
 		"pow2":      {More: true, Ret: i32},
 		"isok":      {Params: []probe.ProtoType{{Kind: probe.ProtoHex, Size: 4}, ptr}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 4, Signed: true}},
-		"printf":    {Params: []probe.ProtoType{str}, Ret: i32},
+		"printf":    {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, Format: true}}, Ret: i32},
 		"memcpy":    {Params: []probe.ProtoType{ptr, {Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
 		"strncmp": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoString, Size: 8, LenConst: 8},
 			{Kind: probe.ProtoInt, Size: 8}}, Ret: i32},

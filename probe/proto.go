@@ -45,6 +45,9 @@ type ProtoType struct {
 	// that many bytes are shown, NULs included. LenArg is the 1-based
 	// argument holding it, else LenConst the length; both 0: up to a NUL.
 	LenArg, LenConst int
+	// Format: a printf format (ltrace's format lens), whose conversions
+	// say what the variadic arguments after it are.
+	Format bool
 }
 
 // Enum maps an enumeration's values to their names. A value without a

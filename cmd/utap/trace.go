@@ -145,6 +145,8 @@ func trace(c *cli.Context, attach bool) error {
 	t.ProcessEvents = len(sysSites) > 0
 	var enums enumNamer
 	enums.add(sites)
+	var va varargs
+	va.add(sites)
 	var calling *callers
 	if c.Bool("i") {
 		calling = newCallers(calls)
@@ -153,6 +155,7 @@ func trace(c *cli.Context, attach bool) error {
 	t.Resolve = func(pid int) ([]probe.Site, error) {
 		s, err := rs.resolve(specs, elfsym.Target{PID: pid})
 		enums.add(s)
+		va.add(s)
 		if calling != nil {
 			calling.add(s)
 		}
@@ -232,6 +235,7 @@ func trace(c *cli.Context, attach bool) error {
 		if calling != nil {
 			calling.take(ev)
 		}
+		va.take(ev)
 		enums.name(ev)
 		typed(ev)
 		untyped(ev)

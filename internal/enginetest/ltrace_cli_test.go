@@ -162,3 +162,24 @@ func TestCLISizedAndNullStrings(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIPrintfArguments: printf's variadic arguments are shown as its
+// format says (ltrace's format lens), on both engines.
+func TestCLIPrintfArguments(t *testing.T) {
+	bin := fixture.C(t, "va_printf.c", "-O0")
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			r := utap(t, "run", "--backend", b.name, "-q", "-E", "printf", "--", bin)
+			for _, want := range []string{
+				`printf\("%d %s %x %c %u %ld\|\\n", -5, "str", 0xff, 'A', 7, -9\) = 18`,
+				`printf\("%s %p %lu %%\\n", NULL, 0x1234, 42\) = 19`,
+				`printf\("%5.2f %d\\n", \?, 3\) = 8`,
+			} {
+				if !regexp.MustCompile(`(?m)^\[pid \d+\] ` + want + `$`).MatchString(r.stderr) {
+					t.Errorf("no line matching %s in:\n%s", want, r.stderr)
+				}
+			}
+		})
+	}
+}
