@@ -15,16 +15,23 @@ import (
 
 // Maps caches /proc/PID/maps per process, read again when an address falls
 // in no cached mapping (a library loaded since) or after Forget (exec).
-// Safe for concurrent use.
+// An address still in none after a fresh read (a stray frame of code
+// without frame pointers) is remembered, so that it costs no further
+// read at every event. Safe for concurrent use.
 type Maps struct {
-	mu   sync.Mutex
-	pids map[int][]proc.Mapping // sorted by Start
+	mu     sync.Mutex
+	pids   map[int][]proc.Mapping // sorted by Start
+	misses map[int]map[uint64]bool
 }
+
+// maxMisses bounds the addresses remembered as in no mapping, per process.
+const maxMisses = 4096
 
 // Forget drops pid's cached maps (after an exec, a dlopen or dlclose).
 func (c *Maps) Forget(pid int) {
 	c.mu.Lock()
 	delete(c.pids, pid)
+	delete(c.misses, pid)
 	c.mu.Unlock()
 }
 
@@ -36,16 +43,26 @@ func (c *Maps) Find(pid int, addr uint64) (proc.Mapping, bool) {
 	if m, ok := find(c.pids[pid], addr); ok {
 		return m, true
 	}
+	if c.misses[pid][addr] {
+		return proc.Mapping{}, false
+	}
 	ms, err := proc.Maps(pid)
 	if err != nil {
 		return proc.Mapping{}, false
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].Start < ms[j].Start })
 	if c.pids == nil {
-		c.pids = map[int][]proc.Mapping{}
+		c.pids, c.misses = map[int][]proc.Mapping{}, map[int]map[uint64]bool{}
 	}
 	c.pids[pid] = ms
-	return find(ms, addr)
+	m, ok := find(ms, addr)
+	if !ok {
+		if len(c.misses[pid]) >= maxMisses || c.misses[pid] == nil {
+			c.misses[pid] = map[uint64]bool{}
+		}
+		c.misses[pid][addr] = true
+	}
+	return m, ok
 }
 
 func find(ms []proc.Mapping, addr uint64) (proc.Mapping, bool) {
