@@ -17,14 +17,15 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list the probe-able functions and static probes (USDT) of a program, a library or a running process",
-		ArgsUsage: "[BINARY] [PATTERN]",
+		ArgsUsage: "[BINARY] [PATTERN] | syscall:PATTERN",
 		Description: "Examples:\n" +
 			"   utap list ./myprog 'work*'         functions of a program and its libraries matching work*\n" +
 			"   utap list --pid 1234 malloc        malloc in process 1234, with its loaded address\n" +
 			"   utap list libc malloc              a library by its short name (or its path)\n" +
 			"   utap list /usr/bin/python3.11 'python:*'   static probes (USDT) by provider:name, with their arguments\n" +
 			"   utap list ./myprog 'usdt:*'        only the static probes\n" +
-			"   utap list --format json libc 'str*'   JSON lines (flags come before BINARY and PATTERN)",
+			"   utap list --format json libc 'str*'   JSON lines (flags come before BINARY and PATTERN)\n" +
+			"   utap list 'syscall:open*'          system calls: number, arguments (the names conditions may use), classes",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "list what is loaded in process `PID`"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text (an aligned table) or json (one object a line)"},
@@ -36,6 +37,9 @@ func listCommand() *cli.Command {
 func runList(c *cli.Context) error {
 	t := elfsym.Target{PID: c.Int("pid")}
 	args := c.Args().Slice()
+	if len(args) == 1 && strings.HasPrefix(args[0], "syscall:") {
+		return listSyscalls(c, strings.TrimPrefix(args[0], "syscall:"))
+	}
 	if t.PID == 0 {
 		if len(args) == 0 {
 			return fmt.Errorf("list needs a BINARY or --pid PID (see utap list --help)")

@@ -140,3 +140,13 @@ func TestListUSDT(t *testing.T) {
 		t.Errorf("json %q: %+v %v", r.stdout, s, err)
 	}
 }
+
+// TestListSyscalls: `utap list syscall:PATTERN` shows the calls a spec
+// with that pattern selects, with their numbers and arguments.
+func TestListSyscalls(t *testing.T) {
+	r := utap(t, "list", "syscall:openat")
+	if r.code != 0 || !strings.Contains(r.stdout, "257  openat") || !strings.Contains(r.stdout, "arg2 const char * filename") {
+		t.Errorf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	oneErrorLine(t, utap(t, "list", "syscall:opnat"), `"opnat"`, "openat")
+}

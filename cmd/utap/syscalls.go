@@ -3,10 +3,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/internal/syscalls"
@@ -103,4 +105,44 @@ func fdPathFlag(c *cli.Context) func(pid, fd int) string {
 		return fdPath
 	}
 	return nil
+}
+
+// listSyscalls is `utap list syscall:PATTERN`: the calls a syscall: spec
+// with that pattern selects, with their arguments' names and types.
+func listSyscalls(c *cli.Context, pattern string) error {
+	if pattern == "" {
+		pattern = "*"
+	}
+	infos, err := syscalls.Select(pattern)
+	if err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	if c.String("format") == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		for _, in := range infos {
+			type arg struct{ Name, Type string }
+			var args []arg
+			for _, a := range in.Args {
+				args = append(args, arg{a.Name, a.CType})
+			}
+			if err := enc.Encode(struct {
+				Nr   int    `json:"nr"`
+				Name string `json:"name"`
+				Args []arg  `json:"args"`
+			}{in.Nr, in.Name, args}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "NR\tSYSCALL\tARGUMENTS\n")
+	for _, in := range infos {
+		var args []string
+		for i, a := range in.Args {
+			args = append(args, fmt.Sprintf("arg%d %s %s", i+1, strings.TrimSpace(a.CType), a.Name))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", in.Nr, in.Name, strings.Join(args, ", "))
+	}
+	return tw.Flush()
 }
