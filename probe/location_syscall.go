@@ -18,7 +18,7 @@ func (p *parser) syscallLocation(s *Spec, comps []comp, loc string) {
 		p.fail(c.pos+len(base), "%return", "a system call probe fires once per call, when it returns: drop %%return")
 	}
 	for i := 0; i < len(c.s); i++ {
-		if ch := c.s[i]; !isAlnum(ch) && strings.IndexByte("_*?[]!^-%", ch) < 0 {
+		if ch := c.s[i]; !isAlnum(ch) && strings.IndexByte("_*?[]!^-%,", ch) < 0 {
 			p.fail(c.pos+i, c.s[i:i+1], "unexpected %q in system call name %q", c.s[i:i+1], c.s)
 		}
 	}

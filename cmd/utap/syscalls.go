@@ -34,6 +34,10 @@ func straceSpec(text string) ([]string, bool) {
 	if !ok {
 		return nil, false
 	}
+	if rest, ok := strings.CutPrefix(list, "!"); ok {
+		// !a,b is every call but a and b: one spec, its list negated.
+		return []string{"syscall:!" + strings.ReplaceAll(rest, " ", "")}, true
+	}
 	var out []string
 	for _, name := range strings.Split(list, ",") {
 		if name = strings.TrimSpace(name); name != "" {

@@ -194,3 +194,23 @@ func TestSignalExitErrno(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectListsAndNegation: strace's trace=a,b and trace=!a,b.
+func TestSelectListsAndNegation(t *testing.T) {
+	both, err := Select("openat,read")
+	if err != nil || len(both) != 2 || both[0].Name != "read" || both[1].Name != "openat" {
+		t.Fatalf("openat,read: %v %v", both, err)
+	}
+	rest, err := Select("!openat,read")
+	if err != nil || len(rest) != len(All())-2 {
+		t.Fatalf("!openat,read: %d calls, %v; want %d", len(rest), err, len(All())-2)
+	}
+	for _, in := range rest {
+		if in.Name == "openat" || in.Name == "read" {
+			t.Fatalf("!openat,read selects %s", in.Name)
+		}
+	}
+	if _, err := Select("!opnat"); err == nil {
+		t.Error("!opnat: no error")
+	}
+}

@@ -17,8 +17,48 @@ var (
 )
 
 // Select returns the calls a -e trace= element names: a call name, a
-// glob (open*, *stat*, *), or a class (%file, %%stat, ...), by number.
+// glob (open*, *stat*, *), or a class (%file, %%stat, ...), by number; a
+// comma-separated list of those, or ! before one (or before a list:
+// every call but those), as strace takes them.
 func Select(pattern string) ([]*Info, error) {
+	if rest, ok := strings.CutPrefix(pattern, "!"); ok {
+		// strace's !: every call but these.
+		not, err := Select(rest)
+		if err != nil {
+			return nil, err
+		}
+		skip := map[*Info]bool{}
+		for _, in := range not {
+			skip[in] = true
+		}
+		var out []*Info
+		for _, in := range infos {
+			if !skip[in] {
+				out = append(out, in)
+			}
+		}
+		return out, nil
+	}
+	if strings.Contains(pattern, ",") {
+		// A list, as strace's trace=a,b: the calls any element names.
+		seen := map[*Info]bool{}
+		for _, p := range strings.Split(pattern, ",") {
+			ins, err := Select(p)
+			if err != nil {
+				return nil, err
+			}
+			for _, in := range ins {
+				seen[in] = true
+			}
+		}
+		var out []*Info
+		for _, in := range infos {
+			if seen[in] {
+				out = append(out, in)
+			}
+		}
+		return out, nil
+	}
 	if strings.HasPrefix(pattern, "%") {
 		for _, cn := range classNames {
 			if cn.name == pattern {
