@@ -37,6 +37,7 @@ const DefaultStrSize = 32
 type sysCall struct {
 	nr      int
 	args    [6]uint64
+	sp      uint64 // the stack pointer at entry (rt_sigreturn's frame)
 	start   int64
 	entry   [][]byte
 	sites   []*probe.Site
@@ -101,7 +102,7 @@ func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
 	if len(sites) == 0 || !th.p.report {
 		return
 	}
-	c := &sysCall{nr: si.Nr(), args: si.Args, start: tr.clock.now(), sites: sites}
+	c := &sysCall{nr: si.Nr(), args: si.Args, sp: si.SP, start: tr.clock.now(), sites: sites}
 	info := syscalls.Lookup(c.nr)
 	if info != nil {
 		c.entry = tr.capture(th.p, info, c, false, 0)
@@ -194,7 +195,7 @@ func (tr *tracer) capture(p *process, info *syscalls.Info, c *sysCall, exit bool
 		if cp.Exit != exit || exit && ret < 0 {
 			continue
 		}
-		out[i] = syscalls.Read(cp, c.args, ret, tr.sys.strsize, func(a uint64, b []byte) error { return p.mem.ReadAt(b, a) })
+		out[i] = syscalls.Read(cp, c.args, ret, c.sp, tr.sys.strsize, func(a uint64, b []byte) error { return p.mem.ReadAt(b, a) })
 	}
 	return out
 }

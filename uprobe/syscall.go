@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf"
+	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
 
@@ -57,6 +58,7 @@ const (
 	sysOffDur      = 24
 	sysOffNr       = 32
 	sysOffFlags    = 40
+	sysOffSP       = 48 // pt_regs' r11 slot, free: an SP capture's address
 	sysOffCaps     = 128
 	sysReturned    = 1
 	sysTag         = uint64(1) << 63 // tells a call's record from a probe's
@@ -95,6 +97,9 @@ type sysCap struct {
 	max    int  // bytes at most (capStrArray: all strings, joined)
 	elem   int  // capBytes: the length counts elements of elem bytes
 	left   bool // capIov: the return value bounds the bytes (readv)
+	// spOff >= 0: the address is the stack pointer at entry plus spOff
+	// (syscalls.Capture.SP), kept in the record at sysOffSP; -1 otherwise.
+	spOff int
 }
 
 // sysInfo is what the engine needs of a system call.
@@ -338,6 +343,11 @@ func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
 		} else {
 			sys.Entry[i] = b
 		}
+	}
+	if ret, ok := syscalls.SigreturnRet(sys); ok {
+		// Sent at entry (no exit tracepoint names it): what it returns
+		// is the restored frame's rax, read with its mask.
+		sys.Ret, sys.Returned = ret, true
 	}
 	// Stamped when it returned, as every return event (the writers take
 	// the duration off for the call's start).

@@ -47,7 +47,11 @@ func (ss *sysSpec) conf(c *sysCall) []byte {
 	for i, cp := range caps {
 		e := b[sysConfCaps+i*sysCapSize:]
 		le.PutUint16(e[capOffSlot:], uint16(c.offs[i]))
-		le.PutUint16(e[capOffArg:], uint16(sysArgOff[cp.arg]))
+		if cp.spOff >= 0 {
+			le.PutUint16(e[capOffArg:], sysOffSP)
+		} else {
+			le.PutUint16(e[capOffArg:], uint16(sysArgOff[cp.arg]))
+		}
 		switch {
 		case cp.lenRet && cp.kind != capIov:
 			le.PutUint16(e[capOffLen:], regAX)

@@ -2,7 +2,11 @@
 
 package uprobe
 
-import "github.com/utap/utap/internal/syscalls"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/syscalls"
+)
 
 // sysLookup describes call nr, from internal/syscalls, with strings
 // capped for strsize (-s).
@@ -11,10 +15,15 @@ func sysLookup(nr, strsize int) (sysInfo, bool) {
 	if in == nil {
 		return sysInfo{}, false
 	}
-	info := sysInfo{noReturn: in.NoReturn}
+	// rt_sigreturn restores orig_ax to -1 with the registers, so no exit
+	// tracepoint names it: sent at entry, as the calls that never return.
+	info := sysInfo{noReturn: in.NoReturn || nr == unix.SYS_RT_SIGRETURN}
 	for _, c := range in.Captures {
 		sc := sysCap{arg: c.Arg, exit: c.Exit, kind: capBytes, size: c.Size, lenArg: c.LenArg, lenRet: c.LenRet,
-			max: syscalls.MaxFor(c, strsize)}
+			max: syscalls.MaxFor(c, strsize), spOff: -1}
+		if c.SP {
+			sc.spOff = c.Off
+		}
 		switch {
 		case c.Iov:
 			sc.kind, sc.left = capIov, c.LenRet

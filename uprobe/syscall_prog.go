@@ -4,10 +4,8 @@ package uprobe
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 	"github.com/utap/utap/probe"
 )
 
@@ -93,6 +91,7 @@ func (ss *sysSpec) enterInsns(g *exprGen, m maps, nargs int) (asm.Instructions, 
 			asm.StoreMem(asm.R6, off, asm.R1, asm.DWord),
 		)
 	}
+	ss.stackPointer(g)
 	// Every capture starts unread; each side fills its own.
 	done := g.label()
 	for i := range sysMaxCaps {
@@ -421,62 +420,3 @@ func (ss *sysSpec) readBytes(g *exprGen, i int, next string) {
 		asm.Ja.Label(next),
 	)
 }
-
-// dyingCall marks the call of a thread that is being killed (another
-// thread's exit_group, a SIGKILL) as never returning: its exit
-// tracepoint still fires, with a restart code (-ERESTARTSYS...), but the
-// thread never sees it, and strace shows the call as "= ?". R1 holds the
-// return value; the thread's SIGKILL is read from task_struct.pending.
-func dyingCall(g *exprGen) {
-	off, err := pendingOffset()
-	if err != nil {
-		return // no BTF: the restart code is shown
-	}
-	keep, dying := g.label(), g.label()
-	g.emit(
-		asm.JSLT.Imm(asm.R1, -516, keep), // -ERESTART_RESTARTBLOCK
-		asm.JSGT.Imm(asm.R1, -512, keep), // -ERESTARTSYS
-		asm.FnGetCurrentTask.Call(),
-		asm.Mov.Reg(asm.R3, asm.R0),
-		asm.Add.Imm(asm.R3, off),
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, slotTmp),
-		asm.Mov.Imm(asm.R2, 8),
-		asm.FnProbeReadKernel.Call(),
-		asm.JNE.Imm(asm.R0, 0, keep),
-		asm.LoadMem(asm.R1, asm.RFP, slotTmp, asm.DWord),
-		asm.JSet.Imm(asm.R1, 1<<(9-1), dying), // SIGKILL
-		asm.Ja.Label(keep),
-	)
-	g.mark(dying)
-	g.emit(storeImm64(asm.R6, sysOffFlags, 0))
-	g.mark(keep)
-}
-
-// pendingOffset is the offset of task_struct.pending.signal's first word
-// in the running kernel (struct sigpending: a list_head, then the set).
-var pendingOffset = sync.OnceValues(func() (int32, error) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return 0, err
-	}
-	var ts *btf.Struct
-	if err := spec.TypeByName("task_struct", &ts); err != nil {
-		return 0, err
-	}
-	for _, m := range ts.Members {
-		if m.Name != "pending" {
-			continue
-		}
-		sp, ok := m.Type.(*btf.Struct)
-		if !ok {
-			break
-		}
-		for _, f := range sp.Members {
-			if f.Name == "signal" {
-				return int32(m.Offset.Bytes() + f.Offset.Bytes()), nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("kernel BTF: no task_struct.pending.signal")
-})

@@ -73,6 +73,11 @@ type Capture struct {
 	// LenRet (readv), at most what the return value leaves after the
 	// earlier elements.
 	Iov bool
+	// SP: the address is the stack pointer when the call was made, plus
+	// Off, not an argument: rt_sigreturn's signal frame, whose mask
+	// strace shows ({mask=[...]}).
+	SP  bool
+	Off int
 }
 
 // Call is one traced system call as an engine captured it (probe.Syscall,

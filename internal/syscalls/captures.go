@@ -123,6 +123,13 @@ func capturesFor(in *Info) []Capture {
 	case "prctl":
 		add(Capture{Arg: 1, LenArg: -1, Str: true, Max: 16})   // PR_SET_NAME
 		add(Capture{Arg: 1, LenArg: -1, Size: 16, Exit: true}) // PR_GET_NAME, [int]s
+	case "rt_sigreturn":
+		// After the handler's ret popped the frame's return address, the
+		// stack pointer is at its ucontext: uc_flags, uc_link, uc_stack
+		// (24 bytes), then the 256-byte sigcontext (rax at 104) and
+		// uc_sigmask. Both are read: the mask shows, rax is what the call
+		// returns (SigreturnRet).
+		add(Capture{SP: true, Off: sigframeRegs, Size: 256 + 8, LenArg: -1})
 	case "arch_prctl":
 		add(Capture{Arg: 1, LenArg: -1, Size: 8, Exit: true}) // ARCH_GET_FS
 	case "select", "pselect6":

@@ -25,7 +25,7 @@ func ExecCall(sp, execfn uint64, strsize int, read ReadFunc) *Call {
 		c.Entry = make([][]byte, len(info.Captures))
 		for i, cp := range info.Captures {
 			if !cp.Exit {
-				c.Entry[i] = Read(cp, c.Args, 0, strsize, read)
+				c.Entry[i] = Read(cp, c.Args, 0, 0, strsize, read)
 			}
 		}
 	}

@@ -8,10 +8,14 @@ import "encoding/binary"
 type ReadFunc func(addr uint64, p []byte) error
 
 // Read reads one capture of a call with arguments args (and, at exit,
-// return value ret) the way a user-space tracer does it; nil when the
+// return value ret; sp is the stack pointer at entry, for an SP capture)
+// the way a user-space tracer does it; nil when the
 // address is NULL or unreadable. The kernel engine does the same in BPF.
-func Read(c Capture, args [6]uint64, ret int64, strsize int, read ReadFunc) []byte {
+func Read(c Capture, args [6]uint64, ret int64, sp uint64, strsize int, read ReadFunc) []byte {
 	addr := args[c.Arg]
+	if c.SP {
+		addr = sp + uint64(c.Off)
+	}
 	if addr == 0 {
 		return nil
 	}

@@ -3,6 +3,7 @@
 package syscalls
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -19,6 +20,7 @@ func init() {
 		"clone": (*ctx).cloneArgs, "futex": (*ctx).futexArgs, "fcntl": (*ctx).fcntlArgs,
 		"ioctl": (*ctx).ioctlArgs, "prctl": (*ctx).prctlArgs, "arch_prctl": (*ctx).archPrctlArgs,
 		"setsockopt": (*ctx).sockoptArgs, "getsockopt": (*ctx).sockoptArgs,
+		"rt_sigreturn": (*ctx).sigreturnArgs,
 	}
 }
 
@@ -238,4 +240,29 @@ func (x *ctx) sockoptArgs() ([]string, int) {
 		val = x.intAt(3, false)
 	}
 	return append(out, val, u32(x.arg(4))), 5
+}
+
+// sigframeRegs is the offset of the sigcontext in the ucontext
+// rt_sigreturn finds at the stack pointer.
+const sigframeRegs = 8 + 8 + 24
+
+// sigreturnArgs shows the mask rt_sigreturn restores, from the signal
+// frame at the stack pointer, as strace does: rt_sigreturn({mask=[]}).
+func (x *ctx) sigreturnArgs() ([]string, int) {
+	b := x.data(0, false)
+	if len(b) < 256+8 {
+		return nil, 0
+	}
+	return []string{"{mask=" + sigsetStr(binary.LittleEndian.Uint64(b[256:])) + "}"}, 1
+}
+
+// SigreturnRet is what rt_sigreturn returns, the rax of the frame it
+// restores, from its entry capture; false when not captured. For an
+// engine that sees no exit of the call (the kernel's exit tracepoints
+// skip it: the restored orig_ax is -1).
+func SigreturnRet(c *Call) (int64, bool) {
+	if c.Nr != 15 || len(c.Entry) == 0 || len(c.Entry[0]) < 256+8 { // __NR_rt_sigreturn
+		return 0, false
+	}
+	return int64(binary.LittleEndian.Uint64(c.Entry[0][104:])), true
 }
