@@ -6,11 +6,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
@@ -52,24 +50,6 @@ const (
 func isProcRecord(raw []byte) bool {
 	return len(raw) >= 8 && binary.LittleEndian.Uint64(raw)&procTag == procTag
 }
-
-// exitCodeOffset is task_struct.exit_code's offset in the running kernel.
-var exitCodeOffset = sync.OnceValues(func() (int32, error) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return 0, fmt.Errorf("reading the kernel's BTF (for task_struct.exit_code): %w", err)
-	}
-	var ts *btf.Struct
-	if err := spec.TypeByName("task_struct", &ts); err != nil {
-		return 0, fmt.Errorf("kernel BTF: %w", err)
-	}
-	for _, m := range ts.Members {
-		if m.Name == "exit_code" && m.BitfieldSize == 0 {
-			return int32(m.Offset.Bytes()), nil
-		}
-	}
-	return 0, fmt.Errorf("kernel BTF: task_struct has no exit_code")
-})
 
 // procInsns is a process event program: the record is built on the stack
 // at fp-96 and sent with bpf_ringbuf_output.
@@ -167,11 +147,15 @@ func countAndExit(label string, key int16, stat int32) asm.Instructions {
 // attachProc loads and attaches the two programs; they run for tgids in
 // the map only, so this may go before the command starts.
 func (s *session) attachProc() error {
-	off, err := exitCodeOffset()
+	off, err := taskOffset("exit_code")
 	if err != nil {
 		return err
 	}
-	ids, err := taskIDOffsets()
+	pid, err := taskOffset("pid")
+	if err != nil {
+		return err
+	}
+	tgid, err := taskOffset("tgid")
 	if err != nil {
 		return err
 	}
@@ -180,7 +164,7 @@ func (s *session) attachProc() error {
 		insns    asm.Instructions
 	}{
 		{"utap_signal", "signal_deliver", procInsns(procSignal, off)},
-		{"utap_sigign", "signal_generate", ignoredInsns(ids)},
+		{"utap_sigign", "signal_generate", ignoredInsns(pid, tgid)},
 		{"utap_exit", "sched_process_exit", procInsns(procExit, off)},
 	} {
 		ps := &ebpf.ProgramSpec{Name: p.name, Type: ebpf.RawTracepoint, License: "GPL", Instructions: p.insns}

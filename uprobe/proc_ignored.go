@@ -3,11 +3,7 @@
 package uprobe
 
 import (
-	"fmt"
-	"sync"
-
 	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
 )
 
 // A signal whose action is to be ignored (SIGCHLD, SIGURG, SIGWINCH by
@@ -20,36 +16,10 @@ import (
 
 const traceSignalIgnored = 1 // enum trace_signal_result
 
-// taskIDOffsets are task_struct's pid and tgid offsets in this kernel.
-var taskIDOffsets = sync.OnceValues(func() ([2]int32, error) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return [2]int32{}, fmt.Errorf("reading the kernel's BTF (for task_struct.pid): %w", err)
-	}
-	var ts *btf.Struct
-	if err := spec.TypeByName("task_struct", &ts); err != nil {
-		return [2]int32{}, fmt.Errorf("kernel BTF: %w", err)
-	}
-	var offs [2]int32
-	found := 0
-	for _, m := range ts.Members {
-		switch m.Name {
-		case "pid":
-			offs[0], found = int32(m.Offset.Bytes()), found+1
-		case "tgid":
-			offs[1], found = int32(m.Offset.Bytes()), found+1
-		}
-	}
-	if found != 2 {
-		return offs, fmt.Errorf("kernel BTF: task_struct has no pid or tgid")
-	}
-	return offs, nil
-})
-
 // ignoredInsns is the signal_generate program: for a signal ignored on
 // arrival at a traced task, the record of a delivered one (procInsns'
 // layout), on behalf of that task.
-func ignoredInsns(offs [2]int32) asm.Instructions {
+func ignoredInsns(pid, tgid int32) asm.Instructions {
 	const rec = -96
 	insns := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
@@ -63,13 +33,13 @@ func ignoredInsns(offs [2]int32) asm.Instructions {
 		asm.Add.Imm(asm.R1, rec+8),
 		asm.Mov.Imm(asm.R2, 4),
 		asm.LoadMem(asm.R3, asm.R6, 16, asm.DWord), // arg2: task
-		asm.Add.Imm(asm.R3, offs[0]),
+		asm.Add.Imm(asm.R3, pid),
 		asm.FnProbeReadKernel.Call(),
 		asm.Mov.Reg(asm.R1, asm.RFP),
 		asm.Add.Imm(asm.R1, rec+12),
 		asm.Mov.Imm(asm.R2, 4),
 		asm.LoadMem(asm.R3, asm.R6, 16, asm.DWord),
-		asm.Add.Imm(asm.R3, offs[1]),
+		asm.Add.Imm(asm.R3, tgid),
 		asm.FnProbeReadKernel.Call(),
 		// Traced? The tgid map is keyed by tgid.
 		asm.LoadMem(asm.R1, asm.RFP, rec+12, asm.Word),

@@ -2,13 +2,7 @@
 
 package uprobe
 
-import (
-	"fmt"
-	"sync"
-
-	"github.com/cilium/ebpf/asm"
-	"github.com/cilium/ebpf/btf"
-)
+import "github.com/cilium/ebpf/asm"
 
 // What the system call programs read of the calling task beyond the
 // tracepoint's record: whether it is being killed, and its stack pointer.
@@ -19,7 +13,8 @@ import (
 // thread never sees it, and strace shows the call as "= ?". R1 holds the
 // return value; the thread's SIGKILL is read from task_struct.pending.
 func dyingCall(g *exprGen) {
-	off, err := pendingOffset()
+	// struct sigpending: a list_head, then the set's first word.
+	off, err := taskOffset("pending", "signal")
 	if err != nil {
 		return // no BTF: the restart code is shown
 	}
@@ -30,12 +25,9 @@ func dyingCall(g *exprGen) {
 		asm.FnGetCurrentTask.Call(),
 		asm.Mov.Reg(asm.R3, asm.R0),
 		asm.Add.Imm(asm.R3, off),
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, slotTmp),
-		asm.Mov.Imm(asm.R2, 8),
-		asm.FnProbeReadKernel.Call(),
-		asm.JNE.Imm(asm.R0, 0, keep),
-		asm.LoadMem(asm.R1, asm.RFP, slotTmp, asm.DWord),
+	)
+	readKernelWord(g, keep)
+	g.emit(
 		asm.JSet.Imm(asm.R1, 1<<(9-1), dying), // SIGKILL
 		asm.Ja.Label(keep),
 	)
@@ -43,34 +35,6 @@ func dyingCall(g *exprGen) {
 	g.emit(storeImm64(asm.R6, sysOffFlags, 0))
 	g.mark(keep)
 }
-
-// pendingOffset is the offset of task_struct.pending.signal's first word
-// in the running kernel (struct sigpending: a list_head, then the set).
-var pendingOffset = sync.OnceValues(func() (int32, error) {
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		return 0, err
-	}
-	var ts *btf.Struct
-	if err := spec.TypeByName("task_struct", &ts); err != nil {
-		return 0, err
-	}
-	for _, m := range ts.Members {
-		if m.Name != "pending" {
-			continue
-		}
-		sp, ok := m.Type.(*btf.Struct)
-		if !ok {
-			break
-		}
-		for _, f := range sp.Members {
-			if f.Name == "signal" {
-				return int32(m.Offset.Bytes() + f.Offset.Bytes()), nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("kernel BTF: no task_struct.pending.signal")
-})
 
 // stackPointer stores, in the record at sysOffSP, the caller's stack
 // pointer plus the SP capture's offset (rt_sigreturn's signal frame), for
@@ -96,12 +60,9 @@ func (ss *sysSpec) stackPointer(g *exprGen) {
 		asm.FnTaskPtRegs.Call(),
 		asm.Mov.Reg(asm.R3, asm.R0),
 		asm.Add.Imm(asm.R3, ptRegsSP),
-		asm.Mov.Reg(asm.R1, asm.RFP),
-		asm.Add.Imm(asm.R1, slotTmp),
-		asm.Mov.Imm(asm.R2, 8),
-		asm.FnProbeReadKernel.Call(),
-		asm.JNE.Imm(asm.R0, 0, skip),
-		asm.LoadMem(asm.R1, asm.RFP, slotTmp, asm.DWord),
+	)
+	readKernelWord(g, skip)
+	g.emit(
 		asm.Add.Imm(asm.R1, int32(off)),
 		asm.StoreMem(asm.R6, sysOffSP, asm.R1, asm.DWord),
 	)
