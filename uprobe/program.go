@@ -186,18 +186,7 @@ func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 		}
 	}
 	g.storeStack(p)
-	// Waking the reader for every record costs a context switch per event;
-	// records wait for its next poll unless the ring is filling up.
-	quiet := g.label()
-	g.emit(
-		mapPtr(asm.R1, m.events),
-		asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
-		asm.FnRingbufQuery.Call(),
-		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP
-		asm.JLT.Imm(asm.R0, int32(m.wakeAt), quiet),
-		asm.Mov.Imm(asm.R2, 2), // BPF_RB_FORCE_WAKEUP
-	)
-	g.mark(quiet)
+	g.wakeFlags(m, asm.R2)
 	g.emit(
 		asm.Mov.Reg(asm.R1, asm.R7),
 		asm.FnRingbufSubmit.Call(),
@@ -206,6 +195,22 @@ func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 	g.mark("lost")
 	g.count(m, statLost)
 	return nil
+}
+
+// wakeFlags puts in reg the flags a ring submit or output takes: waking
+// the reader for every record costs a context switch per event, so
+// records wait for its next poll unless a quarter of the ring is unread.
+func (g *exprGen) wakeFlags(m maps, reg asm.Register) {
+	quiet := g.label()
+	g.emit(
+		mapPtr(asm.R1, m.events),
+		asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
+		asm.FnRingbufQuery.Call(),
+		asm.Mov.Imm(reg, 1), // BPF_RB_NO_WAKEUP
+		asm.JLT.Imm(asm.R0, int32(m.wakeAt), quiet),
+		asm.Mov.Imm(reg, 2), // BPF_RB_FORCE_WAKEUP
+	)
+	g.mark(quiet)
 }
 
 // fetch computes one fetch into the record R7 points to.

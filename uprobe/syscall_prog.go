@@ -210,16 +210,7 @@ func (ss *sysSpec) condition(g *exprGen, fail string) error {
 // output sends the record in R6 to the ring, waking the reader only
 // when a quarter of the ring is unread, as probe records do.
 func (ss *sysSpec) output(g *exprGen, m maps) {
-	quiet := g.label()
-	g.emit(
-		mapPtr(asm.R1, mapEvents),
-		asm.Mov.Imm(asm.R2, 0), // BPF_RB_AVAIL_DATA
-		asm.FnRingbufQuery.Call(),
-		asm.Mov.Imm(asm.R4, 1), // BPF_RB_NO_WAKEUP
-		asm.JLT.Imm(asm.R0, int32(m.wakeAt), quiet),
-		asm.Mov.Imm(asm.R4, 2), // BPF_RB_FORCE_WAKEUP
-	)
-	g.mark(quiet)
+	g.wakeFlags(m, asm.R4)
 	fits := g.label()
 	g.emit(
 		asm.LoadMem(asm.R3, asm.R8, confOffSize, asm.Word),
