@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"errors"
 	"os"
 	"unsafe"
 
@@ -136,7 +135,7 @@ func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 	if returned && info != nil {
 		exit = tr.capture(th.p, info, c, true, ret)
 	}
-	env := &sysEnv{c: c, ret: ret, pid: th.p.pid, tid: th.tid, mem: th.p.mem}
+	env := &syscalls.Env{Call: &probe.Syscall{Nr: c.nr, Args: c.args, Ret: ret}, PID: th.p.pid, TID: th.tid, Mem: th.p.readMem}
 	report := func(s *probe.Site) {
 		ev := tr.sysEvent(th, s, c, "return")
 		ev.TimeNs, ev.DurationNs = now, now-c.start
@@ -195,43 +194,14 @@ func (tr *tracer) capture(p *process, info *syscalls.Info, c *sysCall, exit bool
 		if cp.Exit != exit || exit && ret < 0 {
 			continue
 		}
-		out[i] = syscalls.Read(cp, c.args, ret, c.sp, tr.sys.strsize, func(a uint64, b []byte) error { return p.mem.ReadAt(b, a) })
+		out[i] = syscalls.Read(cp, c.args, ret, c.sp, tr.sys.strsize, p.readMem)
 	}
 	return out
 }
 
-// sysEnv is what a system call probe's condition and fetches read.
-type sysEnv struct {
-	c        *sysCall
-	ret      int64
-	pid, tid int
-	mem      *proc.Memory
-}
-
-var errNoReg = errors.New("registers are not available at a system call probe")
-
-func (e *sysEnv) Arg(n int) (uint64, error) {
-	if n < 1 || n > 6 {
-		return 0, errNoArg
-	}
-	return e.c.args[n-1], nil
-}
-
-func (e *sysEnv) Builtin(b probe.Builtin) uint64 {
-	switch b {
-	case probe.BuiltinRet:
-		return uint64(e.ret)
-	case probe.BuiltinPID:
-		return uint64(e.pid)
-	case probe.BuiltinTID:
-		return uint64(e.tid)
-	}
-	return 0
-}
-
-func (e *sysEnv) Reg(string) (uint64, error) { return 0, errNoReg }
-
-func (e *sysEnv) Read(addr uint64, p []byte) error { return e.mem.ReadAt(p, addr) }
+// readMem reads p's memory in the argument order of syscalls.ReadFunc
+// and probe.Env.Read.
+func (p *process) readMem(addr uint64, b []byte) error { return p.mem.ReadAt(b, addr) }
 
 // seizeOptions are the ptrace options of every tracee of this trace.
 func (tr *tracer) seizeOptions() int {
@@ -272,8 +242,7 @@ func (tr *tracer) execLine(th *thread) {
 	if err != nil {
 		return
 	}
-	mem := th.p.mem
-	call := syscalls.ExecCall(regs.Rsp, execfn, tr.sys.strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+	call := syscalls.ExecCall(regs.Rsp, execfn, tr.sys.strsize, th.p.readMem)
 	if call == nil {
 		return
 	}

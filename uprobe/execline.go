@@ -47,7 +47,7 @@ func (s *session) execEvent(c *child) *probe.Event {
 	site := &s.sys.sites[call.site]
 	ev := &probe.Event{TimeNs: monotonicNow(), PID: c.pid(), TID: c.pid(), Probe: site.Spec.Text, Func: site.Func,
 		Kind: "return", ProbeIndex: site.Probe, Sys: c.exec}
-	if !probe.EvalCond(site.Cond, sysEnv{ev: ev, caps: call.info.caps}) {
+	if !probe.EvalCond(site.Cond, sysEnv(ev, call.info.caps)) {
 		return nil
 	}
 	fetchSys(ev, site, call.info.caps)

@@ -5,6 +5,7 @@ package uprobe
 import (
 	"fmt"
 
+	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
 
@@ -14,41 +15,21 @@ import (
 // far as the call's captures hold it (a read elsewhere faults), since the
 // tracee has moved on by the time the record is read. Conditions are not
 // evaluated here: the kernel does (syscall_prog.go).
-type sysEnv struct {
-	ev   *probe.Event
-	caps []sysCap
+
+// sysEnv is the syscalls.Env of a call's record: memory only as far
+// as its captures hold it.
+func sysEnv(ev *probe.Event, caps []sysCap) *syscalls.Env {
+	return &syscalls.Env{Call: ev.Sys, PID: ev.PID, TID: ev.TID, Mem: func(addr uint64, p []byte) error {
+		return capturedRead(ev.Sys, caps, addr, p)
+	}}
 }
 
-func (e sysEnv) Arg(n int) (uint64, error) {
-	if n < 1 || n > 6 {
-		return 0, fmt.Errorf("system call argument %d: %w", n, probe.ErrFault)
-	}
-	return e.ev.Sys.Args[n-1], nil
-}
-
-func (e sysEnv) Builtin(b probe.Builtin) uint64 {
-	switch b {
-	case probe.BuiltinRet:
-		return uint64(e.ev.Sys.Ret)
-	case probe.BuiltinPID:
-		return uint64(e.ev.PID)
-	case probe.BuiltinTID:
-		return uint64(e.ev.TID)
-	}
-	return 0
-}
-
-func (e sysEnv) Reg(name string) (uint64, error) {
-	return 0, fmt.Errorf("register %s: %w in a system call's record", name, ErrUnsupported)
-}
-
-// Read serves memory from the captures of the call: entry ones, then
-// exit ones (what the call wrote).
-func (e sysEnv) Read(addr uint64, p []byte) error {
-	sys := e.ev.Sys
+// capturedRead serves memory from the captures of a call: exit ones
+// (what the call wrote), then entry ones.
+func capturedRead(sys *probe.Syscall, caps []sysCap, addr uint64, p []byte) error {
 	for _, side := range [][][]byte{sys.Exit, sys.Entry} {
 		for i, b := range side {
-			c := e.caps[i]
+			c := caps[i]
 			if b == nil || c.kind == capStrArray {
 				continue
 			}
@@ -67,7 +48,7 @@ func fetchSys(ev *probe.Event, s *probe.Site, caps []sysCap) {
 	if len(s.Fetches) == 0 {
 		return
 	}
-	env := sysEnv{ev: ev, caps: caps}
+	env := sysEnv(ev, caps)
 	ev.Args = make([]probe.Value, len(s.Fetches))
 	for i, f := range s.Fetches {
 		ev.Args[i] = probe.FetchValue(f, env)
