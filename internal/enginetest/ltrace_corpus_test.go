@@ -100,26 +100,7 @@ func TestLtraceCorpus(t *testing.T) {
 		{"python3", []string{"/usr/bin/python3.11", "-S", "-c", "pass"}},
 		{"C++ (libstdc++)", []string{fixture.C(t, "cxx_calls.cc", "-O1", "-g")}},
 	}
-	run := func(argv ...string) []string {
-		t.Helper()
-		out := filepath.Join(outDir, "out.txt")
-		os.Remove(out)
-		for i, a := range argv {
-			if a == "OUT" {
-				argv[i] = out
-			}
-		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Logf("%v: %v\n%s", argv, err, b)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ltraceLines(string(b))
-	}
+	run := func(argv ...string) []string { return ltraceLines(runTracer(t, dir, outDir, argv)) }
 	rows := map[string]*ltraceRow{}
 	get := func(fn string) *ltraceRow {
 		if rows[fn] == nil {

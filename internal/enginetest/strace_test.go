@@ -122,6 +122,27 @@ func straceLines(text string) []string {
 	return out
 }
 
+// runTracer runs a tracer's command line argv in dir, its OUT argument
+// replaced by a file in outDir (outside dir: ls -la lists dir, and must
+// see the same files each time), and returns what it wrote there.
+func runTracer(t *testing.T, dir, outDir string, argv []string) string {
+	t.Helper()
+	out := filepath.Join(outDir, "out.txt")
+	os.Remove(out)
+	argv = slices.Clone(argv)
+	argv[slices.Index(argv, "OUT")] = out
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Logf("%v: %v\n%s", argv, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // syscallOf names a normalised line's call ("--- SIG" and "+++" lines
 // as signal and exit).
 func syscallOf(l string) string {
@@ -145,23 +166,7 @@ func TestStraceFidelity(t *testing.T) {
 	need.Tool(t, "git")
 	dir, outDir := t.TempDir(), t.TempDir()
 	corpus := straceCorpus(t, dir)
-	run := func(argv ...string) string {
-		t.Helper()
-		// Outside dir: ls -la lists dir, and must see the same files.
-		out := filepath.Join(outDir, "out.txt")
-		os.Remove(out)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Args = slices.Replace(cmd.Args, slices.Index(cmd.Args, "OUT"), slices.Index(cmd.Args, "OUT")+1, out)
-		cmd.Dir = dir
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Logf("%v: %v\n%s", argv, err, b)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	run := func(argv ...string) string { return runTracer(t, dir, outDir, argv) }
 	results := map[string]*tally{}
 	for _, b := range backends {
 		results[b.name] = &tally{map[string]int{}, map[string]int{}}
