@@ -54,10 +54,18 @@ func newtaskFields() (pid, flags int16, err error) {
 // ifTracedTgid goes on only in a process of the tgids map, leaving its
 // tgid at fp-8; any other jumps to "exit".
 func ifTracedTgid() asm.Instructions {
-	return asm.Instructions{
+	return append(asm.Instructions{
 		asm.FnGetCurrentPidTgid.Call(),
-		asm.RSh.Imm(asm.R0, 32),
-		asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.RSh.Imm(asm.R1, 32),
+	}, ifTgidTraced()...)
+}
+
+// ifTgidTraced goes on only if the tgid in R1 is in the tgids map,
+// leaving it at fp-8; any other jumps to "exit".
+func ifTgidTraced() asm.Instructions {
+	return asm.Instructions{
+		asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
 		mapPtr(asm.R1, mapTgids),
 		asm.Mov.Reg(asm.R2, asm.RFP),
 		asm.Add.Imm(asm.R2, -8),

@@ -41,21 +41,18 @@ func ignoredInsns(pid, tgid int32) asm.Instructions {
 		asm.LoadMem(asm.R3, asm.R6, 16, asm.DWord),
 		asm.Add.Imm(asm.R3, tgid),
 		asm.FnProbeReadKernel.Call(),
-		// Traced? The tgid map is keyed by tgid.
+		// Traced? The task's, not the sender's.
 		asm.LoadMem(asm.R1, asm.RFP, rec+12, asm.Word),
-		asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
-		mapPtr(asm.R1, mapTgids),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, -8),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
+	}
+	insns = append(insns, ifTgidTraced()...)
+	insns = append(insns,
 		asm.LoadImm(asm.R1, int64(signalTag), asm.DWord),
 		asm.StoreMem(asm.RFP, rec, asm.R1, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(asm.RFP, rec+16, asm.R0, asm.DWord),
 		asm.LoadMem(asm.R1, asm.R6, 0, asm.DWord), // arg0: int sig
 		asm.StoreMem(asm.RFP, rec+procOffWhat, asm.R1, asm.DWord),
-	}
+	)
 	insns = append(insns, readSiginfo(rec)...)
 	return append(insns, procSend(rec, procSigSize)...)
 }
