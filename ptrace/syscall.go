@@ -234,15 +234,11 @@ func (tr *tracer) execLine(th *thread) {
 	if len(sites) == 0 {
 		return
 	}
-	var regs unix.PtraceRegs
-	if proc.GetRegs(th.tid, &regs) != nil {
-		return
-	}
-	execfn, err := proc.Auxv(th.p.pid, proc.AtExecfn)
+	sp, execfn, err := proc.ExecStack(th.tid, th.p.pid)
 	if err != nil {
 		return
 	}
-	call := syscalls.ExecCall(regs.Rsp, execfn, tr.sys.strsize, th.p.readMem)
+	call := syscalls.ExecCall(sp, execfn, tr.sys.strsize, th.p.readMem)
 	if call == nil {
 		return
 	}

@@ -15,11 +15,7 @@ import (
 // were in. Called on the thread that holds the command, which alone may
 // read its registers.
 func execCall(pid, strsize int) *syscalls.Call {
-	var regs unix.PtraceRegs
-	if proc.GetRegs(pid, &regs) != nil {
-		return nil
-	}
-	execfn, err := proc.Auxv(pid, proc.AtExecfn)
+	sp, execfn, err := proc.ExecStack(pid, pid)
 	if err != nil {
 		return nil
 	}
@@ -31,7 +27,7 @@ func execCall(pid, strsize int) *syscalls.Call {
 	if strsize <= 0 {
 		strsize = sysDefaultSize
 	}
-	return syscalls.ExecCall(regs.Rsp, execfn, strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+	return syscalls.ExecCall(sp, execfn, strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
 }
 
 // execEvent is the event of that execve for the execve site that takes

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Entry reads AT_ENTRY, the program's entry point (runtime address), from
@@ -33,3 +35,16 @@ const (
 	AtEntry  = 9  // the program's entry point
 	AtExecfn = 31 // the file name execve was given, a string on the new stack
 )
+
+// ExecStack returns, for a process held at its exec (before its first
+// instruction, tid its only thread, stopped), its stack pointer and the
+// address of the file name execve was given (AT_EXECFN): where the
+// kernel left execve's arguments for the new image.
+func ExecStack(tid, pid int) (sp, execfn uint64, err error) {
+	var regs unix.PtraceRegs
+	if err := GetRegs(tid, &regs); err != nil {
+		return 0, 0, err
+	}
+	execfn, err = Auxv(pid, AtExecfn)
+	return regs.Rsp, execfn, err
+}
