@@ -76,25 +76,11 @@ func (t *text) sysLine(ev *probe.Event) error {
 // second thread is seen (as strace does), the pid.
 func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
 	t.tids[ev.TID] = true
-	if !t.o.StracePIDs && len(t.tids) < 2 {
-		// Only the clock: prefix writes "[pid N] " last.
-		n := len(b)
-		b = t.prefix(b, ev, 0)
-		if i := lastIndex(b[n:], "[pid "); i >= 0 {
-			b = b[:n+i]
-		}
-		return b
+	b = t.stamp(b, ev)
+	if t.o.StracePIDs || len(t.tids) > 1 {
+		b = appendPID(b, ev)
 	}
-	return t.prefix(b, ev, 0)
-}
-
-func lastIndex(b []byte, s string) int {
-	for i := len(b) - len(s); i >= 0; i-- {
-		if string(b[i:i+len(s)]) == s {
-			return i
-		}
-	}
-	return -1
+	return b
 }
 
 // sysResult pads to strace's column and writes "= result", -T's time and

@@ -146,6 +146,27 @@ func (t *text) pop(tid int, fn string) int {
 
 // prefix starts a line: -tt's time, the thread, -n's indentation.
 func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
+	b = appendPID(t.stamp(b, ev), ev)
+	if t.o.Addr != nil {
+		if a, ok := t.o.Addr(ev); ok {
+			b = fmt.Appendf(b, "[%#x] ", a)
+		}
+	}
+	if t.o.Indent > 0 && depth > 0 {
+		b = append(b, strings.Repeat(" ", t.o.Indent*depth)...)
+	}
+	return b
+}
+
+// appendPID writes the thread, "[pid N] ".
+func appendPID(b []byte, ev *probe.Event) []byte {
+	b = append(b, "[pid "...)
+	b = strconv.AppendInt(b, int64(ev.TID), 10)
+	return append(b, "] "...)
+}
+
+// stamp writes the line's time stamp, if any (-tt, -t, -ttt, -r).
+func (t *text) stamp(b []byte, ev *probe.Event) []byte {
 	wall := time.Unix(0, ev.TimeNs+int64(t.off))
 	switch {
 	case t.o.Clock == ClockRelative:
@@ -161,17 +182,6 @@ func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
 		b = wall.AppendFormat(b, "15:04:05.000000 ")
 	case t.o.Clock == ClockTimeOfDay:
 		b = wall.AppendFormat(b, "15:04:05 ")
-	}
-	b = append(b, "[pid "...)
-	b = strconv.AppendInt(b, int64(ev.TID), 10)
-	b = append(b, "] "...)
-	if t.o.Addr != nil {
-		if a, ok := t.o.Addr(ev); ok {
-			b = fmt.Appendf(b, "[%#x] ", a)
-		}
-	}
-	if t.o.Indent > 0 && depth > 0 {
-		b = append(b, strings.Repeat(" ", t.o.Indent*depth)...)
 	}
 	return b
 }
