@@ -116,7 +116,7 @@ func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
 	// An entry event lets the writer show a call that blocks while
 	// others run (<unfinished ...>); a condition is known only at exit.
 	for _, s := range sites {
-		if plainSys(s) {
+		if syscalls.Plain(s) {
 			ev := tr.sysEvent(th, s, c, "entry")
 			ev.TimeNs = c.start
 			tr.queue(ev)
@@ -150,7 +150,7 @@ func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 	// did, so a call is one line unless asked for twice.
 	reported := false
 	for _, s := range c.sites {
-		if plainSys(s) || !probe.EvalCond(s.Cond, env) {
+		if syscalls.Plain(s) || !probe.EvalCond(s.Cond, env) {
 			continue
 		}
 		report(s)
@@ -158,16 +158,13 @@ func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 	}
 	if !reported {
 		for _, s := range c.sites {
-			if plainSys(s) {
+			if syscalls.Plain(s) {
 				report(s)
 				return
 			}
 		}
 	}
 }
-
-// plainSys: a system call site that selects the call, nothing more.
-func plainSys(s *probe.Site) bool { return s.Cond == nil && len(s.Fetches) == 0 }
 
 func (tr *tracer) sysEvent(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
 	ev := baseEvent(th, s, kind)

@@ -192,7 +192,7 @@ func checkSysOverlap(sites []probe.Site) error {
 			first[s.SyscallNr] = s
 			continue
 		}
-		if !plainSys(f) || !plainSys(s) {
+		if !syscalls.Plain(f) || !syscalls.Plain(s) {
 			return fmt.Errorf("%w: %s and %s both select %s: the uprobe engine traces a call for one spec only; use --backend ptrace",
 				ErrSyscall, f.Spec.Text, s.Spec.Text, s.Func)
 		}
@@ -293,8 +293,6 @@ func (ss *sysSpec) slotSize(c sysCap) int {
 	return 8 + align8(c.max)
 }
 
-// plainSys: a site that selects its call, nothing more.
-func plainSys(s *probe.Site) bool { return s.Cond == nil && len(s.Fetches) == 0 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
 

@@ -50,3 +50,9 @@ func (e *Env) Read(addr uint64, p []byte) error {
 	}
 	return e.Mem(addr, p)
 }
+
+// Plain reports whether a system call site only selects its call (-S,
+// -e trace=): no condition, no fetches. A call several specs select shows
+// once: for each spec that is not plain and whose condition holds, else
+// for the first plain one.
+func Plain(s *probe.Site) bool { return s.Cond == nil && len(s.Fetches) == 0 }
