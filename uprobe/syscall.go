@@ -293,7 +293,6 @@ func (ss *sysSpec) slotSize(c sysCap) int {
 	return 8 + align8(c.max)
 }
 
-
 func align8(n int) int { return (n + 7) &^ 7 }
 
 // program is the ProgramSpec of the enter or exit program.
