@@ -27,10 +27,6 @@ type sysTrace struct {
 	strsize  int
 }
 
-// DefaultStrSize is the string limit of captures when Target.StrSize is
-// 0: strace's -s default.
-const DefaultStrSize = 32
-
 // sysCall is a probed call a thread is inside: its entry is seen, its
 // exit not yet.
 type sysCall struct {
@@ -55,7 +51,7 @@ func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
 		}
 		if st == nil {
 			if strsize <= 0 {
-				strsize = DefaultStrSize
+				strsize = syscalls.DefaultStrSize
 			}
 			st = &sysTrace{byNr: map[int][]*probe.Site{}, strsize: strsize}
 		}

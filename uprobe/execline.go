@@ -25,7 +25,7 @@ func execCall(pid, strsize int) *syscalls.Call {
 	}
 	defer mem.Close()
 	if strsize <= 0 {
-		strsize = sysDefaultSize
+		strsize = syscalls.DefaultStrSize
 	}
 	return syscalls.ExecCall(sp, execfn, strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
 }

@@ -52,23 +52,22 @@ import (
 //	88  u64 arg4 (rcx)           96 arg3 (rdx)  104 arg2 (rsi)  112 arg1 (rdi)
 //	128 capture slots: s64 result, then the bytes (see sysCap)
 const (
-	sysOffSite     = 0
-	sysOffPidTgid  = 8
-	sysOffTime     = 16
-	sysOffDur      = 24
-	sysOffNr       = 32
-	sysOffFlags    = 40
-	sysOffSP       = 48 // pt_regs' r11 slot, free: an SP capture's address
-	sysOffCaps     = 128
-	sysReturned    = 1
-	sysTag         = uint64(1) << 63 // tells a call's record from a probe's
-	sysMaxNr       = 512             // x32 calls (bit 30) are not traced
-	sysMaxCaps     = 8               // captures read; later ones stay nil
-	sysMaxCapture  = 8192            // bytes read of one capture at most (see newSysSpec)
-	sysMaxValue    = 32 << 10        // a per-CPU value's bytes at most (the build map)
-	sysNotRead     = -61             // -ENODATA: a capture's result before it is read
-	sysMaxOpen     = 1 << 14         // threads inside a traced call at once
-	sysDefaultSize = 32              // strace's -s
+	sysOffSite    = 0
+	sysOffPidTgid = 8
+	sysOffTime    = 16
+	sysOffDur     = 24
+	sysOffNr      = 32
+	sysOffFlags   = 40
+	sysOffSP      = 48 // pt_regs' r11 slot, free: an SP capture's address
+	sysOffCaps    = 128
+	sysReturned   = 1
+	sysTag        = uint64(1) << 63 // tells a call's record from a probe's
+	sysMaxNr      = 512             // x32 calls (bit 30) are not traced
+	sysMaxCaps    = 8               // captures read; later ones stay nil
+	sysMaxCapture = 8192            // bytes read of one capture at most (see newSysSpec)
+	sysMaxValue   = 32 << 10        // a per-CPU value's bytes at most (the build map)
+	sysNotRead    = -61             // -ENODATA: a capture's result before it is read
+	sysMaxOpen    = 1 << 14         // threads inside a traced call at once
 )
 
 // sysArgOff is where argument i (0-based) lives in a record.
@@ -158,7 +157,7 @@ func splitSyscalls(sites []probe.Site) (probes, calls []probe.Site) {
 // newSysSpec lays out the records and generates the two programs.
 func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, error) {
 	if strsize <= 0 {
-		strsize = sysDefaultSize
+		strsize = syscalls.DefaultStrSize
 	}
 	// The largest cap that lets every record be built in one per-CPU
 	// value: paths (4096) whole where it can.

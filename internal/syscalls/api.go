@@ -87,6 +87,10 @@ type Capture struct {
 // ended before the cap.
 type Call = probe.Syscall
 
+// DefaultStrSize is strace's default -s, the string limit of captures
+// when probe.Target.StrSize is 0.
+const DefaultStrSize = 32
+
 // Options are strace's display flags.
 type Options struct {
 	StrSize int // -s: bytes of a string shown (strace's default 32)
