@@ -179,17 +179,7 @@ func (tr *tracer) sysGone(th *thread) {
 
 // capture reads the memory info's line needs, at entry or at exit.
 func (tr *tracer) capture(p *process, info *syscalls.Info, c *sysCall, exit bool, ret int64) [][]byte {
-	if len(info.Captures) == 0 {
-		return nil
-	}
-	out := make([][]byte, len(info.Captures))
-	for i, cp := range info.Captures {
-		if cp.Exit != exit || exit && ret < 0 {
-			continue
-		}
-		out[i] = syscalls.Read(cp, c.args, ret, c.sp, tr.sys.strsize, p.readMem)
-	}
-	return out
+	return syscalls.ReadSide(info, c.args, ret, c.sp, exit, tr.sys.strsize, p.readMem)
 }
 
 // readMem reads p's memory in the argument order of syscalls.ReadFunc

@@ -22,12 +22,7 @@ func ExecCall(sp, execfn uint64, strsize int, read ReadFunc) *Call {
 	argv := sp + 8
 	c := &Call{Nr: unix.SYS_EXECVE, Args: [6]uint64{execfn, argv, argv + 8*(argc+1)}, Returned: true}
 	if info := Lookup(c.Nr); info != nil {
-		c.Entry = make([][]byte, len(info.Captures))
-		for i, cp := range info.Captures {
-			if !cp.Exit {
-				c.Entry[i] = Read(cp, c.Args, 0, 0, strsize, read)
-			}
-		}
+		c.Entry = ReadSide(info, c.Args, 0, 0, false, strsize, read)
 	}
 	return c
 }

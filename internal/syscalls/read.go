@@ -46,6 +46,23 @@ func Read(c Capture, args [6]uint64, ret int64, sp uint64, strsize int, read Rea
 	return b
 }
 
+// ReadSide reads the captures of info on one side, the entry's or (exit)
+// the exit's, index for index with info.Captures (the other side's nil);
+// nil when the call has none. A failed call's outputs are not read: the
+// kernel wrote none.
+func ReadSide(info *Info, args [6]uint64, ret int64, sp uint64, exit bool, strsize int, read ReadFunc) [][]byte {
+	if len(info.Captures) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(info.Captures))
+	for i, cp := range info.Captures {
+		if cp.Exit == exit && !(exit && ret < 0) {
+			out[i] = Read(cp, args, ret, sp, strsize, read)
+		}
+	}
+	return out
+}
+
 // readStr reads a NUL-terminated string of at most lim bytes, NUL
 // included when it fits; an unreadable page after the start ends it.
 func readStr(read ReadFunc, addr uint64, lim int) []byte {
