@@ -6,6 +6,7 @@ require (
 	github.com/cilium/ebpf v0.22.0
 	github.com/go-delve/delve v1.27.2
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
+	github.com/twitchyliquid64/golang-asm v0.15.1
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/arch v0.32.0
 	golang.org/x/sys v0.49.0

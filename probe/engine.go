@@ -72,6 +72,12 @@ type Config struct {
 	// (ptrace engine only): every call stops, and the trace can detach at
 	// once when stopped early.
 	NoSeccomp bool
+	// NoPads keeps every probe a breakpoint (ptrace engine only): no
+	// in-process pads.
+	NoPads bool
+	// Verbose receives a line per probe site saying how the engine placed
+	// it (ptrace: an in-process pad, or a breakpoint and why); nil: none.
+	Verbose func(string)
 }
 
 // Backend is one engine as the CLI picks it, for --backend.

@@ -90,6 +90,7 @@ func (tr *tracer) detachProcess(p *process) {
 		}
 	}
 	if p.shared == nil {
+		tr.padsOut(p, tr.injectionThread(p))
 		tr.countOverwritten(p)
 		// Return addresses first: restoring reads the trampoline's frames.
 		tr.restoreReturns(p)

@@ -23,6 +23,11 @@ type Engine struct {
 	SlowWakeups bool
 	// NoSeccomp: no seccomp filter for system call probes (seccomp.go).
 	NoSeccomp bool
+	// NoPads keeps every site an int3: no in-process pads (pads.go).
+	NoPads bool
+	// Verbose receives a line per probe site saying how it is placed (a
+	// pad, or a breakpoint and why); nil drops them.
+	Verbose func(string)
 	// Info receives a line when idle CPUs are first asked to poll; nil
 	// drops it.
 	Info func(string)
@@ -36,6 +41,7 @@ type runStats struct {
 	lateTraps int   // traps taken at detach from threads in group-stop
 	polled    int64 // stops found by polling after a resume
 	blocked   int64 // waits that blocked (no poll, or the poll found nothing)
+	pads      int   // sites given an in-process pad
 }
 
 var _ probe.Engine = (*Engine)(nil)
@@ -45,7 +51,7 @@ var Backend = probe.Backend{
 	Name:  "ptrace",
 	Check: Check,
 	New: func(c probe.Config) probe.Engine {
-		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info}
+		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Verbose: c.Verbose}
 	},
 }
 
@@ -64,6 +70,16 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	tr := newTracer(t, sites, emit)
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
+	}
+	tr.pads = newPads(e.NoPads, "", e.Verbose, tr.emit)
+	tr.pads.tally = t.Tally
+	if !e.NoPads {
+		if err := padsOK(); err != nil {
+			tr.pads.off, tr.pads.why = true, err.Error()
+			if e.Verbose != nil {
+				e.Verbose(err.Error())
+			}
+		}
 	}
 	out := make(chan outcome, 1)
 	var copied <-chan struct{} // run mode: the command's output copied
@@ -100,6 +116,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 		tr.resumeAll(tr.list()...)
 		tr.loop()
+		tr.pads.halt()
 		tr.fast.stop()
 		stop()
 		if tr.err != nil {
@@ -109,7 +126,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			tr.stats.polled, tr.stats.blocked = tr.poll.hits, tr.poll.blocked
 			*e.stats = tr.stats
 		}
-		res := probe.Result{ExitCode: tr.exitCode}
+		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.lost, Notices: tr.notices, Tallies: tr.pads.tallies()}
+		if tr.pads.lost > 0 {
+			res.Notices = append(res.Notices, fmt.Sprintf("%d event(s) dropped by in-process pads: their ring was full "+
+				"(the output could not keep up)", tr.pads.lost))
+		}
 		if tr.shepherd {
 			res.Notices = append(res.Notices, "the command ran on to its end, traced but not shown: the seccomp filter that selects its "+
 				"system calls cannot be removed, and without a tracer those calls would fail (--no-seccomp to detach at once instead)")

@@ -90,6 +90,9 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 	for o := range pl.seen {
 		p.seen[o] = true
 	}
+	if err := tr.padPlace(p, th, pl); err != nil {
+		return err
+	}
 	bps := pl.bps
 	if len(bps) == 0 {
 		return nil

@@ -171,6 +171,9 @@ func (tr *tracer) resume(th *thread) {
 	if !th.stopped {
 		return
 	}
+	if th.p.pads != nil && (!th.fsKnown || th.p.pads.newRing) {
+		tr.padsBeforeRun(th)
+	}
 	th.stopped, th.inSyscall = false, false
 	var err error
 	if th.listen {
@@ -256,6 +259,9 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			// Shared memory: the child sees (and may hit) the parent's
 			// breakpoints until it execs or exits; write nothing for it.
 			np.shared, np.bps, np.slots, np.removed, np.areas, np.sems = p, p.bps, p.slots, p.removed, p.areas, p.sems
+			// Its pads' records go to the parent's ring, under the
+			// parent's thread (the same fs base).
+			np.pads = p.pads
 			np.report = tr.target.Follow
 			th.vfork = true
 		case tr.target.Follow || tr.filtered():
@@ -275,10 +281,12 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			np.areas = append([]area(nil), p.areas...)
 			// and the semaphores' increments, taken back at its detach.
 			np.sems = maps.Clone(p.sems)
+			np.pads = p.pads.forked(true)
 		default:
 			// Its memory holds our int3s and semaphore increments, which
 			// releaseChild takes out of it.
 			np.bps, np.slots, np.areas, np.sems = p.bps, p.slots, p.areas, p.sems
+			np.pads = p.pads.forked(false)
 			np.release = true
 			np.inherit = inherited
 			inherited = nil
@@ -310,6 +318,7 @@ func (tr *tracer) releaseChild(p *process) {
 	for _, bp := range p.bps {
 		p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 	}
+	tr.padsOut(p, th)
 	semsDown(p)
 	if p.armed {
 		p.mem.WriteAt([]byte{p.armB}, p.armAt)
@@ -345,6 +354,11 @@ func (tr *tracer) exec(th *thread) {
 			tr.dropThread(ot)
 		}
 	}
+	if p.shared == nil {
+		tr.ringGone(p) // gone with the old image, as its pads
+	}
+	p.pads = nil
+	th.fsKnown = false
 	p.mem.Close()
 	mem, err := proc.OpenMemory(p.pid)
 	if err != nil {

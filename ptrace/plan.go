@@ -19,6 +19,7 @@ type planned struct {
 	hijacks bool // some call's return address will be hijacked: map the trampoline
 	seen    map[object]bool
 	sems    map[uint64]object // USDT semaphores to increment (usdt.go), by runtime address
+	pads    []*padSite        // sites that get a pad instead of an int3 (pads.go)
 }
 
 // planner computes the breakpoints of sites in one process, analysing
@@ -74,6 +75,7 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 	}
 	pl.loaderWatch()
 	pl.signalWatch()
+	pl.padPlan()
 	pl.seen = execObjects(ms)
 	return &pl.planned, nil
 }
@@ -128,11 +130,22 @@ func (pl *planner) bp(s *probe.Site, addr uint64) (*breakpoint, error) {
 	return bp, nil
 }
 
-// unpatch puts back the original bytes of breakpoints already in.
+// unpatch puts back the original bytes of breakpoints and pad jumps
+// already in.
 func (pl *planner) unpatch(code []byte, addr uint64) {
 	for a, bp := range pl.p.bps {
 		if a >= addr && a < addr+uint64(len(code)) {
 			code[a-addr] = bp.orig
+		}
+	}
+	if pl.p.pads == nil {
+		return
+	}
+	for _, ps := range pl.p.pads.sites {
+		for i, b := range ps.orig {
+			if a := ps.addr + uint64(i); a >= addr && a < addr+uint64(len(code)) {
+				code[a-addr] = b
+			}
 		}
 	}
 }

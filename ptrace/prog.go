@@ -113,8 +113,14 @@ func (tr *tracer) queue(ev *probe.Event) {
 	}
 }
 
-// flush emits the queued events, in order.
+// flush emits the queued events, in order, after the pads' records
+// so far.
 func (tr *tracer) flush() {
+	if tr.pads != nil {
+		tr.pads.mu.Lock()
+		defer tr.pads.mu.Unlock()
+		tr.drainLocked()
+	}
 	for i, ev := range tr.pending {
 		tr.emit(ev)
 		tr.pending[i] = nil

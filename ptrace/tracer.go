@@ -44,6 +44,10 @@ type tracer struct {
 	shepherd bool
 	// unwinder walks user stacks for -k (stack.go).
 	unwinder ustack.Unwinder
+	// pads: the in-process probes' rings (pads.go); nil with --no-pads.
+	pads *pads
+	// notices are lines for Result.Notices.
+	notices []string
 }
 
 // process is one traced address space (a thread group).
@@ -77,6 +81,7 @@ type process struct {
 
 	trap    trapState // SIGTRAP's action as the program set it (sigtrap.go)
 	scratch uint64    // a writable page for injected calls' results, 0 until needed
+	pads    *padProc  // in-process probes (pads.go), nil until the first
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -132,6 +137,7 @@ type thread struct {
 	sigRip  uint64
 	sigRuns int
 	held    *heldSignal
+	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
 }
 
 // stepping is a thread running a Step slot, until its trailing int3.
@@ -204,6 +210,9 @@ func (tr *tracer) dropThread(th *thread) {
 }
 
 func (tr *tracer) dropProcess(p *process) {
+	if p.shared == nil {
+		tr.ringGone(p)
+	}
 	for _, th := range p.threads {
 		delete(tr.threads, th.tid)
 	}

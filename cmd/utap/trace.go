@@ -40,6 +40,8 @@ func traceFlags() []cli.Flag {
 		&cli.IntFlag{Name: "n", Usage: "indent each call by `N` spaces per level of nesting (ltrace -n)"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
+		&cli.BoolFlag{Name: "no-pads", Usage: "ptrace engine: keep every probe a breakpoint (by default an entry probe whose condition and values need no memory read runs in the process, in a pad its site jumps to: no stop)"},
+		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 		stackFlag, stackDepthFlag, // -k (stack.go)
 	}, append(ltraceFlags(), straceFlags()...)...)
@@ -74,6 +76,15 @@ func attachCommand() *cli.Command {
 		),
 		Action: func(c *cli.Context) error { return trace(c, true) },
 	}
+}
+
+// engineConfig is the engine's configuration from the flags.
+func engineConfig(c *cli.Context, info func(string)) probe.Config {
+	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads")}
+	if c.Bool("v") {
+		cfg.Verbose = func(line string) { fmt.Fprintf(os.Stderr, "utap: %s\n", line) }
+	}
+	return cfg
 }
 
 func trace(c *cli.Context, attach bool) error {
@@ -181,7 +192,7 @@ func trace(c *cli.Context, attach bool) error {
 			info(fmt.Sprintf("%q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)", u))
 		}
 	}
-	eng := backend.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp")})
+	eng := backend.New(engineConfig(c, info))
 
 	out, closeOut, err := openOutput(c.String("o"))
 	if err != nil {
@@ -248,7 +259,7 @@ func trace(c *cli.Context, attach bool) error {
 		if info != nil {
 			info(fallbackNotice(*fb, err))
 		}
-		eng = fb.New(probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp")})
+		eng = fb.New(engineConfig(c, info))
 		res, err = eng.Trace(ctx, t, sites, emit)
 	}
 	if ferr := w.Close(); werr == nil {

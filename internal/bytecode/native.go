@@ -1,0 +1,288 @@
+package bytecode
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/utap/utap/internal/x86"
+	"github.com/utap/utap/probe"
+)
+
+// NativeVRegBase is the frame slot (8 bytes each) of virtual register 0.
+// Slots 0–15 hold the hardware registers at the probe, 16 rflags.
+const NativeVRegBase = 24
+
+// ErrNotNative is returned by Native for a program that reads memory, a
+// string, the pid or tid, or a stack argument: the pad falls back to a
+// breakpoint and the interpreter.
+var ErrNotNative = errors.New("bytecode: program not compilable to native code")
+
+// nativeArgs are the frame slots of the register arguments of each ABI
+// (as ptrace's loadArgs); later arguments are on the stack.
+var nativeArgs = map[probe.ABI][]uint8{
+	probe.ABISysV:   {7, 6, 2, 1, 8, 9},
+	probe.ABIGoRegs: {0, 3, 1, 7, 6, 8, 9, 10, 11},
+}
+
+// regSlots maps regNames to frame slots; rip (-1) is a constant.
+var regSlots = [len(regNames)]int8{0, 3, 1, 2, 6, 7, 5, 4, 8, 9, 10, 11, 12, 13, 14, 15, -1}
+
+// Regs is the number of virtual registers p uses: the frame needs
+// NativeVRegBase+Regs() slots.
+func (p *Program) Regs() int { return p.regs }
+
+// Value is the probe.Value Fetch gives for the integer result raw.
+func (p *Program) Value(raw uint64) probe.Value {
+	return probe.Value{Int: raw, Signed: p.typ.Signed, Format: p.format}
+}
+
+// nativeCheck says why p cannot run natively, or nil.
+func (p *Program) nativeCheck(abi probe.ABI) error {
+	if p.isLit || p.typ.Str {
+		return fmt.Errorf("%w: string result", ErrNotNative)
+	}
+	args, ok := nativeArgs[abi]
+	if !ok {
+		return fmt.Errorf("%w: ABI %d", ErrNotNative, abi)
+	}
+	for _, in := range p.code {
+		switch op := in.op; {
+		case op == opArg && (in.imm < 1 || in.imm > uint64(len(args))):
+			return fmt.Errorf("%w: argument %d is not in a register", ErrNotNative, in.imm)
+		case op == opReg && in.imm >= uint64(len(regNames)):
+			return fmt.Errorf("%w: register %d", ErrNotNative, in.imm)
+		case op == opPID || op == opTID || op >= opLoad8 && op <= opBuf || op >= numOps:
+			return fmt.Errorf("%w: %s", ErrNotNative, op)
+		}
+	}
+	return nil
+}
+
+// Native appends to a code computing p's integer value into RAX (nonzero
+// for a true condition). On entry RBX points to the frame: hardware
+// register i at [rbx+8*i] as at the probe (4 is the probe's rsp), rflags
+// at [rbx+128], virtual register i at [rbx+8*(NativeVRegBase+i)]. The code
+// clobbers RAX RCX RDX RSI RDI R8–R11 and the flags only, uses no stack
+// and never faults. rip is the probed instruction's address.
+func (p *Program) Native(a *x86.Asm, abi probe.ABI, rip uint64) error {
+	if err := p.nativeCheck(abi); err != nil {
+		return err
+	}
+	n := &native{a: a, args: nativeArgs[abi], rip: rip, labels: make([]x86.Label, len(p.code)+1)}
+	for i := range n.labels {
+		n.labels[i] = a.NewLabel()
+	}
+	for pc, l := range n.labels {
+		a.Bind(l)
+		if pc < len(p.code) {
+			n.insn(p.code[pc])
+		}
+	}
+	a.Load(x86.RAX, vreg(0))
+	return nil
+}
+
+type native struct {
+	a      *x86.Asm
+	args   []uint8
+	rip    uint64
+	labels []x86.Label // per pc; the last is the end
+}
+
+func vreg(r uint8) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: 8 * (NativeVRegBase + int32(r))} }
+func slot(i uint8) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: 8 * int32(i)} }
+
+func simm32(v uint64) (int32, bool) { return int32(v), int64(v) == int64(int32(v)) }
+
+// Condition codes of the comparisons, register and immediate forms.
+var cmpCC = map[opcode]x86.CC{
+	opEq: x86.E, opNe: x86.NE, opULt: x86.B, opULe: x86.BE, opSLt: x86.L, opSLe: x86.LE,
+	opEqI: x86.E, opNeI: x86.NE, opULtI: x86.B, opULeI: x86.BE, opUGtI: x86.A, opUGeI: x86.AE,
+	opSLtI: x86.L, opSLeI: x86.LE, opSGtI: x86.G, opSGeI: x86.GE,
+}
+
+// insn emits one instruction: operands in RAX (a) and RCX (b or imm),
+// the result from RAX to dst's slot.
+func (n *native) insn(in insn) {
+	a := n.a
+	switch op := in.op; {
+	case op == opNop:
+		return
+	case op == opJmp:
+		a.Jmp(n.target(in.imm))
+		return
+	case op == opJz || op == opJnz:
+		a.Load(x86.RAX, vreg(in.a))
+		a.Test(x86.RAX, x86.RAX)
+		cc := x86.E
+		if op == opJnz {
+			cc = x86.NE
+		}
+		a.Jcc(cc, n.target(in.imm))
+		return
+	case op == opConst:
+		if v, ok := simm32(in.imm); ok {
+			a.StoreI32(vreg(in.dst), v)
+			return
+		}
+		a.MovRI(x86.RAX, in.imm)
+	case op == opArg:
+		a.Load(x86.RAX, slot(n.args[in.imm-1]))
+	case op == opRet:
+		a.Load(x86.RAX, slot(0))
+	case op == opReg:
+		if s := regSlots[in.imm]; s >= 0 {
+			a.Load(x86.RAX, slot(uint8(s)))
+		} else {
+			a.MovRI(x86.RAX, n.rip)
+		}
+	case op >= opMov && op <= opZext32:
+		a.Load(x86.RAX, vreg(in.a))
+		n.unary(op)
+	case op >= opAdd && op <= opSLe:
+		a.Load(x86.RAX, vreg(in.a))
+		a.Load(x86.RCX, vreg(in.b))
+		n.binary(op)
+	default: // register–immediate
+		a.Load(x86.RAX, vreg(in.a))
+		n.binaryI(op, in.imm)
+	}
+	a.Store(vreg(in.dst), x86.RAX)
+}
+
+// target is the label of jump target pc; past the end ends the program.
+func (n *native) target(pc uint64) x86.Label {
+	return n.labels[min(pc, uint64(len(n.labels)-1))]
+}
+
+func (n *native) unary(op opcode) {
+	a, r := n.a, x86.RAX
+	switch op {
+	case opNeg:
+		a.Neg(r)
+	case opNot:
+		a.Test(r, r)
+		a.SetccZx(x86.E, r)
+	case opCompl:
+		a.Not(r)
+	case opSext8:
+		a.Movsx8(r, r)
+	case opSext16:
+		a.Movsx16(r, r)
+	case opSext32:
+		a.Movsx32(r, r)
+	case opZext8:
+		a.Movzx8(r, r)
+	case opZext16:
+		a.Movzx16(r, r)
+	case opZext32:
+		a.Mov32(r, r)
+	}
+}
+
+// binary computes RAX = RAX op RCX.
+func (n *native) binary(op opcode) {
+	a, x, y := n.a, x86.RAX, x86.RCX
+	if cc, ok := cmpCC[op]; ok {
+		a.Cmp(x, y)
+		a.SetccZx(cc, x)
+		return
+	}
+	switch op {
+	case opAdd:
+		a.Add(x, y)
+	case opSub:
+		a.Sub(x, y)
+	case opMul:
+		a.Imul(x, y)
+	case opUDiv, opSDiv, opUMod, opSMod:
+		n.div(op)
+	case opShl: // the CPU masks the count to 0..63, as eval does
+		a.Shl(x)
+	case opShr:
+		a.Shr(x)
+	case opSar:
+		a.Sar(x)
+	case opAnd:
+		a.And(x, y)
+	case opOr:
+		a.Or(x, y)
+	case opXor:
+		a.Xor(x, y)
+	}
+}
+
+// div is RAX = RAX op RCX with eval's results where the CPU would fault:
+// x/0 = x%0 = 0; for y = -1 (idiv of MIN raises #DE) x/-1 = -x, x%-1 = 0.
+func (n *native) div(op opcode) {
+	a, x, y := n.a, x86.RAX, x86.RCX
+	zero, done := a.NewLabel(), a.NewLabel()
+	a.Test(y, y)
+	a.Jcc(x86.E, zero)
+	if op == opSDiv || op == opSMod {
+		idiv := a.NewLabel()
+		a.CmpI(y, -1)
+		a.Jcc(x86.NE, idiv)
+		if op == opSMod {
+			a.Jmp(zero)
+		} else {
+			a.Neg(x)
+			a.Jmp(done)
+		}
+		a.Bind(idiv)
+		a.Cqo()
+		a.Idiv(y)
+	} else {
+		a.MovRI(x86.RDX, 0)
+		a.Div(y)
+	}
+	if op == opUMod || op == opSMod {
+		a.MovRR(x, x86.RDX)
+	}
+	a.Jmp(done)
+	a.Bind(zero)
+	a.MovRI(x, 0)
+	a.Bind(done)
+}
+
+// binaryI computes RAX = RAX op imm, with an immediate operand where one fits.
+func (n *native) binaryI(op opcode, imm uint64) {
+	a, x := n.a, x86.RAX
+	v, fits := simm32(imm)
+	switch op {
+	case opShlI, opShrI, opSarI:
+		// eval shifts by imm unmasked (the compiler masks it): 64 or more
+		// leaves 0, or the sign for sar.
+		switch {
+		case imm < 64 && op == opShlI:
+			a.ShlI(x, uint8(imm))
+		case imm < 64 && op == opShrI:
+			a.ShrI(x, uint8(imm))
+		case op == opSarI:
+			a.SarI(x, uint8(min(imm, 63)))
+		default:
+			a.MovRI(x, 0)
+		}
+		return
+	case opRSubI: // imm - a = -a + imm
+		a.Neg(x)
+		op = opAddI
+	}
+	if cc, ok := cmpCC[op]; ok {
+		if fits {
+			a.CmpI(x, v)
+		} else {
+			a.MovRI(x86.RCX, imm)
+			a.Cmp(x, x86.RCX)
+		}
+		a.SetccZx(cc, x)
+		return
+	}
+	immForms := map[opcode]func(x86.Reg, int32){opAddI: a.AddI, opMulI: a.ImulI, opAndI: a.AndI, opOrI: a.OrI, opXorI: a.XorI}
+	if f := immForms[op]; f != nil && fits {
+		f(x, v)
+		return
+	}
+	a.MovRI(x86.RCX, imm)
+	n.binary(op - (opAddI - opAdd)) // the register form: same order up to opXorI
+}

@@ -1,0 +1,193 @@
+package pad
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// The ring is a memfd mapped shared by the tracee's pads (producers, any
+// number of threads) and the tracer (the one consumer). Its first page is
+// the header; records follow, RecSize bytes each.
+//
+// A record's first word, seq, carries the protocol (after Vyukov's bounded
+// queue, reserved by one atomic add instead of a CAS loop): for record
+// index i in slot i%n, seq == i means free for i, i|busy claimed by i's
+// producer, i+1 committed. A producer takes i = xadd(head, 1), then claims
+// the slot with cmpxchg(seq, i → i|busy); a claim that fails (the slot
+// still holds an older record: the ring is full) drops the event, counts it
+// and leaves a mark so the reader can skip the hole. The reader frees a
+// slot by storing i+n. Nothing waits: a full ring drops, a dead tracer
+// leaves a ring that only drops, and the process runs on.
+const (
+	HeaderSize = 4096
+	RecSize    = 64
+	// MaxValues is the fetched values a record holds; a site wanting more
+	// keeps its breakpoint.
+	MaxValues = 4
+
+	// Header offsets, each word on its own cache line.
+	OffHead  = 0  // next record index to reserve (producers' xadd)
+	OffDrops = 64 // events dropped by producers (lock inc)
+
+	// Record offsets.
+	RecSeq  = 0
+	RecTSC  = 8
+	RecFS   = 16 // the thread's fs base: its identity (the tracer maps it to a tid)
+	RecSite = 24 // site id (low 32 bits) and kind (high 8 bits)
+	RecVals = 32
+)
+
+// After the records, one mark word per slot: index+1 of the last event
+// dropped there, so the reader skips that hole at once.
+
+// Busy marks a claimed record in its seq word.
+const Busy = uint64(1) << 63
+
+// DefaultRecords is the records of a ring when none is asked for: 4 MiB.
+const DefaultRecords = 1 << 16
+
+// Size is the bytes of a ring of n records: the header, the records,
+// their marks, then one counter per site for traces that only count.
+func Size(n int) int { return CountOff(n, MaxCounted) }
+
+// MaxCounted is the sites a ring keeps counters for (site ids below it).
+const MaxCounted = 8192
+
+// CountOff is the offset of site id's counter in a ring of n records: a
+// pad of a counting trace (probe.Target.Tally) only adds one to it, with
+// no record, so counts are exact however fast the calls come.
+func CountOff(n, id int) int { return HeaderSize + n*(RecSize+8) + 8*id }
+
+// Count is site id's counter.
+func (r *Ring) Count(id int) uint64 {
+	return atomic.LoadUint64(r.word(CountOff(int(r.n), id)))
+}
+
+// MarkOff is the offset of slot i's mark word in a ring of n records.
+func MarkOff(n, i int) int { return HeaderSize + n*RecSize + 8*i }
+
+// Record is one event as a pad wrote it.
+type Record struct {
+	TSC  uint64
+	FS   uint64
+	Site uint32
+	Kind uint8
+	Vals [MaxValues]uint64
+}
+
+var errRing = errors.New("pad: ring")
+
+// Ring is the tracer's view of one process's ring.
+type Ring struct {
+	mem  []byte
+	n    uint64
+	tail uint64
+	// waiting: the record at tail was reserved but not claimed when last
+	// looked at (its producer is between its two atomics, or dropped it
+	// without a mark); after grace it is skipped.
+	waitTail  uint64
+	waitSince time.Time
+	skipped   uint64 // holes passed (events their producers dropped)
+}
+
+// NewRing wraps mem, a shared mapping of a ring of n records (a power of
+// two) that Init has set up or a pad has been writing.
+func NewRing(mem []byte, n int) (*Ring, error) {
+	if n <= 0 || n&(n-1) != 0 || len(mem) < Size(n) {
+		return nil, fmt.Errorf("%w: %d records in %d bytes", errRing, n, len(mem))
+	}
+	return &Ring{mem: mem, n: uint64(n)}, nil
+}
+
+// Init writes a new ring's initial state: every slot free for its index.
+func (r *Ring) Init() {
+	for i := uint64(0); i < r.n; i++ {
+		atomic.StoreUint64(r.word(HeaderSize+int(i)*RecSize+RecSeq), i)
+	}
+}
+
+func (r *Ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off])) }
+
+func (r *Ring) rec(i uint64) int { return HeaderSize + int(i&(r.n-1))*RecSize }
+
+// Drops is the events the pads dropped (a full ring).
+func (r *Ring) Drops() uint64 { return atomic.LoadUint64(r.word(OffDrops)) }
+
+// Reserved is the records the pads have reserved so far.
+func (r *Ring) Reserved() uint64 { return atomic.LoadUint64(r.word(OffHead)) }
+
+// grace is how long a reserved record may stay unclaimed before the reader
+// takes it for a drop: a producer preempted between its two atomics.
+const grace = 50 * time.Millisecond
+
+// Drain passes every committed record, in reservation order, to f, and
+// frees its slot; it stops at the first record still being written.
+// It returns the records read.
+func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false) }
+
+// DrainLast is Drain once no producer is left (the process is stopped
+// for good or gone): a record still reserved or claimed never will be
+// written, and is passed.
+func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true) }
+
+func (r *Ring) drain(f func(*Record), last bool) int {
+	var rec Record
+	n := 0
+	for {
+		off := r.rec(r.tail)
+		seq := r.word(off + RecSeq)
+		v := atomic.LoadUint64(seq)
+		switch {
+		case v == r.tail+1:
+			r.read(off, &rec)
+			atomic.StoreUint64(seq, r.tail+r.n)
+			r.tail++
+			n++
+			f(&rec)
+			continue
+		case v == r.tail && r.Reserved() > r.tail:
+			// Reserved, not claimed: dropped (marked), or about to be
+			// claimed. A successful CAS makes the late claim fail.
+			mark := atomic.LoadUint64(r.word(MarkOff(int(r.n), int(r.tail&(r.n-1)))))
+			// A mark from a later lap also means this one is lost:
+			// its producer, even if only preempted before its claim,
+			// will fail the claim once the slot is passed.
+			if mark <= r.tail && !last && !r.overdue() {
+				return n
+			}
+			if atomic.CompareAndSwapUint64(seq, r.tail, r.tail+r.n) {
+				r.tail++
+				r.skipped++
+			}
+			continue
+		case last && v == r.tail|Busy && r.Reserved() > r.tail:
+			r.tail++
+			r.skipped++
+			continue
+		}
+		return n
+	}
+}
+
+// overdue tracks how long the reader has waited at tail.
+func (r *Ring) overdue() bool {
+	now := time.Now()
+	if r.waitSince.IsZero() || r.waitTail != r.tail {
+		r.waitTail, r.waitSince = r.tail, now
+		return false
+	}
+	return now.Sub(r.waitSince) > grace
+}
+
+func (r *Ring) read(off int, rec *Record) {
+	rec.TSC = *r.word(off + RecTSC)
+	rec.FS = *r.word(off + RecFS)
+	s := *r.word(off + RecSite)
+	rec.Site, rec.Kind = uint32(s), uint8(s>>56)
+	for i := range rec.Vals {
+		rec.Vals[i] = *r.word(off + RecVals + 8*i)
+	}
+}

@@ -1,0 +1,73 @@
+package pad
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+)
+
+func rdtsc() uint64
+
+// Clock turns the pads' rdtsc readings into CLOCK_MONOTONIC nanoseconds
+// (the clock of every other event). The TSC is one invariant counter for
+// all CPUs on machines with constant_tsc and nonstop_tsc (Linux's own
+// clocksource relies on it); the rate is measured, not read from the CPU,
+// and the longer the trace the better its estimate.
+type Clock struct {
+	tsc0, ns0 uint64
+	tsc1, ns1 uint64
+	rate      float64 // ns per tick
+}
+
+// NewClock starts calibrating: the first pair is taken now, and a short
+// wait gives a first rate.
+func NewClock() *Clock {
+	c := &Clock{}
+	c.tsc0, c.ns0 = pair()
+	time.Sleep(2 * time.Millisecond)
+	c.Update()
+	return c
+}
+
+// pair reads the TSC and the monotonic clock as close together as it can:
+// the tightest of a few tries.
+func pair() (tsc, ns uint64) {
+	best := ^uint64(0)
+	for range 5 {
+		var ts unix.Timespec
+		a := rdtsc()
+		unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		b := rdtsc()
+		if b-a < best {
+			best, tsc, ns = b-a, a+(b-a)/2, uint64(ts.Nano())
+		}
+	}
+	return tsc, ns
+}
+
+// Update takes a new pair: called at each drain, it keeps the rate's
+// baseline growing.
+func (c *Clock) Update() {
+	c.tsc1, c.ns1 = pair()
+	if c.tsc1 > c.tsc0 {
+		c.rate = float64(c.ns1-c.ns0) / float64(c.tsc1-c.tsc0)
+	}
+}
+
+// Nanos converts a TSC reading to CLOCK_MONOTONIC nanoseconds.
+func (c *Clock) Nanos(tsc uint64) int64 {
+	return int64(c.ns1) + int64(float64(int64(tsc-c.tsc1))*c.rate)
+}
+
+// FSGSBase says whether programs here may run rdfsbase, the pads' way to
+// name their thread: the kernel sets AT_HWCAP2's bit 1 when it enabled
+// the instruction (Linux 5.9+, on CPUs with FSGSBASE).
+func FSGSBase() bool {
+	v, err := proc.Auxv(os.Getpid(), atHWCAP2)
+	return err == nil && v&2 != 0
+}
+
+const atHWCAP2 = 26

@@ -1,0 +1,163 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
+)
+
+// drainEvery is how often the drainer reads the rings: at 0.2 µs an event,
+// a default ring (65536 records) fills in no less than 13 ms.
+const drainEvery = time.Millisecond
+
+func newPads(off bool, why string, verbose func(string), emit func(*probe.Event)) *pads {
+	return &pads{off: off, why: why, rings: map[int]*padRing{}, verbose: verbose, emit: emit}
+}
+
+// start runs the drainer once the first ring exists: events flow while
+// the loop sleeps in wait4.
+func (ps *pads) start() {
+	if ps.stop != nil {
+		return
+	}
+	ps.clock = pad.NewClock()
+	ps.stop, ps.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ps.done)
+		// Its own thread, ahead of the tracees in the scheduler's eyes
+		// where we may (root): eight threads calling a probed function
+		// in a loop fill a ring in milliseconds.
+		runtime.LockOSThread()
+		unix.Setpriority(unix.PRIO_PROCESS, 0, -10)
+		wait := drainEvery
+		for {
+			select {
+			case <-ps.stop:
+				return
+			case <-time.After(wait):
+			}
+			ps.mu.Lock()
+			ps.clock.Update()
+			n := ps.drainAll()
+			ps.mu.Unlock()
+			// While records flow, read again at once.
+			switch {
+			case n == 0:
+				wait = drainEvery
+			case n < 256:
+				wait = drainEvery / 10
+			default:
+				wait = 0
+			}
+		}
+	}()
+}
+
+// halt stops the drainer; the loop drains the rest itself.
+func (ps *pads) halt() {
+	if ps.stop != nil {
+		close(ps.stop)
+		<-ps.done
+		ps.stop = nil
+	}
+}
+
+// drainAll turns every committed record into its event and emits it,
+// and returns the records read.
+func (ps *pads) drainAll() int {
+	n := 0
+	for _, r := range ps.rings {
+		n += r.r.Drain(func(rec *pad.Record) { ps.record(r, rec) })
+	}
+	return n
+}
+
+// record emits the event of one record.
+func (ps *pads) record(r *padRing, rec *pad.Record) {
+	if int(rec.Site) >= len(ps.ids) || ps.emit == nil {
+		return
+	}
+	if ps.tally {
+		ps.count(rec.Site, 1)
+		return
+	}
+	site := ps.ids[rec.Site]
+	sp := site.sp
+	tid, ok := r.fs[rec.FS]
+	if !ok {
+		tid = r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
+	}
+	s := sp.site
+	ev := &probe.Event{
+		TimeNs: ps.clock.Nanos(rec.TSC), PID: r.pid, TID: tid,
+		Probe: s.Spec.Text, Func: s.Func, Kind: "entry", ProbeIndex: s.Probe,
+	}
+	if len(sp.fetches) > 0 {
+		ev.Args = make([]probe.Value, len(sp.fetches))
+		for i, f := range sp.fetches {
+			ev.Args[i] = f.Value(rec.Vals[i])
+		}
+	}
+	ps.emit(ev)
+}
+
+// count adds n to site id's tally.
+func (ps *pads) count(id uint32, n uint64) {
+	for int(id) >= len(ps.counts) {
+		ps.counts = append(ps.counts, 0)
+	}
+	ps.counts[id] += n
+}
+
+// tallies are the counts of a Tally trace, per site.
+func (ps *pads) tallies() []probe.Tally {
+	var out []probe.Tally
+	for id, n := range ps.counts {
+		if n == 0 {
+			continue
+		}
+		s := ps.ids[id].sp.site
+		out = append(out, probe.Tally{Probe: s.Spec.Text, Func: s.Func, Kind: probe.Entry, Hits: n})
+	}
+	return out
+}
+
+// drainLocked is drainAll for the loop's goroutine, under mu.
+func (tr *tracer) drainLocked() {
+	if tr.pads != nil && tr.pads.clock != nil {
+		tr.pads.drainAll()
+	}
+}
+
+// ringGone drains p's ring a last time, counts its drops, and unmaps the
+// tracer's view (the process's own mapping goes with it, or by munmap).
+func (tr *tracer) ringGone(p *process) {
+	if p.pads == nil || p.pads.ring == nil {
+		return
+	}
+	r := p.pads.ring
+	p.pads.ring = nil
+	if r.view == nil {
+		return // a fork child's copy of its parent's
+	}
+	tr.pads.mu.Lock()
+	if tr.pads.rings[r.pid] == r {
+		tr.pads.drainAll()
+		r.r.DrainLast(func(rec *pad.Record) { tr.pads.record(r, rec) })
+		delete(tr.pads.rings, r.pid)
+		if tr.pads.tally {
+			for id := range min(len(tr.pads.ids), pad.MaxCounted) {
+				tr.pads.count(uint32(id), r.r.Count(id))
+			}
+		}
+	}
+	tr.pads.lost += r.r.Drops()
+	tr.pads.mu.Unlock()
+	unix.Munmap(r.view)
+}

@@ -1,0 +1,237 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/internal/proc"
+)
+
+// padPlace writes the pads planned in pl (and their ring, the first
+// time) into p, whose threads are all stopped, then their jmps. A pad that
+// cannot be built where its area landed gives its breakpoint back to
+// pl.bps, which install then places as usual.
+func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
+	if len(pl.pads) == 0 {
+		return nil
+	}
+	if p.pads == nil {
+		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: map[uint64]int{}}
+	}
+	back := func(ps *padSite, why string) {
+		tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
+		pl.bps[ps.addr] = ps.bp
+	}
+	if p.pads.ring == nil {
+		r, err := tr.newRing(p, th, 0)
+		if err != nil {
+			for _, ps := range pl.pads {
+				back(ps, err.Error())
+			}
+			return nil
+		}
+		p.pads.ring = r
+		tr.fsAll(p)
+	}
+	sort.Slice(pl.pads, func(i, j int) bool { return pl.pads[i].addr < pl.pads[j].addr })
+	need := pl.pads
+	for len(need) > 0 {
+		lo := need[0].addr
+		n := 0
+		for n < len(need) && need[n].addr-lo < 1<<30 {
+			n++
+		}
+		group := need[:n]
+		need = need[n:]
+		size := pageRound(uint64(len(group)) * pad.MaxSize)
+		start, err := tr.mapArea(p, th, lo, group[len(group)-1].addr, size)
+		if err != nil {
+			return err
+		}
+		p.pads.areas = append(p.pads.areas, area{start: start, size: size})
+		for i, ps := range group {
+			at := start + uint64(i)*pad.MaxSize
+			if err := tr.padWrite(p, ps, at); err != nil {
+				back(ps, err.Error())
+			}
+		}
+	}
+	return nil
+}
+
+// padWrite builds ps's pad at `at`, writes it, then the jmp to it.
+func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
+	jmp, err := ps.disp.Jump(at)
+	if err != nil {
+		return err
+	}
+	sp := ps.sp
+	tr.pads.mu.Lock()
+	id := uint32(len(tr.pads.ids))
+	tr.pads.mu.Unlock()
+	code, err := pad.Build(pad.Spec{
+		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
+		Ring: p.pads.ring.addr, Records: p.pads.ring.n, Displaced: ps.disp.Code, Count: tr.pads.tally,
+	}, at)
+	if err != nil {
+		return err
+	}
+	orig := make([]byte, ps.disp.Len)
+	if err := p.mem.ReadByMem(orig, ps.addr); err != nil {
+		return err
+	}
+	if err := p.mem.WriteAt(code, at); err != nil {
+		return err
+	}
+	// The jmp's five bytes, then int3s up to Len: only the pad jumps back,
+	// to addr+Len, so nothing runs them.
+	for len(jmp) < len(orig) {
+		jmp = append(jmp, 0xcc)
+	}
+	if err := p.mem.WriteAt(jmp, ps.addr); err != nil {
+		return err
+	}
+	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp = orig, jmp, at, id, nil
+	tr.pads.mu.Lock()
+	tr.pads.ids = append(tr.pads.ids, ps)
+	tr.pads.mu.Unlock()
+	p.pads.sites[ps.addr] = ps
+	tr.stats.pads++
+	tr.padSay(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
+	return nil
+}
+
+// padRing is one process's ring, as mapped in it and in the tracer.
+type padRing struct {
+	pid  int
+	addr uint64 // in the process
+	n    int    // records
+	size uint64 // bytes mapped
+	view []byte // the tracer's mapping
+	r    *pad.Ring
+	fs   map[uint64]int // shared with padProc.fs, read under pads.mu
+}
+
+// newRing makes a ring for p: a memfd created by an injected call, mapped
+// shared in p (at fixed, when not 0: a fork child's replacement) and in
+// the tracer through /proc/PID/fd, the descriptor then closed in p.
+func (tr *tracer) newRing(p *process, th *thread, fixed uint64) (*padRing, error) {
+	n := pad.DefaultRecords
+	size := uint64(pad.Size(n))
+	scratch, err := tr.scratchPage(p, th)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.mem.WriteAt([]byte("utap-pads\x00"), scratch); err != nil {
+		return nil, err
+	}
+	fd, err := tr.inject(th, unix.SYS_MEMFD_CREATE, scratch, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: memfd_create for the pads' ring: %w", p.pid, err)
+	}
+	defer tr.inject(th, unix.SYS_CLOSE, fd)
+	if _, err := tr.inject(th, unix.SYS_FTRUNCATE, fd, size); err != nil {
+		return nil, fmt.Errorf("pid %d: sizing the pads' ring: %w", p.pid, err)
+	}
+	flags := uint64(unix.MAP_SHARED)
+	if fixed != 0 {
+		flags |= unix.MAP_FIXED
+	}
+	addr, err := tr.inject(th, unix.SYS_MMAP, fixed, size, unix.PROT_READ|unix.PROT_WRITE, flags, fd, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: mapping the pads' ring: %w", p.pid, err)
+	}
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", p.pid, fd), os.O_RDWR, 0)
+	if err != nil {
+		tr.inject(th, unix.SYS_MUNMAP, addr, size)
+		return nil, fmt.Errorf("pid %d: opening the pads' ring: %w", p.pid, err)
+	}
+	view, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	f.Close()
+	if err != nil {
+		tr.inject(th, unix.SYS_MUNMAP, addr, size)
+		return nil, fmt.Errorf("pid %d: mapping the pads' ring here: %w", p.pid, err)
+	}
+	r, err := pad.NewRing(view, n)
+	if err != nil {
+		unix.Munmap(view)
+		return nil, err
+	}
+	r.Init()
+	pr := &padRing{pid: p.pid, addr: addr, n: n, size: size, view: view, r: r, fs: p.pads.fs}
+	tr.pads.mu.Lock()
+	tr.pads.rings[p.pid] = pr
+	tr.pads.mu.Unlock()
+	tr.pads.start()
+	return pr, nil
+}
+
+// fsAll records the fs base of every stopped thread of p.
+func (tr *tracer) fsAll(p *process) {
+	for _, th := range p.threads {
+		tr.fsOf(th)
+	}
+}
+
+// fsOf records th's fs base, once, at a stop: before it can run a pad.
+func (tr *tracer) fsOf(th *thread) {
+	pp := th.p.pads
+	if pp == nil || th.fsKnown || !th.stopped {
+		return
+	}
+	var regs unix.PtraceRegs
+	if proc.GetRegs(th.tid, &regs) != nil {
+		return
+	}
+	th.fsKnown = true
+	// Records of the thread that had this fs base before (glibc reuses a
+	// dead thread's stack and TCB) are drained under its tid first.
+	tr.pads.mu.Lock()
+	tr.drainLocked()
+	pp.fs[regs.Fs_base] = th.tid
+	tr.pads.mu.Unlock()
+}
+
+// forked is the pads of a fork child: the same sites, jumps and pad areas
+// (fork copied them), and the parent's ring, shared by the copy of its
+// mapping: own tells a followed child, which gets a ring of its own before
+// it runs (padsBeforeRun); one let go only has all of it taken out.
+func (pp *padProc) forked(own bool) *padProc {
+	if pp == nil {
+		return nil
+	}
+	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: map[uint64]int{}}
+	for a, ps := range pp.sites {
+		np.sites[a] = ps
+	}
+	if pp.ring != nil {
+		// Its copy of the mapping: no view of the tracer's.
+		np.ring = &padRing{addr: pp.ring.addr, n: pp.ring.n, size: pp.ring.size}
+		np.newRing = own
+	}
+	return np
+}
+
+// padsBeforeRun readies a stopped thread of a process with pads: its fs
+// base recorded, and a followed fork child's ring replaced by its own at
+// the same address, before it runs a pad.
+func (tr *tracer) padsBeforeRun(th *thread) {
+	pp := th.p.pads
+	if pp.newRing {
+		pp.newRing = false
+		old := pp.ring
+		pp.ring = nil
+		if r, err := tr.newRing(th.p, th, old.addr); err != nil {
+			tr.fail(fmt.Errorf("pid %d: a ring for the fork child's pads: %w", th.p.pid, err))
+		} else {
+			pp.ring = r
+		}
+	}
+	tr.fsOf(th)
+}

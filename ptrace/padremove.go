@@ -1,0 +1,116 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"bytes"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+)
+
+// padsOut takes p's pads out; its threads are all stopped. The original
+// bytes go back first, so no thread enters a pad again; threads inside a
+// pad are stepped out of it; the areas go only if no signal frame on any
+// stack would return into one; the ring is drained last.
+func (tr *tracer) padsOut(p *process, th *thread) {
+	pp := p.pads
+	if pp == nil {
+		return
+	}
+	for _, ps := range pp.sites {
+		cur := make([]byte, len(ps.jmp))
+		if p.mem.ReadByMem(cur, ps.addr) == nil && !bytes.Equal(cur, ps.jmp) {
+			tr.overwritten = append(tr.overwritten, ps.name)
+			continue
+		}
+		p.mem.WriteAt(ps.orig, ps.addr)
+	}
+	pp.sites = map[uint64]*padSite{}
+	for _, t := range p.threads {
+		tr.stepOutOfPads(t)
+	}
+	keep := tr.padFramesLeft(p)
+	if th != nil {
+		if !keep {
+			for _, a := range pp.areas {
+				tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
+			}
+		}
+		if pp.ring != nil {
+			tr.inject(th, unix.SYS_MUNMAP, pp.ring.addr, pp.ring.size)
+		}
+	}
+	if keep {
+		tr.notices = append(tr.notices, fmt.Sprintf("pid %d: a signal handler interrupted inside a pad is still running: "+
+			"the pad area stays mapped (its sites are restored)", p.pid))
+	}
+	pp.areas = nil
+	tr.ringGone(p)
+}
+
+// inPad says whether addr is in one of p's pad areas.
+func (pp *padProc) inPad(addr uint64) bool {
+	for _, a := range pp.areas {
+		if addr >= a.start && addr < a.start+a.size {
+			return true
+		}
+	}
+	return false
+}
+
+// stepOutOfPads single-steps a stopped thread until it leaves the pads:
+// a pad is straight code ending in a jump back, a few dozen instructions.
+// Signals that arrive meanwhile are queued again for after.
+func (tr *tracer) stepOutOfPads(th *thread) {
+	pp := th.p.pads
+	if !th.stopped || th.dead {
+		return
+	}
+	var regs unix.PtraceRegs
+	var again []int
+	defer func() {
+		for _, s := range again {
+			unix.Tgkill(th.p.pid, th.tid, unix.Signal(s))
+		}
+	}()
+	for range 10000 {
+		if proc.GetRegs(th.tid, &regs) != nil || !pp.inPad(regs.Rip) {
+			return
+		}
+		if proc.Step(th.tid, 0) != nil {
+			return
+		}
+		_, ws, err := proc.Wait(th.tid, 0)
+		if err != nil {
+			return
+		}
+		switch {
+		case ws.Exited() || ws.Signaled():
+			th.dead = true
+			return
+		case ws.Stopped() && ws.StopSignal() != unix.SIGTRAP && proc.Event(ws) == 0:
+			again = append(again, int(ws.StopSignal()))
+		}
+	}
+}
+
+// padFramesLeft says whether any thread's stack holds an address inside a
+// pad: a signal frame whose handler will return into it.
+func (tr *tracer) padFramesLeft(p *process) bool {
+	ms, err := readMaps(p.pid)
+	if err != nil {
+		return true
+	}
+	for _, th := range p.threads {
+		words, _ := threadWords(p, th, ms)
+		for _, w := range words {
+			if p.pads.inPad(w) {
+				return true
+			}
+		}
+	}
+	return false
+}

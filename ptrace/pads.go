@@ -1,0 +1,236 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ssol"
+)
+
+// In-process probes (internal/pad): where a site allows it, its int3
+// becomes a jmp to a pad that evaluates the probe in the process and
+// writes a record into a ring the tracer drains; the thread never stops.
+// A site keeps its int3 when the pad could not be exact: a return probe,
+// a stack (-k), a fetch or condition that reads memory (it could fault),
+// a Go function, more than pad.MaxValues values, or instructions the
+// jmp may not displace (ssol.PlanPad says why).
+
+// padSite is one site whose first bytes jump to its pad.
+type padSite struct {
+	addr uint64
+	disp *ssol.Displaced
+	orig []byte // the bytes the jmp overwrote
+	jmp  []byte
+	pad  uint64
+	sp   *siteProg
+	id   uint32
+	obj  object
+	name string
+	bp   *breakpoint // the int3 it replaces, until the pad is in
+}
+
+// padProc is one process's pads and ring.
+type padProc struct {
+	sites map[uint64]*padSite // by site address
+	areas []area              // pad areas (the SSOL areas are p.areas)
+	ring  *padRing            // nil until the first pad goes in
+	// fs maps a thread's fs base, the identity a record carries, to its
+	// tid; read at each thread's first stop.
+	fs map[uint64]int
+	// newRing: a fork child followed, whose shared mapping of the parent's
+	// ring must be replaced by its own before it runs (padsFork).
+	newRing bool
+}
+
+// pads is the tracer's side of every ring: the drainer goroutine and the
+// loop share it under mu, which also orders every emit.
+type pads struct {
+	mu    sync.Mutex
+	off   bool   // --no-pads, or the machine cannot (padsAvailable)
+	why   string // why pads are off, for -v
+	clock *pad.Clock
+	ids   []*padSite       // by record site id
+	rings map[int]*padRing // by pid
+	lost  uint64           // drops of rings gone
+	stop  chan struct{}
+	done  chan struct{}
+	emit  func(*probe.Event) // the trace's, called under mu only
+	// tally: counts per site id instead of events (probe.Target.Tally),
+	// for Result.Tallies: no event is made.
+	tally  bool
+	counts []uint64
+	// verbose reports each site's placement (probe.Config.Verbose).
+	verbose func(string)
+}
+
+// padsOK says whether pads can run here: the pad reads its thread's
+// identity with rdfsbase, which the kernel enables only on CPUs with
+// FSGSBASE (AT_HWCAP2 bit 1, Linux 5.9+).
+func padsOK() error {
+	if !pad.FSGSBase() {
+		return errors.New("this CPU or kernel does not let programs read their fs base (rdfsbase): every site keeps its breakpoint")
+	}
+	return nil
+}
+
+// padWanted says why bp cannot have a pad ("" if it can, as far as its
+// probes go: the instructions are ssol's to judge).
+func (tr *tracer) padWanted(bp *breakpoint) string {
+	switch {
+	case len(bp.sites) != 1:
+		if len(bp.sites) == 0 {
+			return "an internal breakpoint"
+		}
+		return "several probes at one address"
+	case bp.hijack != nil || len(bp.enter) > 0 || len(bp.rets) > 0:
+		return "a return probe (in-process returns are not done yet)"
+	case bp.unwinder || bp.loader || bp.sigHook != 0:
+		return "an internal breakpoint"
+	case tr.target.StackDepth > 0:
+		return "a stack is asked for (-k)"
+	}
+	sp := bp.sites[0]
+	switch {
+	case sp.ref:
+		return "an expression only the reference evaluator takes"
+	case sp.site.GoFunc || sp.site.ABI == probe.ABIGoRegs:
+		return "a Go function"
+	case len(sp.fetches) > pad.MaxValues:
+		return fmt.Sprintf("%d values (a record holds %d)", len(sp.fetches), pad.MaxValues)
+	}
+	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords})
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// padPlan moves the breakpoints that can have pads out of pl.bps into
+// pl.pads. Every breakpoint is planned by now, so a pad never overwrites
+// another's address.
+func (pl *planner) padPlan() {
+	tr, p := pl.tr, pl.p
+	if tr.pads == nil || tr.pads.off || !p.report {
+		return
+	}
+	addrs := make([]uint64, 0, len(pl.bps))
+	for a := range pl.bps {
+		addrs = append(addrs, a)
+	}
+	sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+	busy := func(a uint64) bool {
+		if pl.bps[a] != nil || p.bps[a] != nil || (p.armed && a == p.armAt) {
+			return true
+		}
+		for _, ps := range pl.pads {
+			if a >= ps.addr && a < ps.addr+uint64(ps.disp.Len) {
+				return true
+			}
+		}
+		return p.padAt(a) != nil
+	}
+	stacks := pl.threadWords()
+	for _, a := range addrs {
+		bp := pl.bps[a]
+		why := tr.padWanted(bp)
+		var d *ssol.Displaced
+		if why == "" {
+			d, why = pl.displace(bp, busy)
+		}
+		if why == "" {
+			why = pl.inFlight(a, d, stacks)
+		}
+		if why != "" {
+			if len(bp.sites) > 0 {
+				tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
+			}
+			continue
+		}
+		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: bp.sites[0], obj: bp.obj, name: bp.name, bp: bp})
+		delete(pl.bps, a)
+	}
+}
+
+// displace asks ssol whether a jmp may replace the instructions at bp.
+func (pl *planner) displace(bp *breakpoint, busy func(uint64) bool) (*ssol.Displaced, string) {
+	s := bp.sites[0].site
+	if s.FuncSize == 0 || s.Addr < s.FuncAddr || s.Addr-s.FuncAddr >= s.FuncSize {
+		return nil, "the function's bounds are unknown"
+	}
+	if s.Addr != s.FuncAddr {
+		// Branches from elsewhere in the object (a .cold part, assembly
+		// sharing tails) are not in the function's code: only its entry,
+		// where nothing jumps to but its start, is taken.
+		return nil, "a site inside a function (only entries get pads)"
+	}
+	start := bp.addr - (s.Addr - s.FuncAddr)
+	fn := make([]byte, s.FuncSize)
+	if err := pl.p.mem.ReadByMem(fn, start); err != nil {
+		return nil, fmt.Sprintf("reading the function: %v", err)
+	}
+	pl.unpatch(fn, start)
+	d, err := ssol.PlanPad(fn, start, bp.addr, busy)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if last := d.Insns[len(d.Insns)-1]; last.Bytes[0] == 0xe8 && pl.shadowStack() {
+		// The pad pushes the call's return address, which the shadow
+		// stack would not hold: the callee's ret would fault.
+		return nil, "a call displaced under the CET shadow stack"
+	}
+	return d, ""
+}
+
+// padAt returns the pad site whose jmp covers addr, nil if none.
+func (p *process) padAt(addr uint64) *padSite {
+	if p.pads == nil {
+		return nil
+	}
+	for _, ps := range p.pads.sites {
+		if addr >= ps.addr && addr < ps.addr+uint64(len(ps.orig)) {
+			return ps
+		}
+	}
+	return nil
+}
+
+// padSay reports one site's placement when verbose.
+func (tr *tracer) padSay(line string) {
+	if tr.pads != nil && tr.pads.verbose != nil {
+		tr.pads.verbose(line)
+	}
+}
+
+// threadWords reads, for each stopped thread of the process, its rip and
+// the words of its stack in use ([rsp, the end of its mapping), at most
+// 64 KiB): a signal frame there holds the rip the handler returns to.
+func (pl *planner) threadWords() map[int][]uint64 {
+	out := map[int][]uint64{}
+	for _, th := range pl.p.threads {
+		if w, ok := threadWords(pl.p, th, pl.ms); ok {
+			out[th.tid] = w
+		}
+	}
+	return out
+}
+
+// inFlight refuses a pad whose jmp would cut an instruction a thread is
+// about to resume in the middle of: its rip, or a signal frame's saved
+// rip, inside (addr, addr+Len).
+func (pl *planner) inFlight(addr uint64, d *ssol.Displaced, stacks map[int][]uint64) string {
+	end := addr + uint64(d.Len)
+	for tid, words := range stacks {
+		for _, w := range words {
+			if w > addr && w < end {
+				return fmt.Sprintf("thread %d will resume at %#x, inside the bytes the jump would take", tid, w)
+			}
+		}
+	}
+	return ""
+}

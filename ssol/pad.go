@@ -1,0 +1,236 @@
+//go:build linux && amd64
+
+package ssol
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/utap/utap/internal/x86"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Jump pads: a site gets a 5-byte jmp rel32 to a pad that runs the probe,
+// then the instructions the jump overwrote (relocated), then jumps back.
+// Nothing traps at run time, so the displaced code must behave exactly as
+// it did in place; whatever cannot be shown to do so keeps its int3.
+
+// JumpLen is the size of the jmp rel32 written at a padded site.
+const JumpLen = 5
+
+// MaxCodeLen bounds len(Code(at)): under 5 bytes of whole instructions
+// before a last one of up to 15, then a 14-byte absolute jump back.
+const MaxCodeLen = JumpLen - 1 + 15 + 14
+
+// ErrNoPad: the site cannot be displaced by a jump; it keeps its int3.
+var ErrNoPad = errors.New("no jump pad")
+
+// Displaced is the instructions a 5-byte jump overwrites at a site.
+type Displaced struct {
+	Addr  uint64  // the site
+	Len   int     // bytes overwritten: whole instructions, >= JumpLen
+	Insns []*Insn // them, analysed
+}
+
+// PlanPad decides whether the instructions at site can be displaced by a
+// jmp rel32. fn is the code of the function holding the site (original
+// bytes: the caller has put back any int3), fnAddr its runtime start.
+// busy reports whether an address in (site, site+Len) must stay reachable:
+// another probe or breakpoint owns it, or the caller knows something
+// outside fn may land there (another symbol's entry, an exception landing
+// pad, a branch from a .cold part: see BranchTargets); such a site keeps
+// its int3. The error wraps ErrNoPad and says why, briefly.
+//
+// Rules (a refusal only costs an int3):
+//   - the displaced range is whole instructions within fn, each Analyze'd:
+//     Boost instructions (RIP-relative ones relocated by Code) except those
+//     that may trap (cpuid, rdtsc, rdtscp, rdpmc, lock on what cannot be
+//     locked); nops and endbr (copied); push reg (copied); and as the last
+//     one only a direct jmp or call (Code redoes it from the pad). Any other
+//     branch, ret or system instruction is refused;
+//   - no direct branch in fn (jmp, jcc, call, loop, jrcxz, xbegin) may land
+//     in (site, site+Len): fn is decoded linearly from fnAddr;
+//   - inside the function (site != fnAddr) the walk must reach site, must
+//     decode all of fn, and fn must have no indirect jmp (a jump table may
+//     land anywhere). At the entry, compiled code never jumps into its own
+//     prologue through a table, so only direct branches are checked there,
+//     and undecodable bytes are stepped over one at a time (which can only
+//     find more targets, so refuse more).
+func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Displaced, error) {
+	no := func(format string, a ...any) error {
+		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, site}, a...)...)
+	}
+	if len(fn) == 0 {
+		return nil, no("function size unknown")
+	}
+	if site < fnAddr || site-fnAddr >= uint64(len(fn)) {
+		return nil, no("outside the function at %#x (%d bytes)", fnAddr, len(fn))
+	}
+	start := int(site - fnAddr)
+	d := &Displaced{Addr: site}
+	for d.Len < JumpLen {
+		off := start + d.Len
+		if off >= len(fn) {
+			return nil, no("the function ends %d bytes after the site", d.Len)
+		}
+		in, err := Analyze(fn[off:], site+uint64(d.Len))
+		if err != nil {
+			return nil, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, site, err)
+		}
+		d.Len += len(in.Bytes)
+		if why := padRefusal(in, d.Len >= JumpLen); why != "" {
+			return nil, no("%s (%s at %#x)", why, in.Text, in.Addr)
+		}
+		d.Insns = append(d.Insns, in)
+	}
+	end := site + uint64(d.Len)
+	for a := site + 1; a < end && busy != nil; a++ {
+		if busy(a) {
+			return nil, no("%#x is busy (another probe, breakpoint or entry)", a)
+		}
+	}
+	if why := checkBranches(fn, fnAddr, site, end); why != "" {
+		return nil, no("%s", why)
+	}
+	return d, nil
+}
+
+// padRefusal says why in cannot run from a pad, or "". last: in completes
+// the range, so a jump or call may end it.
+func padRefusal(in *Insn, last bool) string {
+	switch in.Action {
+	case Boost:
+		return traps(in.Bytes)
+	case Emulate:
+		switch in.an.emu.kind {
+		case emNop, emPush:
+			return ""
+		case emJmp, emCall:
+			if last {
+				return ""
+			}
+			return "jmp/call before the end of the range"
+		case emJcc, emLoop, emJrcxz:
+			return "conditional branch in the range"
+		case emRet:
+			return "ret in the range"
+		case emCallInd, emJmpInd:
+			return "indirect branch in the range"
+		}
+	}
+	return "cannot run from a pad"
+}
+
+// traps catches Boost instructions that can trap where compiled code
+// would not expect it: a handler would see the pad's rip. The kernel can
+// make cpuid, rdtsc(p) and rdpmc fault per process (ARCH_SET_CPUID,
+// PR_SET_TSC, perf permissions); a lock prefix on what cannot be locked
+// raises #UD (Analyze lets those through: a slot raises it too).
+func traps(code []byte) string {
+	l, err := x86.Locate(code)
+	if err != nil || l.VEX >= 0 {
+		return ""
+	}
+	if l.Lock && !lockable(code) {
+		return "lock prefix on an instruction that cannot be locked"
+	}
+	if l.OpMap != 1 {
+		return ""
+	}
+	switch op := l.Opcode(code); {
+	case op == 0xa2, op == 0x31, op == 0x33:
+		return "cpuid/rdtsc/rdpmc may trap"
+	case op == 0x01 && l.ModRM >= 0 && code[l.ModRM] == 0xf9:
+		return "rdtscp may trap"
+	}
+	return ""
+}
+
+// lockable: a read-modify-write instruction with a memory destination,
+// the only kind a lock prefix is valid on.
+func lockable(code []byte) bool {
+	inst, err := x86.Decode(code)
+	if err != nil || len(inst.Args) == 0 {
+		return false
+	}
+	if _, mem := inst.Args[0].(x86asm.Mem); !mem {
+		return false
+	}
+	switch inst.Op {
+	case x86asm.ADD, x86asm.ADC, x86asm.AND, x86asm.BTC, x86asm.BTR, x86asm.BTS, x86asm.CMPXCHG,
+		x86asm.CMPXCHG8B, x86asm.CMPXCHG16B, x86asm.DEC, x86asm.INC, x86asm.NEG, x86asm.NOT,
+		x86asm.OR, x86asm.SBB, x86asm.SUB, x86asm.XOR, x86asm.XADD, x86asm.XCHG:
+		return true
+	}
+	return false
+}
+
+// Code returns the displaced instructions relocated to run at `at` (the
+// address they will occupy in the pad) followed by the jump back to
+// Addr+Len or, when the last instruction is a jmp/call, its equivalent
+// that leaves for the branch target. Jumps use e9 rel32 when in reach,
+// else ff 25 00000000 abs64. It errors (wrapping ErrNoPad) when a
+// RIP-relative operand is beyond disp32 reach from its new address; the
+// caller then keeps the int3.
+func (d *Displaced) Code(at uint64) ([]byte, error) {
+	out := make([]byte, 0, MaxCodeLen)
+	for _, in := range d.Insns {
+		pc := at + uint64(len(out))
+		if in.Action == Emulate {
+			switch e := &in.an.emu; e.kind {
+			case emJmp:
+				return appendJmp(out, pc, e.target), nil
+			case emCall:
+				out = appendPush(out, e.next)
+				return appendJmp(out, at+uint64(len(out)), e.target), nil
+			}
+		}
+		n := len(out)
+		out = append(out, in.Bytes...)
+		if in.Action == Boost && in.an.dispOff >= 0 {
+			disp, ok := in.relocatedDisp(pc)
+			if !ok {
+				return nil, fmt.Errorf("%w at %#x: the operand of %s is beyond ±2 GiB of %#x", ErrNoPad, d.Addr, in.Text, pc)
+			}
+			binary.LittleEndian.PutUint32(out[n+in.an.dispOff:], uint32(disp))
+		}
+	}
+	return appendJmp(out, at+uint64(len(out)), d.Addr+uint64(d.Len)), nil
+}
+
+// Jump is the 5-byte jmp rel32 written at the site to reach pad.
+func (d *Displaced) Jump(pad uint64) ([]byte, error) {
+	rel, ok := rel32(d.Addr+JumpLen, pad)
+	if !ok {
+		return nil, fmt.Errorf("%w at %#x: the pad at %#x is beyond ±2 GiB", ErrNoPad, d.Addr, pad)
+	}
+	return binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(rel)), nil
+}
+
+// appendJmp appends a jump at pc to target.
+func appendJmp(b []byte, pc, target uint64) []byte {
+	if rel, ok := rel32(pc+5, target); ok {
+		return binary.LittleEndian.AppendUint32(append(b, 0xe9), uint32(rel))
+	}
+	b = append(b, 0xff, 0x25, 0, 0, 0, 0) // jmp [rip+0]: the address follows
+	return binary.LittleEndian.AppendUint64(b, target)
+}
+
+// appendPush pushes v as a call would, without touching flags or other
+// registers: push imm32 (sign-extended), then the high half when the
+// sign extension got it wrong.
+func appendPush(b []byte, v uint64) []byte {
+	b = binary.LittleEndian.AppendUint32(append(b, 0x68), uint32(v))
+	if uint64(int64(int32(uint32(v)))) != v {
+		b = append(b, 0xc7, 0x44, 0x24, 0x04) // movl $hi, 4(%rsp)
+		b = binary.LittleEndian.AppendUint32(b, uint32(v>>32))
+	}
+	return b
+}
+
+func rel32(next, target uint64) (int32, bool) {
+	r := int64(target - next)
+	return int32(r), r >= math.MinInt32 && r <= math.MaxInt32
+}
