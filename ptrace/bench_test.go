@@ -18,13 +18,17 @@ import (
 // slowWakeups is the benchmarks' Engine.SlowWakeups.
 var slowWakeups bool
 
+// pads lets the benchmarks use in-process pads (pads_test.go's); the
+// others measure breakpoints.
+var benchPads bool
+
 // traceOnce runs pt_count with one thread and n calls under the engine and
 // returns the wall time, the number of events and of ptrace stops.
 func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int, runStats) {
 	events := 0
 	var st runStats
 	start := time.Now()
-	_, err := (&Engine{stats: &st, SlowWakeups: slowWakeups}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
+	_, err := (&Engine{stats: &st, SlowWakeups: slowWakeups, NoPads: !benchPads}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
 		sites, func(*probe.Event) { events++ })
 	if err != nil {
 		b.Fatal(err)
@@ -36,9 +40,12 @@ func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Durati
 // between two runs, so the fixed costs (fork, exec, install, exit) cancel
 // out; perCall is the number of events each call must produce.
 func benchCalls(b *testing.B, sites []probe.Site, perCall int) {
+	benchCallsN(b, sites, perCall, 2000, 20000)
+}
+
+func benchCallsN(b *testing.B, sites []probe.Site, perCall, n1, n2 int) {
 	need.Root(b)
 	bin := fixture.C(b, "pt_count.c")
-	const n1, n2 = 2000, 20000
 	var us, stops, polled float64
 	for range b.N {
 		t1, e1, s1 := traceOnce(b, bin, sites, n1)

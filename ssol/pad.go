@@ -115,7 +115,12 @@ func padRefusal(in *Insn, last bool) string {
 		case emJcc, emLoop, emJrcxz:
 			return "conditional branch in the range"
 		case emRet:
-			return "ret in the range"
+			// Last, it leaves as it would have: the return address is
+			// on the stack, not in its position (a leaf's lea; ret).
+			if last {
+				return ""
+			}
+			return "ret before the end of the range"
 		case emCallInd, emJmpInd:
 			return "indirect branch in the range"
 		}
@@ -185,6 +190,8 @@ func (d *Displaced) Code(at uint64) ([]byte, error) {
 			case emCall:
 				out = appendPush(out, e.next)
 				return appendJmp(out, at+uint64(len(out)), e.target), nil
+			case emRet:
+				return append(out, in.Bytes...), nil
 			}
 		}
 		n := len(out)

@@ -50,7 +50,8 @@ func TestPlanPad(t *testing.T) {
 		{"jcc last", "48 85 ff 74 10 90 c3", codeAddr, 0, 0, 0, "conditional"},
 		{"loop in range", "90 90 90 e2 fe c3", codeAddr, 0, 0, 0, "conditional"},
 		{"jmp before the end", "eb 03 90 90 90 c3", codeAddr, 0, 0, 0, "before the end"},
-		{"ret in range", "5d c3 90 90 90 90", codeAddr, 0, 0, 0, "ret"},
+		{"ret before the end", "5d c3 90 90 90 90", codeAddr, 0, 0, 0, "ret before"},
+		{"lea; ret: ret last", "48 8d 04 37 c3 90", codeAddr, 0, 0, 5, ""},
 		{"indirect call", "55 ff d0 5d c3", codeAddr, 0, 0, 0, "indirect"},
 		{"syscall in range", "31 c0 0f 05 c3", codeAddr, 0, 0, 0, "syscall"},
 		{"int3 in range", "55 cc 48 89 e5 c3", codeAddr, 0, 0, 0, "int3"},
@@ -158,6 +159,13 @@ func checkCode(t *testing.T, d *Displaced, at uint64, code []byte) {
 	back := d.Addr + uint64(d.Len)
 	for _, in := range d.Insns {
 		e := &in.an.emu
+		if in.Action == Emulate && e.kind == emRet {
+			// Copied, and nothing after it: it leaves.
+			if !bytes.Equal(code[off:], in.Bytes) {
+				t.Errorf("%#x: % x after the copies, want % x", d.Addr, code[off:], in.Bytes)
+			}
+			return
+		}
 		if in.Action == Emulate && e.kind == emJmp {
 			back = e.target
 			break

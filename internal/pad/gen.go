@@ -53,7 +53,7 @@ func Check(s Spec) error {
 
 // Build returns the pad of s assembled to run at `at`:
 //
-//	lea -(128+frame)(%rsp),%rsp; save every register and the flags
+//	lea -(128+frame)(%rsp),%rsp; save every register and the flags (seto, lahf)
 //	condition (native code) → false: skip to restore
 //	fetches (native code) → frame
 //	reserve: i = xadd(head, 1); claim: cmpxchg(seq, i → i|Busy), else drop
@@ -104,9 +104,11 @@ func probeCode(s Spec) ([]byte, error) {
 	}
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
 	a.Store(slot(x86.RSP), x86.RAX)
-	// pushfq writes just below the frame: free stack.
-	a.Pushfq()
-	a.Pop(x86.RAX)
+	// The arithmetic flags by seto+lahf, not pushfq: a thread the tracer
+	// single-steps here would push the trap flag, and popfq would set it
+	// again, a SIGTRAP nobody expects. The pad changes no other flag.
+	a.Raw(0x0f, 0x90, 0xc0) // seto %al
+	a.Raw(0x9f)             // lahf
 	a.Store(x86.Mem{Base: x86.RSP, Disp: 8 * slotFlags}, x86.RAX)
 	a.MovRR(x86.RBX, x86.RSP)
 
@@ -134,10 +136,12 @@ func probeCode(s Spec) ([]byte, error) {
 		emitRecord(a, s, done)
 	}
 	a.Bind(done)
-	// Restore: flags first (the load below it changes none), rbx last.
+	// Restore: flags first (the loads after change none), rbx last.
+	// add $0x7f,%al overflows exactly when seto saved 1; sahf sets the
+	// others.
 	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFlags})
-	a.Push(x86.RAX)
-	a.Popfq()
+	a.Raw(0x04, 0x7f) // add $0x7f,%al
+	a.Raw(0x9e)       // sahf
 	for r := x86.RAX; r <= x86.R15; r++ {
 		if r != x86.RSP && r != x86.RBX {
 			a.Load(r, slot(r))

@@ -1,0 +1,91 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/internal/need"
+)
+
+// TestCLIPadsTracerKilled: the tracer itself is killed by SIGKILL (pkill -9
+// utap) while the command calls a function probed by an in-process pad as
+// fast as it can. Nothing is taken out, yet the command lives: its pad
+// runs on without a tracer, the ring fills and drops, and nothing traps.
+func TestCLIPadsTracerKilled(t *testing.T) {
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	dir := t.TempDir()
+	out, errPath := filepath.Join(dir, "events"), filepath.Join(dir, "stderr")
+	cmd := exec.Command(utapBin, "run", "-v", "--backend", "ptrace", "--entry-only", "-o", out, "-e", "work(arg1)", "--", bin, "spin")
+	stdout, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	errf, err := os.Create(errPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errf.Close()
+	cmd.Stdout, cmd.Stderr = w, errf
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("the command said %q, want ready", lines.Text())
+	}
+	child := descendant(t, cmd.Process.Pid, bin)
+	defer syscall.Kill(child, syscall.SIGKILL)
+	waitEvents(t, out, fileText(errPath))
+	if !strings.Contains(fileText(errPath).String(), "in-process pad") {
+		t.Fatalf("work has no pad:\n%s", fileText(errPath))
+	}
+	tracer := descendant(t, cmd.Process.Pid, utapBin)
+	syscall.Kill(tracer, syscall.SIGKILL)
+	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Process.Wait()
+	waitGone(t, tracer)
+	// The ring fills within milliseconds at this rate; the command runs on.
+	time.Sleep(300 * time.Millisecond)
+	t0 := cpuTicks(t, child)
+	time.Sleep(300 * time.Millisecond)
+	if st := statusField(t, child, "State"); !strings.HasPrefix(st, "R") && !strings.HasPrefix(st, "S") {
+		t.Fatalf("the command's state once the tracer is gone: %q", st)
+	}
+	if t1 := cpuTicks(t, child); t1 <= t0 {
+		t.Fatalf("the command no longer runs: %d CPU ticks, then %d", t0, t1)
+	}
+	if n := statusField(t, child, "TracerPid"); n != "0" {
+		t.Errorf("the command is still traced by %s", n)
+	}
+}
+
+// cpuTicks is a process's user+system CPU time, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("the command is gone: %v", err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	var u, s int
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return u + s
+}
