@@ -16,9 +16,16 @@ type Utap struct {
 	Backend string // ptrace or uprobe
 	// Dir holds the probe files of the installed-probes rows.
 	Dir string
+	// NoPads: the ptrace engine with breakpoints only (--no-pads).
+	NoPads bool
 }
 
-func (u Utap) Name() string { return "utap " + u.Backend }
+func (u Utap) Name() string {
+	if u.NoPads {
+		return "utap " + u.Backend + " --no-pads"
+	}
+	return "utap " + u.Backend
+}
 
 // Plan runs `utap run -q --format json -o OUT`: every event is encoded and
 // written, the cost a user pays, and the lines of OUT are the count.
@@ -54,6 +61,9 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	// default (ltrace's one line per call); the scenarios measure entry
 	// probes alone.
 	args := []string{"run", "--backend", u.Backend, "-q", "--entry-only", "--format", "json"}
+	if u.NoPads {
+		args = append(args, "--no-pads")
+	}
 	count := func(out, _ string) (int, error) { return countLines(out, nonEmpty) }
 	if IsSyscall(s.Mode) {
 		// One line per call, besides the process's exit line.
@@ -69,6 +79,9 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Count {
 		// --count-only counts in the engine and writes one JSON summary at exit.
 		args = []string{"run", "--backend", u.Backend, "-q", "--count-only", "--format", "json"}
+		if u.NoPads {
+			args = append(args, "--no-pads")
+		}
 		count = func(out, _ string) (int, error) { return utapSummaryCalls(out, fn) }
 	}
 	switch {

@@ -22,13 +22,17 @@ var slowWakeups bool
 // others measure breakpoints.
 var benchPads bool
 
+// benchTally runs the benchmarks' traces as counting ones (--count-only).
+var benchTally bool
+
 // traceOnce runs pt_count with one thread and n calls under the engine and
 // returns the wall time, the number of events and of ptrace stops.
 func traceOnce(b *testing.B, bin string, sites []probe.Site, n int) (time.Duration, int, runStats) {
 	events := 0
 	var st runStats
 	start := time.Now()
-	_, err := (&Engine{stats: &st, SlowWakeups: slowWakeups, NoPads: !benchPads}).Trace(context.Background(), probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard},
+	_, err := (&Engine{stats: &st, SlowWakeups: slowWakeups, NoPads: !benchPads}).Trace(context.Background(),
+		probe.Target{Argv: []string{bin, "1", strconv.Itoa(n)}, Stdout: io.Discard, Tally: benchTally},
 		sites, func(*probe.Event) { events++ })
 	if err != nil {
 		b.Fatal(err)

@@ -94,17 +94,24 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 		tid = r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
 	}
 	s := sp.site
-	ev := &probe.Event{
+	// Events and their values come from slabs: the drainer makes
+	// millions of them, an allocation each would be most of its cost.
+	if len(ps.slab) == 0 {
+		ps.slab = make([]padEvent, 256)
+	}
+	pe := &ps.slab[0]
+	ps.slab = ps.slab[1:]
+	pe.ev = probe.Event{
 		TimeNs: ps.clock.Nanos(rec.TSC), PID: r.pid, TID: tid,
 		Probe: s.Spec.Text, Func: s.Func, Kind: "entry", ProbeIndex: s.Probe,
 	}
 	if len(sp.fetches) > 0 {
-		ev.Args = make([]probe.Value, len(sp.fetches))
+		pe.ev.Args = pe.args[:len(sp.fetches)]
 		for i, f := range sp.fetches {
-			ev.Args[i] = f.Value(rec.Vals[i])
+			pe.args[i] = f.Value(rec.Vals[i])
 		}
 	}
-	ps.emit(ev)
+	ps.emit(&pe.ev)
 }
 
 // count adds n to site id's tally.
@@ -113,6 +120,12 @@ func (ps *pads) count(id uint32, n uint64) {
 		ps.counts = append(ps.counts, 0)
 	}
 	ps.counts[id] += n
+}
+
+// padEvent is an event with room for its values.
+type padEvent struct {
+	ev   probe.Event
+	args [pad.MaxValues]probe.Value
 }
 
 // tallies are the counts of a Tally trace, per site.

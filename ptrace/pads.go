@@ -65,6 +65,7 @@ type pads struct {
 	// for Result.Tallies: no event is made.
 	tally  bool
 	counts []uint64
+	slab   []padEvent // events to fill (paddrain.go)
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
 }

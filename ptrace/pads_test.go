@@ -171,3 +171,38 @@ func TestPadLifecycle(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkPadHit: BenchmarkHit's entry probe fetching two arguments, run
+// in a pad: µs per call with every event drained and made (the counts
+// stay within one ring, so none drops).
+func BenchmarkPadHit(b *testing.B) {
+	benchPads = true
+	defer func() { benchPads = false }()
+	benchCallsN(b, workSites(b, 0), 1, 10000, 60000)
+}
+
+// BenchmarkPadFalseCondition: BenchmarkFalseCondition's probe in a pad:
+// the condition, native code, never holds.
+func BenchmarkPadFalseCondition(b *testing.B) {
+	benchPads = true
+	defer func() { benchPads = false }()
+	bin := fixture.C(b, "pt_count.c")
+	spec, err := probe.Parse("work(arg1, arg2) if arg2 == 12345")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := siteAt(b, bin, "work", 0)
+	s.Spec = spec
+	if err := s.Bind(); err != nil {
+		b.Fatal(err)
+	}
+	benchCallsN(b, []probe.Site{s}, 0, 100000, 2000000)
+}
+
+// BenchmarkPadCount: the pad of a counting trace (--count-only), which
+// only adds to its site's counter: the cost of the hit alone.
+func BenchmarkPadCount(b *testing.B) {
+	benchPads, benchTally = true, true
+	defer func() { benchPads, benchTally = false, false }()
+	benchCallsN(b, workSites(b, 0), 0, 100000, 2000000)
+}

@@ -43,7 +43,7 @@ func compareCommand() *cli.Command {
 			&cli.IntFlag{Name: "repeat", Value: compare.DefaultRepeat, Usage: "`R` interleaved repetitions"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "repeat the whole measurement `K` times and check the medians agree within ±15%"},
 			&cli.DurationFlag{Name: "budget", Value: compare.DefaultBudget, Usage: "wanted length `D` of a tool's longer run"},
-			&cli.StringFlag{Name: "backends", Value: "ptrace,uprobe", Usage: "utap engines to measure, or none"},
+			&cli.StringFlag{Name: "backends", Value: "ptrace,uprobe", Usage: "utap engines to measure (ptrace, ptrace-int3: ptrace --no-pads, uprobe), or none"},
 			&cli.StringFlag{Name: "peers", Value: "auto", Usage: "auto (those on PATH), none, or `LIST` of ltrace,gdb,strace,bpftrace,perf"},
 			&cli.StringFlag{Name: "workload", Value: "auto", Usage: "c (built with gcc), go (utap __workload) or auto"},
 			&cli.StringSliceFlag{Name: "e", Usage: "probe `SPEC` for your command (repeatable)"},
@@ -111,10 +111,14 @@ func measure(c *cli.Context) (*compare.Report, error) {
 	var tools []compare.Tool
 	if b := c.String("backends"); b != "none" {
 		for _, name := range strings.Split(b, ",") {
-			if name != "ptrace" && name != "uprobe" {
-				return nil, fmt.Errorf("--backends: unknown engine %q (use ptrace, uprobe or none)", name)
+			switch name {
+			case "ptrace", "uprobe":
+				tools = append(tools, compare.Utap{Exe: exe, Backend: name, Dir: dir})
+			case "ptrace-int3":
+				tools = append(tools, compare.Utap{Exe: exe, Backend: "ptrace", Dir: dir, NoPads: true})
+			default:
+				return nil, fmt.Errorf("--backends: unknown engine %q (use ptrace, ptrace-int3, uprobe or none)", name)
 			}
-			tools = append(tools, compare.Utap{Exe: exe, Backend: name, Dir: dir})
 		}
 	}
 	peers, err := compare.SelectPeers(c.String("peers"))
