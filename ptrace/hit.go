@@ -100,6 +100,9 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		th.sig = sig
 		return
 	}
+	if syncFault(sig, &si) && p.pads != nil && tr.padFault(th, &regs, &si) {
+		return // ours: the thread goes on from the site's instructions
+	}
 	if st := th.step; st != nil {
 		if !syncFault(sig, &si) {
 			// uprobes' deny-signal: hold it until the slot's int3. Sent

@@ -42,9 +42,12 @@ func (ps *pads) start() {
 				return
 			case <-time.After(wait):
 			}
+			n := 0
 			ps.mu.Lock()
-			ps.clock.Update()
-			n := ps.drainAll()
+			if !ps.held.Load() {
+				ps.clock.Update()
+				n = ps.drainAll()
+			}
 			ps.mu.Unlock()
 			// While records flow, read again at once.
 			switch {
@@ -139,6 +142,17 @@ func (ps *pads) tallies() []probe.Tally {
 		out = append(out, probe.Tally{Probe: s.Spec.Text, Func: s.Func, Kind: probe.Entry, Hits: n})
 	}
 	return out
+}
+
+// drainUntil drains the records made before CLOCK_MONOTONIC time ns.
+func (ps *pads) drainUntil(ns int64) {
+	if ps.clock == nil {
+		return
+	}
+	limit := ps.clock.TSC(ns)
+	for _, r := range ps.rings {
+		r.r.DrainBefore(limit, func(rec *pad.Record) { ps.record(r, rec) })
+	}
 }
 
 // drainLocked is drainAll for the loop's goroutine, under mu.

@@ -75,7 +75,7 @@ func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
 	tr.pads.mu.Lock()
 	id := uint32(len(tr.pads.ids))
 	tr.pads.mu.Unlock()
-	code, err := pad.Build(pad.Spec{
+	code, lay, err := pad.Build(pad.Spec{
 		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
 		Ring: p.pads.ring.addr, Records: p.pads.ring.n, Displaced: ps.disp.Code, Count: tr.pads.tally,
 	}, at)
@@ -97,7 +97,7 @@ func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
 	if err := p.mem.WriteAt(jmp, ps.addr); err != nil {
 		return err
 	}
-	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp = orig, jmp, at, id, nil
+	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay = orig, jmp, at, id, nil, lay
 	tr.pads.mu.Lock()
 	tr.pads.ids = append(tr.pads.ids, ps)
 	tr.pads.mu.Unlock()

@@ -4,7 +4,10 @@ package ptrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+
+	"github.com/utap/utap/internal/pad"
 
 	"golang.org/x/sys/unix"
 
@@ -110,6 +113,64 @@ func (tr *tracer) padFramesLeft(p *process) bool {
 			if p.pads.inPad(w) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// padOf returns the pad site whose pad holds addr, nil if none.
+func (pp *padProc) padOf(addr uint64) *padSite {
+	if pp == nil || !pp.inPad(addr) {
+		return nil
+	}
+	for _, ps := range pp.sites {
+		if addr >= ps.pad && addr < ps.pad+pad.MaxSize {
+			return ps
+		}
+	}
+	return nil
+}
+
+// padFault handles a fault raised inside a pad. While the pad saves the
+// registers, its stores below the red zone can fault where the program
+// itself would not have (a stack next to a read-only page): the thread is
+// put back as it was at the site, its hit reported from the stop as a
+// breakpoint's would be, and it goes on at the displaced instructions, which
+// fault, or not, as the program would. A fault of the first displaced
+// instruction is reported at the site's address. It reports whether it
+// took the fault (to be swallowed).
+func (tr *tracer) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
+	ps := th.p.pads.padOf(regs.Rip)
+	if ps == nil {
+		return false
+	}
+	off := int(regs.Rip - ps.pad)
+	switch {
+	case off < ps.lay.Saved:
+		regs.Rsp += uint64(ps.lay.Down)
+		if off >= ps.lay.RaxSaved {
+			var b [8]byte
+			if th.p.mem.ReadAt(b[:], regs.Rsp-uint64(ps.lay.Down)) == nil {
+				regs.Rax = binary.LittleEndian.Uint64(b[:])
+			}
+		}
+		regs.Rip = ps.addr
+		if th.p.report {
+			env := tr.hitEnvFor(th, regs)
+			if ev := tr.newEvent(th, ps.sp, env, "entry"); ev != nil {
+				ev.TimeNs = tr.clock.now()
+				tr.queue(ev)
+			}
+		}
+		regs.Rip = ps.pad + uint64(ps.lay.Displaced)
+		tr.setRegs(th, regs)
+		return true
+	case off == ps.lay.Displaced:
+		regs.Rip = ps.addr
+		tr.setRegs(th, regs)
+		if si.Addr == ps.pad+uint64(off) {
+			si.Addr = ps.addr
+			proc.SetSiginfo(th.tid, si)
 		}
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/probe"
@@ -33,6 +34,7 @@ type padSite struct {
 	obj  object
 	name string
 	bp   *breakpoint // the int3 it replaces, until the pad is in
+	lay  pad.Layout
 }
 
 // padProc is one process's pads and ring.
@@ -66,6 +68,9 @@ type pads struct {
 	tally  bool
 	counts []uint64
 	slab   []padEvent // events to fill (paddrain.go)
+	// held: the loop holds events of a stop not emitted yet; the drainer
+	// leaves the rings alone until flush has emitted them in order.
+	held atomic.Bool
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
 }

@@ -110,6 +110,10 @@ func (tr *tracer) hitEnvFor(th *thread, regs *unix.PtraceRegs) *hitEnv {
 func (tr *tracer) queue(ev *probe.Event) {
 	if !tr.shepherd {
 		tr.pending = append(tr.pending, ev)
+		if tr.pads != nil {
+			// The drainer waits: records after this stop must not pass it.
+			tr.pads.held.Store(true)
+		}
 	}
 }
 
@@ -119,7 +123,14 @@ func (tr *tracer) flush() {
 	if tr.pads != nil {
 		tr.pads.mu.Lock()
 		defer tr.pads.mu.Unlock()
-		tr.drainLocked()
+		tr.pads.held.Store(false)
+		// Records made before the stop go first; those after it, once the
+		// thread ran on, wait for the next drain.
+		if len(tr.pending) > 0 {
+			tr.pads.drainUntil(tr.pending[0].TimeNs)
+		} else {
+			tr.drainLocked()
+		}
 	}
 	for i, ev := range tr.pending {
 		tr.emit(ev)

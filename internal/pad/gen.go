@@ -44,10 +44,22 @@ const (
 	slotVals  = 17
 )
 
+// Layout is where a pad's parts are, for a tracer that finds a thread
+// faulting in one: until Saved the pad has changed nothing but rsp (moved
+// down by Down), from Displaced on it runs the displaced instructions.
+type Layout struct {
+	Saved int
+	// RaxSaved: from here rax is no longer the thread's, its value is in
+	// the frame's first word, at the moved rsp.
+	RaxSaved  int
+	Displaced int
+	Down      int32
+}
+
 // Check says whether s can be a pad, as far as its programs go: any
 // error wraps bytecode.ErrNotNative or says why.
 func Check(s Spec) error {
-	_, err := probeCode(s)
+	_, _, err := probeCode(s)
 	return err
 }
 
@@ -59,28 +71,30 @@ func Check(s Spec) error {
 //	reserve: i = xadd(head, 1); claim: cmpxchg(seq, i → i|Busy), else drop
 //	write tsc, fs base, site, values; commit: seq = i+1
 //	restore; the displaced instructions; jmp back
-func Build(s Spec, at uint64) ([]byte, error) {
-	code, err := probeCode(s)
+func Build(s Spec, at uint64) ([]byte, Layout, error) {
+	code, lay, err := probeCode(s)
 	if err != nil {
-		return nil, err
+		return nil, lay, err
 	}
 	disp, err := s.Displaced(at + uint64(len(code)))
 	if err != nil {
-		return nil, err
+		return nil, lay, err
 	}
 	if len(code)+len(disp) > MaxSize {
-		return nil, fmt.Errorf("pad: %d bytes, at most %d", len(code)+len(disp), MaxSize)
+		return nil, lay, fmt.Errorf("pad: %d bytes, at most %d", len(code)+len(disp), MaxSize)
 	}
-	return append(code, disp...), nil
+	lay.Displaced = len(code)
+	return append(code, disp...), lay, nil
 }
 
 // probeCode assembles everything before the displaced instructions.
-func probeCode(s Spec) ([]byte, error) {
+func probeCode(s Spec) ([]byte, Layout, error) {
+	var lay Layout
 	if len(s.Fetches) > MaxValues {
-		return nil, fmt.Errorf("pad: %d values, a record holds %d", len(s.Fetches), MaxValues)
+		return nil, lay, fmt.Errorf("pad: %d values, a record holds %d", len(s.Fetches), MaxValues)
 	}
 	if s.Records <= 0 || s.Records&(s.Records-1) != 0 {
-		return nil, fmt.Errorf("pad: a ring of %d records", s.Records)
+		return nil, lay, fmt.Errorf("pad: a ring of %d records", s.Records)
 	}
 	vregs := 0
 	progs := append([]*bytecode.Program{s.Cond}, s.Fetches...)
@@ -92,7 +106,7 @@ func probeCode(s Spec) ([]byte, error) {
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
 	frame = (frame + 15) &^ 15
 	if frame > maxFrame {
-		return nil, fmt.Errorf("pad: a frame of %d bytes, at most %d", frame, maxFrame)
+		return nil, lay, fmt.Errorf("pad: a frame of %d bytes, at most %d", frame, maxFrame)
 	}
 	a := x86.NewAsm()
 	down := redZone + frame
@@ -102,6 +116,8 @@ func probeCode(s Spec) ([]byte, error) {
 			a.Store(slot(r), r)
 		}
 	}
+	raxSaved := a.NewLabel()
+	a.Bind(raxSaved)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
 	a.Store(slot(x86.RSP), x86.RAX)
 	// The arithmetic flags by seto+lahf, not pushfq: a thread the tracer
@@ -110,26 +126,28 @@ func probeCode(s Spec) ([]byte, error) {
 	a.Raw(0x0f, 0x90, 0xc0) // seto %al
 	a.Raw(0x9f)             // lahf
 	a.Store(x86.Mem{Base: x86.RSP, Disp: 8 * slotFlags}, x86.RAX)
+	saved := a.NewLabel()
+	a.Bind(saved)
 	a.MovRR(x86.RBX, x86.RSP)
 
 	done := a.NewLabel()
 	if s.Cond != nil {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
-			return nil, err
+			return nil, lay, err
 		}
 		a.Test(x86.RAX, x86.RAX)
 		a.Jcc(x86.E, done)
 	}
 	if s.Count {
 		if s.ID >= MaxCounted {
-			return nil, fmt.Errorf("pad: site %d has no counter (at most %d)", s.ID, MaxCounted)
+			return nil, lay, fmt.Errorf("pad: site %d has no counter (at most %d)", s.ID, MaxCounted)
 		}
 		a.MovRI(x86.RSI, s.Ring+uint64(CountOff(s.Records, int(s.ID))))
 		a.LockInc(x86.Mem{Base: x86.RSI})
 	} else {
 		for i, f := range s.Fetches {
 			if err := f.Native(a, s.ABI, s.Addr); err != nil {
-				return nil, err
+				return nil, lay, err
 			}
 			a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
 		}
@@ -149,7 +167,11 @@ func probeCode(s Spec) ([]byte, error) {
 	}
 	a.Load(x86.RBX, slot(x86.RBX))
 	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: down})
-	return a.Assemble()
+	code, err := a.Assemble()
+	if err != nil {
+		return nil, lay, err
+	}
+	return code, Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down}, nil
 }
 
 func slot(r x86.Reg) x86.Mem { return x86.Mem{Base: x86.RSP, Disp: 8 * int32(r)} }

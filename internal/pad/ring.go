@@ -126,14 +126,18 @@ const grace = 50 * time.Millisecond
 // Drain passes every committed record, in reservation order, to f, and
 // frees its slot; it stops at the first record still being written.
 // It returns the records read.
-func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false) }
+func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false, ^uint64(0)) }
+
+// DrainBefore is Drain stopping at the first record stamped at or after
+// tsc: what happened before an event the tracer is about to emit.
+func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int { return r.drain(f, false, tsc) }
 
 // DrainLast is Drain once no producer is left (the process is stopped
 // for good or gone): a record still reserved or claimed never will be
 // written, and is passed.
-func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true) }
+func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true, ^uint64(0)) }
 
-func (r *Ring) drain(f func(*Record), last bool) int {
+func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 	var rec Record
 	n := 0
 	for {
@@ -142,6 +146,9 @@ func (r *Ring) drain(f func(*Record), last bool) int {
 		v := atomic.LoadUint64(seq)
 		switch {
 		case v == r.tail+1:
+			if *r.word(off + RecTSC) >= before {
+				return n
+			}
 			r.read(off, &rec)
 			atomic.StoreUint64(seq, r.tail+r.n)
 			r.tail++

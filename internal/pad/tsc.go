@@ -57,6 +57,11 @@ func (c *Clock) Update() {
 	}
 }
 
+// TSC converts CLOCK_MONOTONIC nanoseconds to a TSC reading.
+func (c *Clock) TSC(ns int64) uint64 {
+	return c.tsc1 + uint64(int64(float64(ns-int64(c.ns1))/c.rate))
+}
+
 // Nanos converts a TSC reading to CLOCK_MONOTONIC nanoseconds.
 func (c *Clock) Nanos(tsc uint64) int64 {
 	return int64(c.ns1) + int64(float64(int64(tsc-c.tsc1))*c.rate)
