@@ -163,7 +163,6 @@ func (tr *tracer) newRing(p *process, th *thread, fixed uint64) (*padRing, error
 		unix.Munmap(view)
 		return nil, err
 	}
-	r.Init()
 	pr := &padRing{pid: p.pid, addr: addr, n: n, size: size, view: view, r: r, fs: p.pads.fs}
 	tr.pads.mu.Lock()
 	tr.pads.rings[p.pid] = pr

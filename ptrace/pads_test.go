@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"runtime/debug"
 	"testing"
 
 	"github.com/utap/utap/internal/fixture"
@@ -177,6 +178,8 @@ func TestPadLifecycle(t *testing.T) {
 // stay within one ring, so none drops).
 func BenchmarkPadHit(b *testing.B) {
 	benchPads = true
+	// As the CLI's tracer runs (cmd/utap/main.go).
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer func() { benchPads = false }()
 	benchCallsN(b, workSites(b, 0), 1, 10000, 60000)
 }

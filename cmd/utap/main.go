@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 )
@@ -19,6 +20,12 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	if isTracer {
+		// The tracer makes an event per record of the in-process pads,
+		// millions a second at most: collecting less often halves their
+		// cost (docs/benchmarks.md); its heap stays small.
+		debug.SetGCPercent(400)
+	}
 	app := &cli.App{
 		Name:  "utap",
 		Usage: "trace function calls of Linux programs with ptrace breakpoints or kernel uprobes",

@@ -183,14 +183,17 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.MovRI(x86.RSI, s.Ring)
 	a.MovRI(x86.RCX, 1)
 	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: OffHead}, x86.RCX) // rcx = i
-	// rdi = the record: ring + HeaderSize + (i & (n-1)) * RecSize
+	// rdi = the record: ring + HeaderSize + (i & (n-1)) * RecSize. Its
+	// seq word holds seq - (i & (n-1)) (ring.go): free for i reads
+	// i &^ (n-1), claimed (i|Busy) &^ (n-1).
 	a.MovRR(x86.RDI, x86.RCX)
 	a.AndI(x86.RDI, n-1)
+	a.MovRR(x86.RAX, x86.RCX)
+	a.Sub(x86.RAX, x86.RDI)
 	a.ShlI(x86.RDI, 6) // RecSize
 	a.Add(x86.RDI, x86.RSI)
-	a.MovRR(x86.RAX, x86.RCX)
 	a.MovRI(x86.R8, Busy)
-	a.Or(x86.R8, x86.RCX)
+	a.Or(x86.R8, x86.RAX)
 	a.LockCmpxchg(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.R8)
 	drop := a.NewLabel()
 	a.Jcc(x86.NE, drop)
@@ -207,8 +210,11 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)})
 		a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecVals + 8*int32(i)}, x86.RAX)
 	}
-	// The commit: a plain store, ordered after the others (x86-TSO).
-	a.Lea(x86.RAX, x86.Mem{Base: x86.RCX, Disp: 1})
+	// The commit, i+1 stored as (i &^ (n-1)) + 1: a plain store, ordered
+	// after the others (x86-TSO).
+	a.MovRR(x86.RAX, x86.RCX)
+	a.AndI(x86.RAX, -n)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
 	a.Jmp(done)
 

@@ -14,8 +14,10 @@ import (
 //
 // A record's first word, seq, carries the protocol (after Vyukov's bounded
 // queue, reserved by one atomic add instead of a CAS loop): for record
-// index i in slot i%n, seq == i means free for i, i|busy claimed by i's
-// producer, i+1 committed. A producer takes i = xadd(head, 1), then claims
+// index i in slot s = i%n, seq == i means free for i, i|busy claimed by i's
+// producer, i+1 committed. The word holds seq-s, so that a new memfd's
+// zeros are every slot free for its first index: nothing to initialise,
+// and pages are touched only as records reach them. A producer takes i = xadd(head, 1), then claims
 // the slot with cmpxchg(seq, i → i|busy); a claim that fails (the slot
 // still holds an older record: the ring is full) drops the event, counts it
 // and leaves a mark so the reader can skip the hole. The reader frees a
@@ -94,19 +96,12 @@ type Ring struct {
 }
 
 // NewRing wraps mem, a shared mapping of a ring of n records (a power of
-// two) that Init has set up or a pad has been writing.
+// two), zeros when new.
 func NewRing(mem []byte, n int) (*Ring, error) {
 	if n <= 0 || n&(n-1) != 0 || len(mem) < Size(n) {
 		return nil, fmt.Errorf("%w: %d records in %d bytes", errRing, n, len(mem))
 	}
 	return &Ring{mem: mem, n: uint64(n)}, nil
-}
-
-// Init writes a new ring's initial state: every slot free for its index.
-func (r *Ring) Init() {
-	for i := uint64(0); i < r.n; i++ {
-		atomic.StoreUint64(r.word(HeaderSize+int(i)*RecSize+RecSeq), i)
-	}
 }
 
 func (r *Ring) word(off int) *uint64 { return (*uint64)(unsafe.Pointer(&r.mem[off])) }
@@ -143,14 +138,15 @@ func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 	for {
 		off := r.rec(r.tail)
 		seq := r.word(off + RecSeq)
-		v := atomic.LoadUint64(seq)
+		s := r.tail & (r.n - 1)
+		v := atomic.LoadUint64(seq) + s
 		switch {
 		case v == r.tail+1:
 			if *r.word(off + RecTSC) >= before {
 				return n
 			}
 			r.read(off, &rec)
-			atomic.StoreUint64(seq, r.tail+r.n)
+			atomic.StoreUint64(seq, r.tail+r.n-s)
 			r.tail++
 			n++
 			f(&rec)
@@ -165,7 +161,7 @@ func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 			if mark <= r.tail && !last && !r.overdue() {
 				return n
 			}
-			if atomic.CompareAndSwapUint64(seq, r.tail, r.tail+r.n) {
+			if atomic.CompareAndSwapUint64(seq, r.tail-s, r.tail+r.n-s) {
 				r.tail++
 				r.skipped++
 			}

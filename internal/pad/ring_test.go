@@ -12,8 +12,9 @@ import (
 func produce(mem []byte, n uint64, site uint32, v uint64) bool {
 	w := func(off int) *uint64 { return (*uint64)(unsafe.Pointer(&mem[off])) }
 	i := atomic.AddUint64(w(OffHead), 1) - 1
-	off := HeaderSize + int(i&(n-1))*RecSize
-	if !atomic.CompareAndSwapUint64(w(off+RecSeq), i, i|Busy) {
+	s := i & (n - 1)
+	off := HeaderSize + int(s)*RecSize
+	if !atomic.CompareAndSwapUint64(w(off+RecSeq), i-s, (i-s)|Busy) {
 		atomic.AddUint64(w(OffDrops), 1)
 		atomic.StoreUint64(w(MarkOff(int(n), int(i&(n-1)))), i+1)
 		return false
@@ -21,7 +22,7 @@ func produce(mem []byte, n uint64, site uint32, v uint64) bool {
 	*w(off + RecTSC) = i
 	*w(off + RecSite) = uint64(site)
 	*w(off + RecVals) = v
-	atomic.StoreUint64(w(off+RecSeq), i+1)
+	atomic.StoreUint64(w(off+RecSeq), i+1-s)
 	return true
 }
 
@@ -31,7 +32,6 @@ func newTestRing(t *testing.T, n int) (*Ring, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Init()
 	return r, mem
 }
 
