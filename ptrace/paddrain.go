@@ -13,7 +13,7 @@ import (
 )
 
 // drainEvery is how often the drainer reads the rings: at 0.2 µs an event,
-// a default ring (65536 records) fills in no less than 13 ms.
+// a default ring (131072 records) fills in no less than 26 ms.
 const drainEvery = time.Millisecond
 
 func newPads(off bool, why string, verbose func(string), emit func(*probe.Event)) *pads {

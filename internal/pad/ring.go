@@ -48,8 +48,10 @@ const (
 // Busy marks a claimed record in its seq word.
 const Busy = uint64(1) << 63
 
-// DefaultRecords is the records of a ring when none is asked for: 4 MiB.
-const DefaultRecords = 1 << 16
+// DefaultRecords is the records of a ring: 8 MiB of records, 1 MiB of
+// marks, touched only as records reach them. A burst of 100k calls on
+// many threads fits, whatever the tracer is doing meanwhile.
+const DefaultRecords = 1 << 17
 
 // Size is the bytes of a ring of n records: the header, the records,
 // their marks, then one counter per site for traces that only count.
