@@ -128,8 +128,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.lost, Notices: tr.notices, Tallies: tr.pads.tallies()}
 		if tr.pads.lost > 0 {
-			res.Notices = append(res.Notices, fmt.Sprintf("%d event(s) dropped by in-process pads: their ring was full "+
-				"(the output could not keep up)", tr.pads.lost))
+			res.Notices = append(res.Notices, "the lost events came faster than utap could write them: the in-process "+
+				"pads' ring was full (-c or --count-only count every call)")
 		}
 		if tr.shepherd {
 			res.Notices = append(res.Notices, "the command ran on to its end, traced but not shown: the seccomp filter that selects its "+
