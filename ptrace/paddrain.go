@@ -83,7 +83,7 @@ func (ps *pads) drainAll() int {
 
 // record emits the event of one record.
 func (ps *pads) record(r *padRing, rec *pad.Record) {
-	if int(rec.Site) >= len(ps.ids) || ps.emit == nil {
+	if int(rec.Site) >= len(ps.ids) || ps.emit == nil || ps.mute.Load() {
 		return
 	}
 	if ps.tally {

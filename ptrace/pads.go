@@ -71,6 +71,9 @@ type pads struct {
 	// held: the loop holds events of a stop not emitted yet; the drainer
 	// leaves the rings alone until flush has emitted them in order.
 	held atomic.Bool
+	// mute: the trace is over but the tracer stays (seccomp.go's
+	// shepherd): records are read and dropped.
+	mute atomic.Bool
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
 }
