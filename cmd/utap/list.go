@@ -25,7 +25,9 @@ func listCommand() *cli.Command {
 			"   utap list /usr/bin/python3.11 'python:*'   static probes (USDT) by provider:name, with their arguments\n" +
 			"   utap list ./myprog 'usdt:*'        only the static probes\n" +
 			"   utap list --format json libc 'str*'   JSON lines (flags come before BINARY and PATTERN)\n" +
-			"   utap list 'syscall:open*'          system calls: number, arguments (the names conditions may use), classes",
+			"   utap list 'syscall:open*'          system calls: number, arguments (the names conditions may use), classes\n" +
+			"   PAD: whether the entry's instructions take the ptrace engine's in-process pad (--format json says why\n" +
+			"   not; utap run -v says it of each probe, whose return probes or memory reads keep a breakpoint too)",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "list what is loaded in process `PID`"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text (an aligned table) or json (one object a line)"},
@@ -75,10 +77,11 @@ func runList(c *cli.Context) error {
 	if len(syms) == 0 && pattern != "" {
 		return fmt.Errorf("no function or USDT probe matches %q (try a glob such as '%s*')", pattern, pattern)
 	}
+	pads := padEntries(syms)
 	if format == "json" {
 		enc := json.NewEncoder(os.Stdout)
-		for i := range syms {
-			if err := enc.Encode(&syms[i]); err != nil {
+		for i := range pads {
+			if err := enc.Encode(&pads[i]); err != nil {
 				return err
 			}
 		}
@@ -96,8 +99,8 @@ func runList(c *cli.Context) error {
 			break
 		}
 	}
-	fmt.Fprintf(tw, "OBJECT\tNAME\tKIND\t%s\tSIZE\t%s\n", addrHeader, paramsHeader)
-	for _, s := range syms {
+	fmt.Fprintf(tw, "OBJECT\tNAME\tKIND\t%s\tSIZE\tPAD\t%s\n", addrHeader, paramsHeader)
+	for i, s := range syms {
 		addr := s.Addr
 		if t.PID != 0 && s.Runtime != 0 {
 			addr = s.Runtime
@@ -110,7 +113,11 @@ func runList(c *cli.Context) error {
 				params = strings.TrimSpace(params + fmt.Sprintf("  semaphore %#x", s.Semaphore))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%#x\t%d\t%s\n", s.Object, s.Name, s.Kind, addr, s.Size, params)
+		pad := "no"
+		if pads[i].Pad {
+			pad = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%#x\t%d\t%s\t%s\n", s.Object, s.Name, s.Kind, addr, s.Size, pad, params)
 	}
 	return tw.Flush()
 }

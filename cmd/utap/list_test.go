@@ -150,3 +150,23 @@ func TestListSyscalls(t *testing.T) {
 	}
 	oneErrorLine(t, utap(t, "list", "syscall:opnat"), `"opnat"`, "openat")
 }
+
+// The PAD column: work's entry takes a pad; a PLT stub does not, and JSON
+// says why.
+func TestListPad(t *testing.T) {
+	bin := fixture.C(t, "cli_work.c")
+	r := utap(t, "list", bin, "work")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || !strings.Contains(lines[0], "PAD") || strings.Fields(lines[1])[5] != "yes" {
+		t.Fatalf("exit %d: %q", r.code, r.stdout)
+	}
+	r = utap(t, "list", "--format", "json", bin, "*@plt")
+	var s struct {
+		Kind   string
+		Pad    bool
+		PadWhy string `json:"pad_why"`
+	}
+	if err := json.Unmarshal([]byte(strings.Split(r.stdout, "\n")[0]), &s); err != nil || s.Kind != "plt" || s.Pad || s.PadWhy == "" {
+		t.Errorf("json %q: %+v %v", r.stdout, s, err)
+	}
+}
