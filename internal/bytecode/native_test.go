@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/utap/utap/internal/bytecode/internal/jit"
+	"github.com/utap/utap/internal/jit"
 	"github.com/utap/utap/internal/x86"
 	"github.com/utap/utap/probe"
 )

@@ -43,3 +43,24 @@ func (f *Func) Close() error { return unix.Munmap(f.mem) }
 //
 //go:noescape
 func call(code uintptr, frame *uint64) (rax uint64, saved bool)
+
+// Regs are the general registers (hardware order: rax rcx rdx rbx rsp rbp
+// rsi rdi r8..r15) and flags before and after CallRegs.
+type Regs struct {
+	In       [16]uint64
+	InFlags  uint64
+	Out      [16]uint64
+	OutFlags uint64
+}
+
+// CallRegs runs f with every general register but rsp, and the flags,
+// taken from r.In and r.InFlags, on a stack of its own with about 7 KiB
+// free below it, and stores what f left in r.Out and r.OutFlags. In[4]
+// is set to the stack pointer f was called with (its return address
+// popped), to compare with Out[4]. f returns with RET.
+func (f *Func) CallRegs(r *Regs) { callRegs(uintptr(unsafe.Pointer(&f.mem[0])), r) }
+
+// callRegs is in regs_amd64.s.
+//
+//go:noescape
+func callRegs(code uintptr, r *Regs)
