@@ -177,10 +177,17 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 func slot(r x86.Reg) x86.Mem { return x86.Mem{Base: x86.RSP, Disp: 8 * int32(r)} }
 
 // emitRecord reserves, claims, fills and commits a record (ring.go's
-// protocol), or counts a drop and marks its hole.
+// protocol), or counts a drop (and marks its hole when one was reserved).
 func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	n := int32(s.Records)
 	a.MovRI(x86.RSI, s.Ring)
+	// A full ring drops without reserving: no hole for the reader.
+	full := a.NewLabel()
+	a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffHead})
+	a.Load(x86.RCX, x86.Mem{Base: x86.RSI, Disp: OffTail})
+	a.Sub(x86.RAX, x86.RCX)
+	a.CmpI(x86.RAX, n)
+	a.Jcc(x86.AE, full)
 	a.MovRI(x86.RCX, 1)
 	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: OffHead}, x86.RCX) // rcx = i
 	// rdi = the record: ring + HeaderSize + (i & (n-1)) * RecSize. Its
@@ -216,6 +223,10 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.AndI(x86.RAX, -n)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
+	a.Jmp(done)
+
+	a.Bind(full)
+	a.LockInc(x86.Mem{Base: x86.RSI, Disp: OffDrops})
 	a.Jmp(done)
 
 	a.Bind(drop)

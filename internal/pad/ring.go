@@ -12,6 +12,11 @@ import (
 // number of threads) and the tracer (the one consumer). Its first page is
 // the header; records follow, RecSize bytes each.
 //
+// A producer first compares head with the reader's published tail: a
+// full ring drops there, reserving nothing, so the reader's work follows
+// the records, not the calls. Producers racing past that check while the
+// ring fills reserve slots that are not free yet; those become holes.
+//
 // A record's first word, seq, carries the protocol (after Vyukov's bounded
 // queue, reserved by one atomic add instead of a CAS loop): for record
 // index i in slot s = i%n, seq == i means free for i, i|busy claimed by i's
@@ -31,8 +36,9 @@ const (
 	MaxValues = 4
 
 	// Header offsets, each word on its own cache line.
-	OffHead  = 0  // next record index to reserve (producers' xadd)
-	OffDrops = 64 // events dropped by producers (lock inc)
+	OffHead  = 0   // next record index to reserve (producers' xadd)
+	OffDrops = 64  // events dropped by producers (lock inc)
+	OffTail  = 128 // the reader's next index, published after each drain
 
 	// Record offsets.
 	RecSeq  = 0
@@ -117,8 +123,10 @@ func (r *Ring) Drops() uint64 { return atomic.LoadUint64(r.word(OffDrops)) }
 func (r *Ring) Reserved() uint64 { return atomic.LoadUint64(r.word(OffHead)) }
 
 // grace is how long a reserved record may stay unclaimed before the reader
-// takes it for a drop: a producer preempted between its two atomics.
-const grace = 50 * time.Millisecond
+// takes it for a drop: its producer stopped between its two atomics (a
+// signal's ptrace stop there, a group-stop), or gone. A dropped record is
+// marked and passed at once: only these wait, and they are rare.
+const grace = 500 * time.Millisecond
 
 // Drain passes every committed record, in reservation order, to f, and
 // frees its slot; it stops at the first record still being written.
@@ -137,7 +145,10 @@ func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true, ^uint64(
 func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 	var rec Record
 	n := 0
-	for {
+	// Up to what was reserved when it started: producers faster than the
+	// reader must not keep it here (the tracer's loop waits for it).
+scan:
+	for end := r.Reserved(); r.tail < end; {
 		off := r.rec(r.tail)
 		seq := r.word(off + RecSeq)
 		s := r.tail & (r.n - 1)
@@ -145,7 +156,7 @@ func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 		switch {
 		case v == r.tail+1:
 			if *r.word(off + RecTSC) >= before {
-				return n
+				break scan
 			}
 			r.read(off, &rec)
 			atomic.StoreUint64(seq, r.tail+r.n-s)
@@ -161,7 +172,7 @@ func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 			// its producer, even if only preempted before its claim,
 			// will fail the claim once the slot is passed.
 			if mark <= r.tail && !last && !r.overdue() {
-				return n
+				break scan
 			}
 			if atomic.CompareAndSwapUint64(seq, r.tail-s, r.tail+r.n-s) {
 				r.tail++
@@ -173,8 +184,11 @@ func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
 			r.skipped++
 			continue
 		}
-		return n
+		break
 	}
+	// Producers see room again from here.
+	atomic.StoreUint64(r.word(OffTail), r.tail)
+	return n
 }
 
 // overdue tracks how long the reader has waited at tail.

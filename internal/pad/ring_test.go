@@ -11,6 +11,10 @@ import (
 // reserve, claim, write, commit; a failed claim drops and marks.
 func produce(mem []byte, n uint64, site uint32, v uint64) bool {
 	w := func(off int) *uint64 { return (*uint64)(unsafe.Pointer(&mem[off])) }
+	if atomic.LoadUint64(w(OffHead))-atomic.LoadUint64(w(OffTail)) >= n {
+		atomic.AddUint64(w(OffDrops), 1)
+		return false
+	}
 	i := atomic.AddUint64(w(OffHead), 1) - 1
 	s := i & (n - 1)
 	off := HeaderSize + int(s)*RecSize
