@@ -92,10 +92,16 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 	}
 	site := ps.ids[rec.Site]
 	sp := site.sp
-	tid, ok := r.fs[rec.FS]
-	if !ok {
-		tid = r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
+	// Consecutive records mostly come from one thread: the last answer
+	// saves a map lookup.
+	if !r.lastOK || rec.FS != r.lastFS {
+		tid, ok := r.fs[rec.FS]
+		if !ok {
+			tid = r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
+		}
+		r.lastFS, r.lastTID, r.lastOK = rec.FS, tid, true
 	}
+	tid := r.lastTID
 	s := sp.site
 	// Events and their values come from slabs: the drainer makes
 	// millions of them, an allocation each would be most of its cost.

@@ -116,6 +116,11 @@ type padRing struct {
 	view []byte // the tracer's mapping
 	r    *pad.Ring
 	fs   map[uint64]int // shared with padProc.fs, read under pads.mu
+	// The last fs base looked up, and its tid (paddrain.go); lastOK is
+	// cleared whenever fs changes.
+	lastFS  uint64
+	lastTID int
+	lastOK  bool
 }
 
 // newRing makes a ring for p: a memfd created by an injected call, mapped
@@ -194,6 +199,9 @@ func (tr *tracer) fsOf(th *thread) {
 	tr.pads.mu.Lock()
 	tr.drainLocked()
 	pp.fs[regs.Fs_base] = th.tid
+	if pp.ring != nil {
+		pp.ring.lastOK = false
+	}
 	tr.pads.mu.Unlock()
 }
 

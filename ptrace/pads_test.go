@@ -14,6 +14,8 @@ import (
 	"runtime/debug"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 	"github.com/utap/utap/probe"
@@ -225,11 +227,21 @@ func TestPadAttachDetachHot(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// It would spin on if the test died (a timeout runs no defer): a
+	// minute of CPU at most. (Not Pdeathsig: it fires when the thread
+	// that forked exits, and the engine's locked threads do.)
+	unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 60, Max: 60}, nil)
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	pid := cmd.Process.Pid
 	time.Sleep(100 * time.Millisecond) // its threads started
 	maps0, code0 := snapshot(t, pid)
 	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(1), argFetch(2))}
+	padded := 0
+	defer func() {
+		if padded < 5 {
+			t.Errorf("%d of 10 cycles had a pad", padded)
+		}
+	}()
 	for i := range 10 {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		var st runStats
@@ -239,9 +251,12 @@ func TestPadAttachDetachHot(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cycle %d: %v", i, err)
 		}
-		if st.pads != 1 || n == 0 {
-			t.Fatalf("cycle %d: %d pads, %d events", i, st.pads, n)
+		// A thread stopped on work's ret, inside the jump's bytes, keeps
+		// that cycle's probe a breakpoint.
+		if n == 0 {
+			t.Fatalf("cycle %d: %d pads, no event", i, st.pads)
 		}
+		padded += st.pads
 		maps1, code1 := snapshot(t, pid)
 		if maps0 != maps1 || !bytes.Equal(code0, code1) {
 			t.Fatalf("cycle %d: maps or code differ after detach:\n%s\n----\n%s", i, maps0, maps1)

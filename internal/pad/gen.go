@@ -183,8 +183,11 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.MovRI(x86.RSI, s.Ring)
 	// A full ring drops without reserving: no hole for the reader.
 	full := a.NewLabel()
-	a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffHead})
+	// The tail first: head, read after it, can only be as far or further
+	// (read the other way, a tail published in between would make
+	// head - tail negative, a huge unsigned: a full ring that is not).
 	a.Load(x86.RCX, x86.Mem{Base: x86.RSI, Disp: OffTail})
+	a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffHead})
 	a.Sub(x86.RAX, x86.RCX)
 	a.CmpI(x86.RAX, n)
 	a.Jcc(x86.AE, full)

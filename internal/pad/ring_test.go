@@ -11,7 +11,7 @@ import (
 // reserve, claim, write, commit; a failed claim drops and marks.
 func produce(mem []byte, n uint64, site uint32, v uint64) bool {
 	w := func(off int) *uint64 { return (*uint64)(unsafe.Pointer(&mem[off])) }
-	if atomic.LoadUint64(w(OffHead))-atomic.LoadUint64(w(OffTail)) >= n {
+	if tail := atomic.LoadUint64(w(OffTail)); atomic.LoadUint64(w(OffHead))-tail >= n {
 		atomic.AddUint64(w(OffDrops), 1)
 		return false
 	}
