@@ -110,8 +110,12 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 	}
 	pe := &ps.slab[0]
 	ps.slab = ps.slab[1:]
+	// Each drain refines the clock's rate: a record converted after it
+	// must not come out earlier than the one before.
+	ns := max(ps.clock.Nanos(rec.TSC), r.lastNs)
+	r.lastNs = ns
 	pe.ev = probe.Event{
-		TimeNs: ps.clock.Nanos(rec.TSC), PID: r.pid, TID: tid,
+		TimeNs: ns, PID: r.pid, TID: tid,
 		Probe: s.Spec.Text, Func: s.Func, Kind: "entry", ProbeIndex: s.Probe,
 	}
 	if len(sp.fetches) > 0 {

@@ -121,6 +121,7 @@ type padRing struct {
 	lastFS  uint64
 	lastTID int
 	lastOK  bool
+	lastNs  int64 // the last event's time: times never go back
 }
 
 // newRing makes a ring for p: a memfd created by an injected call, mapped
