@@ -97,17 +97,12 @@ func BenchmarkHitPinned(b *testing.B) {
 
 // BenchmarkFalseCondition: the probe traps but its condition never holds.
 func BenchmarkFalseCondition(b *testing.B) {
-	bin := fixture.C(b, "pt_count.c")
-	spec, err := probe.Parse("work(arg1, arg2) if arg2 == 12345")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := siteAt(b, bin, "work", 0)
-	s.Spec = spec
-	if err := s.Bind(); err != nil {
-		b.Fatal(err)
-	}
-	benchCalls(b, []probe.Site{s}, 0)
+	benchCalls(b, []probe.Site{falseCondSite(b)}, 0)
+}
+
+// falseCondSite is work's entry probed with a condition that never holds.
+func falseCondSite(b *testing.B) probe.Site {
+	return specSite(b, fixture.C(b, "pt_count.c"), "work", "work(arg1, arg2) if arg2 == 12345")
 }
 
 // BenchmarkEntryReturn: entry and return probes on the same function, the

@@ -71,15 +71,7 @@ func TestPadEventsAsBreakpoints(t *testing.T) {
 func TestPadCondition(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_count.c")
-	s := siteAt(t, bin, "work", 0)
-	spec, err := probe.Parse("work(arg1, arg2) if arg1 % 7 == 3 && arg2 == 0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Spec = spec
-	if err := s.Bind(); err != nil {
-		t.Fatal(err)
-	}
+	s := specSite(t, bin, "work", "work(arg1, arg2) if arg1 % 7 == 3 && arg2 == 0")
 	evs, _, res, st := padRun(t, false, probe.Target{Argv: []string{bin, "1", "70000"}}, []probe.Site{s})
 	if st.pads != 1 || len(evs) != 10000 || res.Lost != 0 {
 		t.Fatalf("pads %d: %d events, %d lost; want 10000", st.pads, len(evs), res.Lost)
@@ -195,17 +187,7 @@ func BenchmarkPadHit(b *testing.B) {
 func BenchmarkPadFalseCondition(b *testing.B) {
 	benchPads = true
 	defer func() { benchPads = false }()
-	bin := fixture.C(b, "pt_count.c")
-	spec, err := probe.Parse("work(arg1, arg2) if arg2 == 12345")
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := siteAt(b, bin, "work", 0)
-	s.Spec = spec
-	if err := s.Bind(); err != nil {
-		b.Fatal(err)
-	}
-	benchCallsN(b, []probe.Site{s}, 0, 100000, 2000000)
+	benchCallsN(b, []probe.Site{falseCondSite(b)}, 0, 100000, 2000000)
 }
 
 // BenchmarkPadCount: the pad of a counting trace (--count-only), which

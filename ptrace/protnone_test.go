@@ -18,26 +18,10 @@ import (
 func TestReadProtNone(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_protnone.c")
-	spec, err := probe.Parse(`show(*arg1, str(arg1), *arg2, str(arg2)) if str(arg1) != "x"`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := siteAt(t, bin, "show", 0)
-	s.Spec = spec
-	if err := s.Bind(); err != nil {
-		t.Fatal(err)
-	}
+	s := specSite(t, bin, "show", `show(*arg1, str(arg1), *arg2, str(arg2)) if str(arg1) != "x"`)
 	// The condition reads the PROT_NONE page too: a faulting read makes
 	// it false, so the same probe without it must be the one reporting.
-	spec2, err := probe.Parse(`show(*arg1, str(arg1), *arg2, str(arg2))`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2 := siteAt(t, bin, "show", 0)
-	s2.Spec = spec2
-	if err := s2.Bind(); err != nil {
-		t.Fatal(err)
-	}
+	s2 := specSite(t, bin, "show", `show(*arg1, str(arg1), *arg2, str(arg2))`)
 	for _, s := range []*probe.Site{&s, &s2} {
 		if sp, err := compileSite(s); err != nil || sp.ref {
 			t.Fatalf("%s: not compiled to bytecode (%v)", s.Spec.Text, err)

@@ -63,3 +63,19 @@ func funcInsns(t testing.TB, bin, fn string) []uint64 {
 func argFetch(n int) probe.Fetch {
 	return probe.Fetch{Expr: &probe.Arg{N: n}, Format: probe.FormatDec, Text: fmt.Sprintf("arg%d", n)}
 }
+
+// specSite is the site of fn's entry in bin probed by the spec text, bound
+// as elfsym would bind it.
+func specSite(t testing.TB, bin, fn, text string) probe.Site {
+	t.Helper()
+	spec, err := probe.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := siteAt(t, bin, fn, 0)
+	s.Spec = spec
+	if err := s.Bind(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
