@@ -161,19 +161,9 @@ func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint,
 			}
 		}
 	}
-	sort.Slice(need, func(i, j int) bool { return need[i].addr < need[j].addr })
-	// One area per ±2 GiB region, so rel32 jumps back and rewritten
-	// RIP-relative displacements reach.
-	for len(need) > 0 {
-		lo := need[0].addr
-		n := 0
-		for n < len(need) && need[n].addr-lo < 1<<30 {
-			n++
-		}
-		group := need[:n]
-		need = need[n:]
+	for _, group := range byRegion(need, func(bp *breakpoint) uint64 { return bp.addr }) {
 		size := pageRound(uint64(len(group)+1) * ssol.SlotSize)
-		start, err := tr.mapArea(p, th, lo, group[len(group)-1].addr, size)
+		start, err := tr.mapArea(p, th, group[0].addr, group[len(group)-1].addr, size)
 		if err != nil {
 			return err
 		}
@@ -199,6 +189,24 @@ func trampolineCode() []byte {
 }
 
 func pageRound(n uint64) uint64 { return (n + 4095) &^ 4095 }
+
+// byRegion sorts items by address and groups them by 1 GiB from the
+// first of each group: an area mapped within ±2 GiB of a group
+// (mapArea) keeps every rel32 jump between them and rewritten
+// RIP-relative displacements in reach.
+func byRegion[T any](items []T, addr func(T) uint64) [][]T {
+	sort.Slice(items, func(i, j int) bool { return addr(items[i]) < addr(items[j]) })
+	var groups [][]T
+	for len(items) > 0 {
+		lo, n := addr(items[0]), 0
+		for n < len(items) && addr(items[n])-lo < 1<<30 {
+			n++
+		}
+		groups = append(groups, items[:n])
+		items = items[n:]
+	}
+	return groups
+}
 
 // mapArea maps an r-x area of size bytes in a gap of p's address space
 // within ±2 GiB of [lo, hi], or anywhere if there is none.

@@ -5,7 +5,6 @@ package ptrace
 import (
 	"fmt"
 	"os"
-	"sort"
 
 	"golang.org/x/sys/unix"
 
@@ -39,18 +38,9 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 		p.pads.ring = r
 		tr.fsAll(p)
 	}
-	sort.Slice(pl.pads, func(i, j int) bool { return pl.pads[i].addr < pl.pads[j].addr })
-	need := pl.pads
-	for len(need) > 0 {
-		lo := need[0].addr
-		n := 0
-		for n < len(need) && need[n].addr-lo < 1<<30 {
-			n++
-		}
-		group := need[:n]
-		need = need[n:]
+	for _, group := range byRegion(pl.pads, func(ps *padSite) uint64 { return ps.addr }) {
 		size := pageRound(uint64(len(group)) * pad.MaxSize)
-		start, err := tr.mapArea(p, th, lo, group[len(group)-1].addr, size)
+		start, err := tr.mapArea(p, th, group[0].addr, group[len(group)-1].addr, size)
 		if err != nil {
 			return err
 		}
