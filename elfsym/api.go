@@ -39,6 +39,8 @@ type Symbol struct {
 	Size    uint64   `json:"size"`
 	Params  []string `json:"params,omitempty"`
 	Mangled string   `json:"mangled,omitempty"` // the symbol's own name when Name is demangled
+	// Go: a Go function (from pclntab), as Site.GoFunc says of a site.
+	Go bool `json:"go,omitempty"`
 	// USDT probes (Name is provider:name): the note's operands, and the
 	// link-time address of the semaphore (0: none).
 	Args      []string `json:"args,omitempty"`
@@ -51,4 +53,5 @@ var (
 	_ func([]*probe.Spec, Target) ([]probe.Site, error) = Resolve
 	_ func(Target, string) ([]Symbol, error)            = List
 	_ func([]proc.Mapping, string) (uint64, error)      = Bias
+	_ func(string, uint64, uint64) ([]byte, error)      = Code
 )

@@ -71,7 +71,7 @@ func List(t Target, pattern string) ([]Symbol, error) {
 				kind = "ifunc"
 			}
 			out = append(out, Symbol{Object: o.path, Name: s.display(), Kind: kind, Addr: s.addr, Size: s.size,
-				Params: o.paramsAt(s.addr), Mangled: s.mangled()})
+				Params: o.paramsAt(s.addr), Mangled: s.mangled(), Go: o.isGo && o.goEntries[s.addr]})
 		}
 		for _, s := range o.plt {
 			if usdtOnly {

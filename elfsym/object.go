@@ -151,6 +151,17 @@ func (o *object) codeAt(addr, n uint64) ([]byte, error) {
 	return b[start:end], nil
 }
 
+// Code returns n bytes of the executable segment of the ELF file path at
+// link-time address addr (fewer at the segment's end), through the cache
+// of parsed objects: a listing reads many functions of one file.
+func Code(path string, addr, n uint64) ([]byte, error) {
+	o, err := cachedObject(path, path)
+	if err != nil {
+		return nil, err
+	}
+	return o.codeAt(addr, n)
+}
+
 // covering returns the function symbol whose extent holds addr.
 func (o *object) covering(addr uint64) (fsym, bool) {
 	var best fsym
