@@ -71,11 +71,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 	}
-	tr.pads = newPads(e.NoPads, "", e.Verbose, tr.emit)
+	tr.pads = newPads(e.NoPads, e.Verbose, tr.emit)
 	tr.pads.tally = t.Tally
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
-			tr.pads.off, tr.pads.why = true, err.Error()
+			tr.pads.off = true
 			if e.Verbose != nil {
 				e.Verbose(err.Error())
 			}

@@ -16,8 +16,8 @@ import (
 // a default ring (131072 records) fills in no less than 26 ms.
 const drainEvery = time.Millisecond
 
-func newPads(off bool, why string, verbose func(string), emit func(*probe.Event)) *pads {
-	return &pads{off: off, why: why, rings: map[int]*padRing{}, verbose: verbose, emit: emit}
+func newPads(off bool, verbose func(string), emit func(*probe.Event)) *pads {
+	return &pads{off: off, rings: map[int]*padRing{}, verbose: verbose, emit: emit}
 }
 
 // start runs the drainer once the first ring exists: events flow while

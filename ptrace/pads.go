@@ -54,8 +54,7 @@ type padProc struct {
 // loop share it under mu, which also orders every emit.
 type pads struct {
 	mu    sync.Mutex
-	off   bool   // --no-pads, or the machine cannot (padsAvailable)
-	why   string // why pads are off, for -v
+	off   bool // --no-pads, or the machine cannot (padsOK)
 	clock *pad.Clock
 	ids   []*padSite       // by record site id
 	rings map[int]*padRing // by pid

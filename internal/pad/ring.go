@@ -100,7 +100,6 @@ type Ring struct {
 	// without a mark); after grace it is skipped.
 	waitTail  uint64
 	waitSince time.Time
-	skipped   uint64 // holes passed (events their producers dropped)
 }
 
 // NewRing wraps mem, a shared mapping of a ring of n records (a power of
@@ -176,12 +175,10 @@ scan:
 			}
 			if atomic.CompareAndSwapUint64(seq, r.tail-s, r.tail+r.n-s) {
 				r.tail++
-				r.skipped++
 			}
 			continue
 		case last && v == r.tail|Busy && r.Reserved() > r.tail:
 			r.tail++
-			r.skipped++
 			continue
 		}
 		break
