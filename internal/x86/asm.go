@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	golangasm "github.com/twitchyliquid64/golang-asm"
 	"github.com/twitchyliquid64/golang-asm/obj"
 	gx "github.com/twitchyliquid64/golang-asm/obj/x86"
+	"github.com/twitchyliquid64/golang-asm/objabi"
 )
 
 // Reg is a general register in hardware numbering.
@@ -77,28 +77,30 @@ var ccOps = [...][2]obj.As{ // Jcc, SETcc
 // as the golang-asm library), so that no encoding is written by hand.
 // Operands are (dst, src), Intel order. An Asm assembles once.
 type Asm struct {
-	b      *golangasm.Builder
-	ctxt   *obj.Link
-	labels []*obj.Prog // an ANOP per label: it encodes to nothing
-	bound  []bool
-	diags  []string
-	err    error
-	done   bool
+	ctxt        *obj.Link
+	first, last *obj.Prog
+	labels      []*obj.Prog // an ANOP per label: it encodes to nothing
+	bound       []bool
+	diags       []string
+	err         error
+	done        bool
 }
 
-// initMu serializes builders: the first initializes asm6's global tables.
+// initMu serializes contexts' set-up: the first initializes asm6's global
+// tables.
 var initMu sync.Mutex
 
-// NewAsm returns an empty assembler.
+// NewAsm returns an empty assembler. It drives the amd64 back end
+// (obj/x86's LinkArch) itself rather than through golang-asm's Builder,
+// whose constructor rebuilds the assembler front end's instruction-name
+// maps every time: two thirds of the cost of a pad.
 func NewAsm() *Asm {
 	initMu.Lock()
-	b, err := golangasm.NewBuilder("amd64", 64)
+	ctxt := obj.Linknew(&gx.Linkamd64)
+	ctxt.Headtype = objabi.Hlinux
+	gx.Linkamd64.Init(ctxt)
 	initMu.Unlock()
-	if err != nil { // only for an unknown architecture
-		panic(err)
-	}
-	a := &Asm{b: b}
-	a.ctxt = b.NewProg().Ctxt // the Builder does not export its Link
+	a := &Asm{ctxt: ctxt}
 	a.ctxt.DiagFunc = func(f string, args ...any) { a.diags = append(a.diags, fmt.Sprintf(f, args...)) }
 	// As hand-written assembly: no NOP padding of jumps to 32-byte
 	// boundaries (the library's default, "alignedjumps").
@@ -108,7 +110,7 @@ func NewAsm() *Asm {
 
 // NewLabel returns an unbound label.
 func (a *Asm) NewLabel() Label {
-	p := a.b.NewProg()
+	p := a.newProg()
 	p.As = obj.ANOP
 	a.labels = append(a.labels, p)
 	a.bound = append(a.bound, false)
@@ -122,7 +124,23 @@ func (a *Asm) Bind(l Label) {
 		return
 	}
 	a.bound[l] = true
-	a.b.AddInstruction(a.labels[l])
+	a.add(a.labels[l])
+}
+
+func (a *Asm) newProg() *obj.Prog {
+	p := a.ctxt.NewProg()
+	p.Ctxt = a.ctxt
+	return p
+}
+
+// add appends p to the program.
+func (a *Asm) add(p *obj.Prog) {
+	if a.first == nil {
+		a.first = p
+	} else {
+		a.last.Link = p
+	}
+	a.last = p
 }
 
 func (a *Asm) fail(err error) { a.err = cmp.Or(a.err, err) }
@@ -138,9 +156,9 @@ var none obj.Addr
 
 // ins appends one instruction in Go operand order (from, to).
 func (a *Asm) ins(as obj.As, from, to obj.Addr) *obj.Prog {
-	p := a.b.NewProg()
+	p := a.newProg()
 	p.As, p.From, p.To = as, from, to
-	a.b.AddInstruction(p)
+	a.add(p)
 	return p
 }
 
@@ -288,7 +306,9 @@ func (a *Asm) Assemble() (code []byte, err error) {
 			code, err = nil, fmt.Errorf("x86: assembler panic: %v", r)
 		}
 	}()
-	code = a.b.Assemble()
+	s := &obj.LSym{Func: &obj.FuncInfo{Text: a.first}}
+	gx.Linkamd64.Assemble(a.ctxt, s, a.newProg)
+	code = s.P
 	if len(a.diags) > 0 || a.ctxt.Errors > 0 {
 		return nil, fmt.Errorf("x86: %s", strings.Join(a.diags, "; "))
 	}
