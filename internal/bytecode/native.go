@@ -36,8 +36,9 @@ func (p *Program) Value(raw uint64) probe.Value {
 	return probe.Value{Int: raw, Signed: p.typ.Signed, Format: p.format}
 }
 
-// nativeCheck says why p cannot run natively, or nil.
-func (p *Program) nativeCheck(abi probe.ABI) error {
+// CheckNative says whether Native can compile p for abi, without
+// compiling it; the error wraps ErrNotNative.
+func (p *Program) CheckNative(abi probe.ABI) error {
 	if p.isLit || p.typ.Str {
 		return fmt.Errorf("%w: string result", ErrNotNative)
 	}
@@ -65,7 +66,7 @@ func (p *Program) nativeCheck(abi probe.ABI) error {
 // clobbers RAX RCX RDX RSI RDI R8–R11 and the flags only, uses no stack
 // and never faults. rip is the probed instruction's address.
 func (p *Program) Native(a *x86.Asm, abi probe.ABI, rip uint64) error {
-	if err := p.nativeCheck(abi); err != nil {
+	if err := p.CheckNative(abi); err != nil {
 		return err
 	}
 	n := &native{a: a, args: nativeArgs[abi], rip: rip, labels: make([]x86.Label, len(p.code)+1)}

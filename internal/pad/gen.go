@@ -57,10 +57,43 @@ type Layout struct {
 }
 
 // Check says whether s can be a pad, as far as its programs go: any
-// error wraps bytecode.ErrNotNative or says why.
+// error wraps bytecode.ErrNotNative or says why. It assembles nothing:
+// the engine asks it of every site before it places any.
 func Check(s Spec) error {
-	_, _, err := probeCode(s)
-	return err
+	if _, err := frameSize(s); err != nil {
+		return err
+	}
+	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
+		if p != nil {
+			if err := p.CheckNative(s.ABI); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// frameSize is the bytes of s's frame below the red zone, after the
+// limits a pad has: its values, its ring, its frame.
+func frameSize(s Spec) (int32, error) {
+	if len(s.Fetches) > MaxValues {
+		return 0, fmt.Errorf("pad: %d values, a record holds %d", len(s.Fetches), MaxValues)
+	}
+	if s.Records <= 0 || s.Records&(s.Records-1) != 0 {
+		return 0, fmt.Errorf("pad: a ring of %d records", s.Records)
+	}
+	vregs := 0
+	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
+		if p != nil {
+			vregs = max(vregs, p.Regs())
+		}
+	}
+	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
+	frame = (frame + 15) &^ 15
+	if frame > maxFrame {
+		return 0, fmt.Errorf("pad: a frame of %d bytes, at most %d", frame, maxFrame)
+	}
+	return frame, nil
 }
 
 // Build returns the pad of s assembled to run at `at`:
@@ -90,23 +123,9 @@ func Build(s Spec, at uint64) ([]byte, Layout, error) {
 // probeCode assembles everything before the displaced instructions.
 func probeCode(s Spec) ([]byte, Layout, error) {
 	var lay Layout
-	if len(s.Fetches) > MaxValues {
-		return nil, lay, fmt.Errorf("pad: %d values, a record holds %d", len(s.Fetches), MaxValues)
-	}
-	if s.Records <= 0 || s.Records&(s.Records-1) != 0 {
-		return nil, lay, fmt.Errorf("pad: a ring of %d records", s.Records)
-	}
-	vregs := 0
-	progs := append([]*bytecode.Program{s.Cond}, s.Fetches...)
-	for _, p := range progs {
-		if p != nil {
-			vregs = max(vregs, p.Regs())
-		}
-	}
-	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
-	frame = (frame + 15) &^ 15
-	if frame > maxFrame {
-		return nil, lay, fmt.Errorf("pad: a frame of %d bytes, at most %d", frame, maxFrame)
+	frame, err := frameSize(s)
+	if err != nil {
+		return nil, lay, err
 	}
 	a := x86.NewAsm()
 	down := redZone + frame
