@@ -29,6 +29,11 @@ func (o *object) match(pattern string) []fsym {
 		list = o.plt
 	}
 	var out []fsym
+	if !isGlob(pattern) {
+		// A plain name is looked up, not matched against every symbol:
+		// a trace of thousands of functions would be quadratic.
+		list = o.named(list, pattern)
+	}
 	for _, s := range list {
 		if !s.matches(pattern) {
 			continue
@@ -41,6 +46,34 @@ func (o *object) match(pattern string) []fsym {
 			continue
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// named returns the symbols of list (o.funcs or o.plt, sorted by
+// address) whose name or source name is name, in list's order, through
+// an index built on first use.
+func (o *object) named(list []fsym, name string) []fsym {
+	o.nameMu.Lock()
+	defer o.nameMu.Unlock()
+	k := 0
+	if len(list) > 0 && len(o.plt) > 0 && &list[0] == &o.plt[0] {
+		k = 1
+	}
+	if o.nameIdx[k] == nil {
+		idx := make(map[string][]int, len(list))
+		for i, s := range list {
+			idx[s.name] = append(idx[s.name], i)
+			if s.demangled != "" && s.demangled != s.name {
+				idx[s.demangled] = append(idx[s.demangled], i)
+			}
+		}
+		o.nameIdx[k] = idx
+	}
+	is := o.nameIdx[k][name]
+	out := make([]fsym, 0, len(is))
+	for _, i := range is {
+		out = append(out, list[i])
 	}
 	return out
 }

@@ -44,6 +44,11 @@ type object struct {
 	usdtErr  error
 	addrOnce sync.Once
 	addrs    map[string]uint64 // every defined symbol's address, for operands
+
+	landState // landings.go
+
+	nameMu  sync.Mutex
+	nameIdx [2]map[string][]int // funcs, plt: by name (match.go)
 }
 
 // fsym is one function symbol or PLT stub of an object.

@@ -21,6 +21,7 @@ type paramTable struct {
 	reader *dwarf.Reader
 	done   map[dwarf.Offset]bool // compilation units read
 	all    bool                  // every unit read
+	seeks  int                   // units looked up one at a time so far
 
 	names  map[dwarf.Offset]string
 	types  map[dwarf.Offset]dwarf.Offset // parameter entry → its DW_AT_type
@@ -99,11 +100,23 @@ func (o *object) loadParams() {
 	}
 }
 
+// maxUnitSeeks is how many functions are looked up by their unit before
+// every unit is read at once.
+const maxUnitSeeks = 64
+
 func (t *paramTable) lookup(addr uint64) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if p, ok := t.out[addr]; ok || t.all {
 		return p
+	}
+	if t.seeks++; t.seeks > maxUnitSeeks {
+		// Many lookups (a trace of hundreds of functions): one walk of
+		// every unit costs less than a search of the units per lookup.
+		t.all = true
+		t.reader.Seek(0)
+		t.walk(false)
+		return t.out[addr]
 	}
 	cu, err := t.reader.SeekPC(addr)
 	if err != nil || cu == nil || t.done[cu.Offset] {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
@@ -132,16 +133,12 @@ func (pl *planner) padPlan() {
 		addrs = append(addrs, a)
 	}
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+	taken := map[uint64]bool{} // bytes the jumps planned so far cover
 	busy := func(a uint64) bool {
 		if pl.bps[a] != nil || p.bps[a] != nil || (p.armed && a == p.armAt) {
 			return true
 		}
-		for _, ps := range pl.pads {
-			if a >= ps.addr && a < ps.addr+uint64(ps.disp.Len) {
-				return true
-			}
-		}
-		return p.padAt(a) != nil
+		return taken[a] || p.padAt(a) != nil
 	}
 	stacks := pl.threadWords()
 	for _, a := range addrs {
@@ -161,6 +158,9 @@ func (pl *planner) padPlan() {
 			continue
 		}
 		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: bp.sites[0], obj: bp.obj, name: bp.name, bp: bp})
+		for i := range uint64(d.Len) {
+			taken[a+i] = true
+		}
 		delete(pl.bps, a)
 	}
 }
@@ -183,6 +183,12 @@ func (pl *planner) displace(bp *breakpoint, busy func(uint64) bool) (*ssol.Displ
 		return nil, fmt.Sprintf("reading the function: %v", err)
 	}
 	pl.unpatch(fn, start)
+	land, err := elfsym.ObjectLandings(s.Object)
+	if err != nil {
+		return nil, fmt.Sprintf("finding where the object's code jumps: %v", err)
+	}
+	bias := bp.addr - s.Addr // runtime minus link-time
+	busy = landingsBusy(land, bias, busy)
 	d, err := ssol.PlanPad(fn, start, bp.addr, busy)
 	if err != nil {
 		return nil, err.Error()
@@ -193,6 +199,17 @@ func (pl *planner) displace(bp *breakpoint, busy func(uint64) bool) (*ssol.Displ
 		return nil, "a call displaced under the CET shadow stack"
 	}
 	return d, ""
+}
+
+// landingsBusy adds to busy the addresses that code elsewhere in the
+// object may jump to (elfsym.Landings): a jump must not cut them.
+func landingsBusy(land *elfsym.Landings, bias uint64, busy func(uint64) bool) func(uint64) bool {
+	return func(a uint64) bool {
+		if _, in := land.Inside(a-bias-1, a-bias+1); in {
+			return true
+		}
+		return busy != nil && busy(a)
+	}
 }
 
 // padAt returns the pad site whose jmp covers addr, nil if none.

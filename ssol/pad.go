@@ -88,7 +88,7 @@ func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Disp
 	end := site + uint64(d.Len)
 	for a := site + 1; a < end && busy != nil; a++ {
 		if busy(a) {
-			return nil, no("%#x is busy (another probe, breakpoint or entry)", a)
+			return nil, no("%#x is busy (another probe or breakpoint, or code elsewhere in the object jumps there)", a)
 		}
 	}
 	if why := checkBranches(fn, fnAddr, site, end); why != "" {
