@@ -31,9 +31,9 @@ const touchOff = 16
 
 // touching is a thread in the touch code.
 type touching struct {
-	before unix.PtraceRegs  // at the breakpoint, as the emulation started
-	fault  ssol.FaultError  // the access being made
-	end    uint64           // rip after the touch's int3
+	before unix.PtraceRegs // at the breakpoint, as the emulation started
+	fault  ssol.FaultError // the access being made
+	end    uint64          // rip after the touch's int3
 }
 
 // end is the rip at which a stepping thread stops when done.
