@@ -44,9 +44,10 @@ func TestEmulatedStackEdge(t *testing.T) {
 		{"bigframe", []string{"bigframe+11"}, []string{bin, "bigframe"}, 1},
 		// Each level's first push is on a new page.
 		{"rec", []string{"rec"}, []string{bin, "rec", "600"}, 601},
-		// A call and a push with rsp at an unmapped page, and a call
-		// below the stack where a mapping in the guard gap bars growth.
-		{"emuguard", []string{"pushy", "pushr"}, []string{bin, "emuguard"}, 3},
+		// A call and a push with rsp at an unmapped page, a call through
+		// a pointer to it, a ret reading it, and a call below the stack
+		// where a mapping in the guard gap bars growth.
+		{"emuguard", []string{"pushy", "pushr", "callmem+7", "retbad+4"}, []string{bin, "emuguard"}, 5},
 	}
 	for _, e := range edgeEngines() {
 		t.Run(e.name, func(t *testing.T) {
