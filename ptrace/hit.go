@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -48,8 +47,12 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		return
 	}
 	if sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel {
-		if st := th.step; st != nil && regs.Rip == st.bp.slot+uint64(st.bp.slotN) {
-			tr.stepDone(th, &regs)
+		if st := th.step; st != nil && regs.Rip == st.end() {
+			if st.touch != nil {
+				tr.touchDone(th, &regs)
+			} else {
+				tr.stepDone(th, &regs)
+			}
 			tr.trapTaken(th)
 			return
 		}
@@ -120,11 +123,14 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		}
 		// The slot instruction faulted: deliver the fault at the original
 		// address, as if it had run there; the signals held come after.
+		// A touch's fault is the emulated instruction's own, as raised.
 		tr.abortStep(th, &regs)
 		if th.sig != 0 {
 			unix.Tgkill(p.pid, th.tid, unix.Signal(th.sig))
 		}
-		tr.fixFaultAddr(th, &si, st.bp)
+		if st.touch == nil {
+			tr.fixFaultAddr(th, &si, st.bp)
+		}
 		th.sig = sig
 		return
 	}
@@ -191,22 +197,7 @@ func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	tr.retHit(th, bp, regs)
 	switch bp.action {
 	case ssol.Emulate:
-		before := *regs
-		if err := bp.in.Emulate(regs, asProgram{p.mem}); err != nil {
-			// The instruction itself would fault on a mapped page it
-			// may not write or read (a push onto a guard page or a
-			// read-only stack, a call through an unreadable pointer): it
-			// does, at its own address, with the address it touched. An
-			// unmapped address may be stack the kernel would have grown
-			// for the real instruction: that is left an error.
-			var fe *ssol.FaultError
-			if !errors.As(err, &fe) || !mapped(p.pid, fe.Addr) {
-				tr.fail(fmt.Errorf("pid %d: emulating %s at %#x: %w", p.pid, bp.text, bp.addr, err))
-				return
-			}
-			*regs = before
-			tr.segfault(th, fe.Addr)
-		}
+		tr.emulate(th, bp, regs, nil) // or a touch of its access (touch.go)
 	case ssol.Boost:
 		regs.Rip = bp.slot
 	case ssol.Step:
@@ -223,28 +214,6 @@ func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 type asProgram struct{ *proc.Memory }
 
 func (m asProgram) WriteAt(p []byte, addr uint64) error { return m.WriteChecked(p, addr) }
-
-// segfault delivers SIGSEGV to th, stopped at an int3, as an access to
-// addr, mapped but forbidden, raises it (SEGV_ACCERR).
-func (tr *tracer) segfault(th *thread, addr uint64) {
-	si := proc.Siginfo{Signo: int32(unix.SIGSEGV), Code: 2, Addr: addr} // SEGV_ACCERR
-	proc.SetSiginfo(th.tid, &si)
-	th.sig = int(unix.SIGSEGV)
-}
-
-// mapped says whether addr lies in a mapping of process pid.
-func mapped(pid int, addr uint64) bool {
-	ms, err := proc.Maps(pid)
-	if err != nil {
-		return false
-	}
-	for _, m := range ms {
-		if addr >= m.Start && addr < m.End {
-			return true
-		}
-	}
-	return false
-}
 
 // stepDone finishes a Step slot at its trailing int3.
 func (tr *tracer) stepDone(th *thread, regs *unix.PtraceRegs) {
@@ -314,12 +283,16 @@ func isPushf(code []byte) bool {
 	return false
 }
 
-// abortStep moves a thread that has not run its Step slot back to the
-// original instruction, undoing PreStep.
+// abortStep moves a thread that has not run its Step slot (or touch) back
+// to the original instruction, undoing PreStep.
 func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
 	st := th.step
 	th.step = nil
-	regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
+	if st.touch != nil {
+		*regs = st.touch.before
+	} else {
+		regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
+	}
 	if st.st.Scratch >= 0 {
 		setReg(regs, st.st.Scratch, st.st.SavedValue)
 	}

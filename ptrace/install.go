@@ -137,27 +137,31 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 }
 
 // placeSlots maps SSOL areas and gives each Boost and Step breakpoint its
-// slot. Slot 0 of each area is a lone int3, the return trampoline.
+// slot. Slot 0 of each area is the return trampoline's int3, then int3s
+// and the touch code (touch.go).
 func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint, tramp bool) error {
 	var need []*breakpoint
+	touch := false
 	for _, bp := range bps {
 		if bp.action == ssol.Boost || bp.action == ssol.Step {
 			need = append(need, bp)
 		}
+		touch = touch || bp.in.Accesses()
 	}
-	if len(need) == 0 && (!tramp || p.tramp != 0) {
+	if len(need) == 0 && (!(tramp || touch) || p.tramp != 0) {
 		return nil
 	}
 	if len(need) == 0 {
-		// Return probes need the trampoline even with no slot to place.
+		// Return probes need the trampoline, emulated memory accesses
+		// the touch code, even with no slot to place.
 		for _, bp := range bps {
-			if bp.hijack != nil {
+			if bp.hijack != nil || bp.in.Accesses() {
 				start, err := tr.mapArea(p, th, bp.addr, bp.addr, 4096)
 				if err != nil {
 					return err
 				}
 				p.areas = append(p.areas, area{start: start, size: 4096})
-				return p.mem.WriteAt(trampolineCode(), start)
+				return p.mem.WriteAt(slotZero(), start)
 			}
 		}
 	}
@@ -168,7 +172,7 @@ func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint,
 			return err
 		}
 		p.areas = append(p.areas, area{start: start, size: size})
-		if err := p.mem.WriteAt(trampolineCode(), start); err != nil {
+		if err := p.mem.WriteAt(slotZero(), start); err != nil {
 			return err
 		}
 		for i, bp := range group {
@@ -177,15 +181,6 @@ func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint,
 		}
 	}
 	return nil
-}
-
-// trampolineCode fills slot 0: int3s, the first the return trampoline.
-func trampolineCode() []byte {
-	b := make([]byte, ssol.SlotSize)
-	for i := range b {
-		b[i] = 0xcc
-	}
-	return b
 }
 
 func pageRound(n uint64) uint64 { return (n + 4095) &^ 4095 }

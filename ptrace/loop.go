@@ -160,7 +160,7 @@ func (tr *tracer) ourTrapPending(th *thread) bool {
 		return false
 	}
 	p := th.p
-	if st := th.step; st != nil && (st.single || regs.Rip == st.bp.slot+uint64(st.bp.slotN)) {
+	if st := th.step; st != nil && (st.single || regs.Rip == st.end()) {
 		return true
 	}
 	_, ok := p.bps[regs.Rip-1]

@@ -391,7 +391,7 @@ func launchTrapState(p *process, th *thread) {
 // int3s.
 func (tr *tracer) ourTrapAt(th *thread, regs *unix.PtraceRegs) bool {
 	p, at := th.p, regs.Rip-1
-	if st := th.step; st != nil && regs.Rip == st.bp.slot+uint64(st.bp.slotN) {
+	if st := th.step; st != nil && regs.Rip == st.end() {
 		return true
 	}
 	return p.bps[at] != nil || (p.tramp != 0 && at == p.tramp) || (p.armed && at == p.armAt) || p.removed[at]

@@ -140,7 +140,8 @@ type thread struct {
 	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
 }
 
-// stepping is a thread running a Step slot, until its trailing int3.
+// stepping is a thread running a Step slot, or the touch code, until its
+// trailing int3.
 type stepping struct {
 	bp       *breakpoint
 	st       ssol.StepState
@@ -148,7 +149,8 @@ type stepping struct {
 	more     []int // and those arriving after it
 	single   bool  // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
 	mask     uint64
-	masked   bool // async signals blocked until the step ends; mask is the thread's own
+	masked   bool      // async signals blocked until the step ends; mask is the thread's own
+	touch    *touching // not a slot: an emulated access made for real (touch.go)
 }
 
 // waker lets the context watcher wake the loop blocked in wait4, by a

@@ -176,8 +176,8 @@ func (o *memOperand) address(regs *unix.PtraceRegs, next uint64) uint64 {
 
 // Emulate applies an Emulate instruction's effect to regs (rip included),
 // reading and writing the stack through mem. When a memory access fails,
-// regs are left as they were and the error says which access: the engine
-// then delivers the SIGSEGV the real instruction would have raised.
+// regs are left as they were and the error, a *FaultError, says which
+// access: the engine makes it in the tracee (FaultError.Touch).
 func (in *Insn) Emulate(regs *unix.PtraceRegs, mem Memory) error {
 	e := &in.an.emu
 	switch e.kind {
@@ -198,7 +198,7 @@ func (in *Insn) Emulate(regs *unix.PtraceRegs, mem Memory) error {
 	case emRet:
 		var b [8]byte
 		if err := mem.ReadAt(b[:], regs.Rsp); err != nil {
-			return in.memError(&FaultError{Addr: regs.Rsp, Err: fmt.Errorf("reading the return address at %#x: %w", regs.Rsp, err)})
+			return in.memError(&FaultError{Addr: regs.Rsp, Access: AccessPop, Err: fmt.Errorf("reading the return address at %#x: %w", regs.Rsp, err)})
 		}
 		regs.Rip = binary.LittleEndian.Uint64(b[:])
 		regs.Rsp += 8 + e.imm
@@ -215,7 +215,7 @@ func (in *Insn) Emulate(regs *unix.PtraceRegs, mem Memory) error {
 			a := e.mem.address(regs, e.next)
 			var b [8]byte
 			if err := mem.ReadAt(b[:], a); err != nil {
-				return in.memError(&FaultError{Addr: a, Err: fmt.Errorf("reading the branch target at %#x: %w", a, err)})
+				return in.memError(&FaultError{Addr: a, Access: AccessLoad, Err: fmt.Errorf("reading the branch target at %#x: %w", a, err)})
 			}
 			target = binary.LittleEndian.Uint64(b[:])
 		}
@@ -259,18 +259,20 @@ func push(regs *unix.PtraceRegs, mem Memory, v uint64) error {
 	binary.LittleEndian.PutUint64(b[:], v)
 	sp := regs.Rsp - 8
 	if err := mem.WriteAt(b[:], sp); err != nil {
-		return &FaultError{Addr: sp, Err: fmt.Errorf("pushing to %#x: %w", sp, err)}
+		return &FaultError{Addr: sp, Access: AccessPush, Err: fmt.Errorf("pushing to %#x: %w", sp, err)}
 	}
 	regs.Rsp = sp
 	return nil
 }
 
 // FaultError: the emulated instruction's memory access at Addr failed,
-// where the instruction itself would have faulted (the engine delivers the
-// fault at the instruction, as SIGSEGV with si_addr Addr).
+// through the tracer's reach of the tracee's memory. The instruction
+// itself may have faulted there, or not (a stack the kernel grows for the
+// process's own access): the engine asks the CPU by Touch.
 type FaultError struct {
-	Addr uint64
-	Err  error
+	Addr   uint64
+	Access Access
+	Err    error
 }
 
 func (e *FaultError) Error() string { return e.Err.Error() }

@@ -3,6 +3,7 @@
 package ssol
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
@@ -121,9 +122,22 @@ func TestEmulate(t *testing.T) {
 
 // TestEmulateFault checks that a failed access reports an error and leaves
 // the registers alone, so the engine can deliver SIGSEGV.
+// The error says which access failed, and Touch points the registers at
+// the one instruction that makes it again (push, pop, or a load at rax).
 func TestEmulateFault(t *testing.T) {
-	for _, code := range []string{"c3", "e8 00 00 00 00", "55", "ff 50 08", "ff 15 00 00 00 00"} {
-		in, err := Analyze(hexBytes(t, code), codeAddr)
+	for _, c := range []struct {
+		code   string
+		access Access
+		addr   uint64
+		touch  string
+	}{
+		{"c3", AccessPop, 0x10, "58"},
+		{"e8 00 00 00 00", AccessPush, 0x8, "50"},
+		{"55", AccessPush, 0x8, "50"},
+		{"ff 50 08", AccessLoad, 0x28, "48 8b 00"},
+		{"ff 15 00 00 00 00", AccessLoad, codeAddr + 6, "48 8b 00"},
+	} {
+		in, err := Analyze(hexBytes(t, c.code), codeAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,6 +150,21 @@ func TestEmulateFault(t *testing.T) {
 		}
 		if regs != before {
 			t.Errorf("%s: registers changed on a fault", in.Text)
+		}
+		var fe *FaultError
+		if !errors.As(err, &fe) || fe.Access != c.access || fe.Addr != c.addr {
+			t.Errorf("%s: %#v, want access %d at %#x", in.Text, fe, c.access, c.addr)
+			continue
+		}
+		if !in.Accesses() {
+			t.Errorf("%s: Accesses false", in.Text)
+		}
+		const at = 0x5000
+		end := fe.Touch(&regs, at)
+		code := TouchCode()[regs.Rip-at : end-at]
+		if want := append(hexBytes(t, c.touch), 0xcc); !bytes.Equal(code, want) || regs.Rsp != before.Rsp ||
+			(c.access == AccessLoad) != (regs.Rax == c.addr) {
+			t.Errorf("%s: touch % x, rsp %#x, rax %#x; want % x", in.Text, code, regs.Rsp, regs.Rax, want)
 		}
 	}
 }
