@@ -249,7 +249,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			tr.fail(err)
 			return
 		}
-		np.entry = p.entry
+		np.entry, np.sigHooked = p.entry, p.sigHooked
 		np.trap, np.scratch = p.trap, p.scratch
 		// Clipped: a group the child adds (at a dlopen) must not land in
 		// the parent's array.
@@ -385,7 +385,7 @@ func (tr *tracer) exec(th *thread) {
 	if p.trap.handler != sigIgn {
 		p.trap = trapState{}
 	}
-	p.scratch = 0
+	p.scratch, p.sigHooked = 0, false
 	vforked := p.shared != nil
 	p.shared = nil
 	tr.vforkEnd(p.vforkWin)

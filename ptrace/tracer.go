@@ -82,6 +82,9 @@ type process struct {
 	trap    trapState // SIGTRAP's action as the program set it (sigtrap.go)
 	scratch uint64    // a writable page for injected calls' results, 0 until needed
 	pads    *padProc  // in-process probes (pads.go), nil until the first
+	// sigHooked: the hooks on sigaction and pthread_sigmask are in
+	// (sigtrap.go's sigHooksKept).
+	sigHooked bool
 	// vforkWin: a vfork child's records in its parent's ring (padvfork.go).
 	vforkWin *vforkWindow
 }
