@@ -93,6 +93,7 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 	if err := tr.padPlace(p, th, pl); err != nil {
 		return err
 	}
+	tr.sigHooksKept(p, pl)
 	bps := pl.bps
 	if len(bps) == 0 {
 		return nil

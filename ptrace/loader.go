@@ -85,6 +85,13 @@ func (pl *planner) internalWatch(bps func(*objInfo) []internalBP) {
 				continue
 			}
 			addr := m.AddrOf(ib.off)
+			if bp := pl.p.bps[addr]; bp != nil {
+				ib.mark(bp) // a probe's, in already
+				continue
+			}
+			if pl.p.padAt(addr) != nil {
+				continue // a probe's pad: the program's calls do not stop there
+			}
 			if bp, err := pl.bp(&probe.Site{Func: ib.name, FuncAddr: addr, Addr: addr}, addr); err == nil {
 				ib.mark(bp)
 			}

@@ -106,6 +106,8 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 		tr.newChild(th, ev)
 	case unix.PTRACE_EVENT_VFORK_DONE:
 		th.vfork = false
+		tr.vforkEnd(th.vforkWin)
+		th.vforkWin = nil
 	case unix.PTRACE_EVENT_SECCOMP:
 		if tr.sys != nil {
 			tr.syscallStop(th)
@@ -247,7 +249,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			tr.fail(err)
 			return
 		}
-		np.entry = p.entry
+		np.entry, np.sigHooked = p.entry, p.sigHooked
 		np.trap, np.scratch = p.trap, p.scratch
 		// Clipped: a group the child adds (at a dlopen) must not land in
 		// the parent's array.
@@ -260,11 +262,12 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			// Shared memory: the child sees (and may hit) the parent's
 			// breakpoints until it execs or exits; write nothing for it.
 			np.shared, np.bps, np.slots, np.removed, np.areas, np.sems = p, p.bps, p.slots, p.removed, p.areas, p.sems
-			// Its pads' records go to the parent's ring, under the
-			// parent's thread (the same fs base).
+			// Its pads' records go to the parent's ring, with the
+			// parent's thread's fs base: told apart by when they came.
 			np.pads = p.pads
 			np.report = tr.target.Follow
 			th.vfork = true
+			tr.vforkBegin(th, np)
 		case tr.target.Follow || tr.filtered():
 			// fork copied the int3 bytes and the SSOL area: same tables.
 			// (The seccomp filter too: a child not asked for is traced,
@@ -294,6 +297,9 @@ func (tr *tracer) newChild(th *thread, ev int) {
 		}
 		tr.procs[tid] = np
 		nt = tr.addThread(np, tid)
+		// A vfork child's fs base is its parent's thread's, which
+		// keeps it (vforkBegin).
+		nt.fsKnown = ev == unix.PTRACE_EVENT_VFORK
 		nt.shadow = inherited
 		nt.trapBlocked = th.trapBlocked
 	}
@@ -379,9 +385,11 @@ func (tr *tracer) exec(th *thread) {
 	if p.trap.handler != sigIgn {
 		p.trap = trapState{}
 	}
-	p.scratch = 0
+	p.scratch, p.sigHooked = 0, false
 	vforked := p.shared != nil
 	p.shared = nil
+	tr.vforkEnd(p.vforkWin)
+	p.vforkWin = nil
 	if vforked && !p.report && !tr.filtered() {
 		// A vfork child that is not followed: its new image has no probes.
 		proc.Detach(th.tid, 0)

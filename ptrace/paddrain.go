@@ -86,6 +86,15 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 	if int(rec.Site) >= len(ps.ids) || ps.emit == nil || ps.mute.Load() {
 		return
 	}
+	pid, tid := r.pid, 0
+	if len(r.vforks) > 0 {
+		if w := r.vforkOf(rec); w != nil {
+			if !w.report {
+				return // a vfork child not followed: not the parent's call
+			}
+			pid, tid = w.pid, w.pid
+		}
+	}
 	if ps.tally {
 		ps.count(rec.Site, 1)
 		return
@@ -94,14 +103,16 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 	sp := site.sp
 	// Consecutive records mostly come from one thread: the last answer
 	// saves a map lookup.
-	if !r.lastOK || rec.FS != r.lastFS {
+	if tid == 0 && (!r.lastOK || rec.FS != r.lastFS) {
 		tid, ok := r.fs[rec.FS]
 		if !ok {
 			tid = r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
 		}
 		r.lastFS, r.lastTID, r.lastOK = rec.FS, tid, true
 	}
-	tid := r.lastTID
+	if tid == 0 {
+		tid = r.lastTID
+	}
 	s := sp.site
 	// Events and their values come from slabs: the drainer makes
 	// millions of them, an allocation each would be most of its cost.
@@ -115,7 +126,7 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 	ns := max(ps.clock.Nanos(rec.TSC), r.lastNs)
 	r.lastNs = ns
 	pe.ev = probe.Event{
-		TimeNs: ns, PID: r.pid, TID: tid,
+		TimeNs: ns, PID: pid, TID: tid,
 		Probe: s.Spec.Text, Func: s.Func, Kind: "entry", ProbeIndex: s.Probe,
 	}
 	if len(sp.fetches) > 0 {
@@ -195,6 +206,7 @@ func (tr *tracer) ringGone(p *process) {
 		}
 	}
 	tr.pads.lost += r.r.Drops()
+	r.gone = true
 	tr.pads.mu.Unlock()
 	unix.Munmap(r.view)
 }

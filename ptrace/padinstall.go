@@ -112,6 +112,9 @@ type padRing struct {
 	lastTID int
 	lastOK  bool
 	lastNs  int64 // the last event's time: times never go back
+	// vforks: the records of vfork children (padvfork.go).
+	vforks []*vforkWindow
+	gone   bool // unmapped here (ringGone)
 }
 
 // newRing makes a ring for p: a memfd created by an injected call, mapped

@@ -367,7 +367,14 @@ func disposition(pid int, bit uint64) (ign, caught bool, err error) {
 
 // signalWatch puts the internal breakpoints on libc's sigaction and
 // pthread_sigmask in the objects being planned that define them.
+// A process without them yet has them planned in every object: they
+// may be needed only now (sigHooksKept).
 func (pl *planner) signalWatch() {
+	only := pl.only
+	if !pl.p.sigHooked {
+		pl.only = nil
+		defer func() { pl.only = only }()
+	}
 	pl.internalWatch(func(oi *objInfo) []internalBP {
 		return []internalBP{
 			{oi.sigAction, "sigaction", func(bp *breakpoint) { bp.sigHook = hookAction }},
@@ -395,4 +402,39 @@ func (tr *tracer) ourTrapAt(th *thread, regs *unix.PtraceRegs) bool {
 		return true
 	}
 	return p.bps[at] != nil || (p.tramp != 0 && at == p.tramp) || (p.armed && at == p.armAt) || p.removed[at]
+}
+
+// sigHooksKept keeps the planned hooks on sigaction and pthread_sigmask
+// only where they serve: they follow SIGTRAP's state for our traps, and
+// a process whose probes are all pads has none the program runs but
+// the loader's (a dlopen). Without them its sigprocmask and sigaction
+// calls never stop, so it outlives a tracer killed by SIGKILL. They stay
+// when SIGTRAP is blocked in some thread or not at its default action
+// already: then a trap would do damage that only they let us undo.
+func (tr *tracer) sigHooksKept(p *process, pl *planned) {
+	if p.sigHooked {
+		return
+	}
+	need := pl.hijacks || p.tramp != 0 || p.trap.handler != sigDfl
+	for _, th := range p.threads {
+		need = need || th.trapBlocked
+	}
+	traps := func(bp *breakpoint) bool {
+		return len(bp.sites) > 0 || bp.unwinder || bp.hijack != nil || len(bp.enter) > 0 || len(bp.rets) > 0
+	}
+	for _, bp := range p.bps {
+		need = need || traps(bp)
+	}
+	for _, bp := range pl.bps {
+		need = need || traps(bp)
+	}
+	for a, bp := range pl.bps {
+		switch {
+		case bp.sigHook == 0:
+		case need:
+			p.sigHooked = true
+		case !traps(bp):
+			delete(pl.bps, a)
+		}
+	}
 }

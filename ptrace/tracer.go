@@ -82,6 +82,11 @@ type process struct {
 	trap    trapState // SIGTRAP's action as the program set it (sigtrap.go)
 	scratch uint64    // a writable page for injected calls' results, 0 until needed
 	pads    *padProc  // in-process probes (pads.go), nil until the first
+	// sigHooked: the hooks on sigaction and pthread_sigmask are in
+	// (sigtrap.go's sigHooksKept).
+	sigHooked bool
+	// vforkWin: a vfork child's records in its parent's ring (padvfork.go).
+	vforkWin *vforkWindow
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -138,6 +143,8 @@ type thread struct {
 	sigRuns int
 	held    *heldSignal
 	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
+	// vforkWin: blocked in vfork, its child's records (padvfork.go).
+	vforkWin *vforkWindow
 }
 
 // stepping is a thread running a Step slot, or the touch code, until its
@@ -212,6 +219,7 @@ func (tr *tracer) dropThread(th *thread) {
 }
 
 func (tr *tracer) dropProcess(p *process) {
+	tr.vforkEnd(p.vforkWin)
 	if p.shared == nil {
 		tr.ringGone(p)
 	}

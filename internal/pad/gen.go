@@ -161,8 +161,21 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		if s.ID >= MaxCounted {
 			return nil, lay, fmt.Errorf("pad: site %d has no counter (at most %d)", s.ID, MaxCounted)
 		}
+		// A record instead while the tracer asks (OffDivert): a vfork
+		// child's calls are told from the parent's by the record's fs
+		// base and index.
+		rec := a.NewLabel()
+		a.MovRI(x86.RSI, s.Ring)
+		a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffDivert})
+		a.Test(x86.RAX, x86.RAX)
+		a.Jcc(x86.NE, rec)
 		a.MovRI(x86.RSI, s.Ring+uint64(CountOff(s.Records, int(s.ID))))
 		a.LockInc(x86.Mem{Base: x86.RSI})
+		a.Jmp(done)
+		a.Bind(rec)
+		bare := s
+		bare.Fetches = nil
+		emitRecord(a, bare, done)
 	} else {
 		for i, f := range s.Fetches {
 			if err := f.Native(a, s.ABI, s.Addr); err != nil {

@@ -138,3 +138,28 @@ func TestPadCodeCount(t *testing.T) {
 		t.Fatalf("counted %d, reserved %d; want 400, 0", r.Count(7), r.Reserved())
 	}
 }
+
+// While the ring's divert word is set, a counting pad writes a record
+// (its fs base, its index) instead of counting, and counts again once it
+// is cleared.
+func TestPadCodeCountDiverted(t *testing.T) {
+	f, r, _ := padUnderTest(t, 16, true)
+	rnd := rand.New(rand.NewSource(3))
+	call(t, f, rnd, 9, 0)
+	r.Divert(1)
+	call(t, f, rnd, 9, 0)
+	call(t, f, rnd, 1, 0) // its condition is false: nothing
+	call(t, f, rnd, 8, 0)
+	r.Divert(-1)
+	call(t, f, rnd, 7, 0)
+	var recs []Record
+	r.Drain(func(rec *Record) { recs = append(recs, *rec) })
+	if r.Count(7) != 2 || len(recs) != 2 {
+		t.Fatalf("counted %d, %d records; want 2, 2", r.Count(7), len(recs))
+	}
+	for i, rec := range recs {
+		if rec.Index != uint64(i) || rec.Site != 7 || rec.FS == 0 {
+			t.Fatalf("record %d: %+v", i, rec)
+		}
+	}
+}

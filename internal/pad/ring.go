@@ -39,6 +39,11 @@ const (
 	OffHead  = 0   // next record index to reserve (producers' xadd)
 	OffDrops = 64  // events dropped by producers (lock inc)
 	OffTail  = 128 // the reader's next index, published after each drain
+	// OffDivert, when not 0, makes a counting pad write a record instead
+	// of adding to its counter: while a vfork child runs in the process's
+	// memory, only a record (its fs base, its index) tells whose call it
+	// was (the tracer's vfork windows).
+	OffDivert = 192
 
 	// Record offsets.
 	RecSeq  = 0
@@ -81,11 +86,12 @@ func MarkOff(n, i int) int { return HeaderSize + n*RecSize + 8*i }
 
 // Record is one event as a pad wrote it.
 type Record struct {
-	TSC  uint64
-	FS   uint64
-	Site uint32
-	Kind uint8
-	Vals [MaxValues]uint64
+	Index uint64 // its index in the ring: the order of reservations
+	TSC   uint64
+	FS    uint64
+	Site  uint32
+	Kind  uint8
+	Vals  [MaxValues]uint64
 }
 
 var errRing = errors.New("pad: ring")
@@ -117,6 +123,9 @@ func (r *Ring) rec(i uint64) int { return HeaderSize + int(i&(r.n-1))*RecSize }
 
 // Drops is the events the pads dropped (a full ring).
 func (r *Ring) Drops() uint64 { return atomic.LoadUint64(r.word(OffDrops)) }
+
+// Divert adds d to the ring's divert word (OffDivert).
+func (r *Ring) Divert(d int64) { atomic.AddUint64(r.word(OffDivert), uint64(d)) }
 
 // Reserved is the records the pads have reserved so far.
 func (r *Ring) Reserved() uint64 { return atomic.LoadUint64(r.word(OffHead)) }
@@ -158,6 +167,7 @@ scan:
 				break scan
 			}
 			r.read(off, &rec)
+			rec.Index = r.tail
 			atomic.StoreUint64(seq, r.tail+r.n-s)
 			r.tail++
 			n++
