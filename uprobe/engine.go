@@ -50,8 +50,9 @@ func (*Engine) Name() string { return "uprobe" }
 // breakpoints in those processes only (one link per PID when there are
 // several). With Follow, links cover every process that maps the object and
 // the programs check a tgid map that a fork tracker fills: a filter in BPF
-// costs other processes a trap per hit, a price only Follow pays. Follow
-// also traces the new image of a followed process that execs (exec.go).
+// costs other processes a trap per hit, a price only Follow pays. A traced
+// process that execs is traced in its new image, as strace does, -f or
+// not (exec.go).
 func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, emit func(*probe.Event)) (res probe.Result, err error) {
 	if len(t.Argv) == 0 && len(t.PIDs) == 0 {
 		return res, errors.New("uprobe: nothing to trace: no command and no PID")
@@ -84,7 +85,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
-	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
+	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
 		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize,
 		proc: t.ProcessEvents && !t.Tally}
 	if t.Tally {
@@ -125,7 +126,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		if err := s.followForks(); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
-		if err := s.followExecs(t.Resolve, e.RetProbes); err != nil {
+	}
+	if c.execs {
+		if err := s.followExecs(t.Resolve, e.RetProbes, t.Follow); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 	}
@@ -225,7 +228,7 @@ func (s *session) linkPIDs(pids []int) ([]int, error) {
 		}
 	}
 	if !s.cfg.follow {
-		return pids, nil // the map is the system call programs' only
+		return pids, nil // the map is for the programs of system calls, process events and execs
 	}
 	return []int{0}, nil
 }
