@@ -66,15 +66,15 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if err != nil {
 		return res, err
 	}
-	var held *child // run mode, held once its libraries are loaded
-	var sysNote string
+	var held *child    // run mode, held once its libraries are loaded
+	var notes []string // what this trace leaves out, said at its end
 	if len(t.Argv) > 0 && t.Resolve != nil && holdUntilLoaded(t, sites) {
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 		sites, _ = splitSyscalls(sites) // the same calls
 		if len(sys) > 0 {
-			sysNote = "system calls made before the loader had mapped the libraries (where this engine's probes go in) are not shown; --backend ptrace shows them"
+			notes = append(notes, "system calls made before the loader had mapped the libraries (where this engine's probes go in) are not shown; --backend ptrace shows them")
 		}
 		defer func() {
 			if held != nil { // not handed to runCommand: an error came first
@@ -104,9 +104,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
 		res.Notices = append(notices(st), s.execNotes()...)
-		if sysNote != "" {
-			res.Notices = append(res.Notices, sysNote)
-		}
+		res.Notices = append(res.Notices, notes...)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
@@ -129,7 +127,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}
 	if c.execs {
 		if err := s.followExecs(t.Resolve, e.RetProbes, t.Follow); err != nil {
-			return res, fmt.Errorf("uprobe: %w", err)
+			if t.Follow {
+				return res, fmt.Errorf("uprobe: %w", err)
+			}
+			// What worked before exec following still does: said, not fatal.
+			notes = append(notes, fmt.Sprintf("execs of the traced process are not followed (%v): if it execs, its new image's calls are not seen; --backend ptrace sees them", err))
 		}
 	}
 	if len(t.Argv) > 0 {
