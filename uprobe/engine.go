@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/features"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/uretprobe"
 	"golang.org/x/sys/unix"
@@ -285,8 +286,8 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 // is done; they keep running afterwards.
 func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*probe.Event)) error {
 	for _, pid := range t.PIDs {
-		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("uprobe: pid %d: no such process", pid)
+		if err := proc.CheckLeader(pid); err != nil {
+			return fmt.Errorf("uprobe: %w", err)
 		}
 	}
 	pids, err := s.linkPIDs(t.PIDs)
