@@ -17,7 +17,7 @@
 // return, as in bpftrace: ret is rax, and argN reads the argument
 // registers as they are then, which the function has usually overwritten.
 //
-// With Follow, a followed process that execs is held at its exec (a
+// A traced process that execs (-f or not) is held at its exec (a
 // SIGSTOP its parent can see, exec.go) until the probes of its new image
 // are in, so none of its calls is missed.
 package uprobe

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/features"
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/uretprobe"
 	"golang.org/x/sys/unix"
@@ -50,8 +51,9 @@ func (*Engine) Name() string { return "uprobe" }
 // breakpoints in those processes only (one link per PID when there are
 // several). With Follow, links cover every process that maps the object and
 // the programs check a tgid map that a fork tracker fills: a filter in BPF
-// costs other processes a trap per hit, a price only Follow pays. Follow
-// also traces the new image of a followed process that execs (exec.go).
+// costs other processes a trap per hit, a price only Follow pays. A traced
+// process that execs is traced in its new image, as strace does, -f or
+// not (exec.go).
 func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, emit func(*probe.Event)) (res probe.Result, err error) {
 	if len(t.Argv) == 0 && len(t.PIDs) == 0 {
 		return res, errors.New("uprobe: nothing to trace: no command and no PID")
@@ -65,15 +67,15 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if err != nil {
 		return res, err
 	}
-	var held *child // run mode, held once its libraries are loaded
-	var sysNote string
+	var held *child    // run mode, held once its libraries are loaded
+	var notes []string // what this trace leaves out, said at its end
 	if len(t.Argv) > 0 && t.Resolve != nil && holdUntilLoaded(t, sites) {
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 		sites, _ = splitSyscalls(sites) // the same calls
 		if len(sys) > 0 {
-			sysNote = "system calls made before the loader had mapped the libraries (where this engine's probes go in) are not shown; --backend ptrace shows them"
+			notes = append(notes, "system calls made before the loader had mapped the libraries (where this engine's probes go in) are not shown; --backend ptrace shows them")
 		}
 		defer func() {
 			if held != nil { // not handed to runCommand: an error came first
@@ -84,7 +86,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
-	c := specConfig{ringSize: e.RingSize, follow: t.Follow, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
+	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
 		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize,
 		proc: t.ProcessEvents && !t.Tally}
 	if t.Tally {
@@ -103,9 +105,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
 		res.Notices = append(notices(st), s.execNotes()...)
-		if sysNote != "" {
-			res.Notices = append(res.Notices, sysNote)
-		}
+		res.Notices = append(res.Notices, notes...)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
@@ -125,8 +125,14 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		if err := s.followForks(); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
-		if err := s.followExecs(t.Resolve, e.RetProbes); err != nil {
-			return res, fmt.Errorf("uprobe: %w", err)
+	}
+	if c.execs {
+		if err := s.followExecs(t.Resolve, e.RetProbes, t.Follow); err != nil {
+			if t.Follow {
+				return res, fmt.Errorf("uprobe: %w", err)
+			}
+			// What worked before exec following still does: said, not fatal.
+			notes = append(notes, fmt.Sprintf("execs of the traced process are not followed (%v): if it execs, its new image's calls are not seen; --backend ptrace sees them", err))
 		}
 	}
 	if len(t.Argv) > 0 {
@@ -225,7 +231,7 @@ func (s *session) linkPIDs(pids []int) ([]int, error) {
 		}
 	}
 	if !s.cfg.follow {
-		return pids, nil // the map is the system call programs' only
+		return pids, nil // the map is for the programs of system calls, process events and execs
 	}
 	return []int{0}, nil
 }
@@ -280,8 +286,8 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 // is done; they keep running afterwards.
 func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*probe.Event)) error {
 	for _, pid := range t.PIDs {
-		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
-			return fmt.Errorf("uprobe: pid %d: no such process", pid)
+		if err := proc.CheckLeader(pid); err != nil {
+			return fmt.Errorf("uprobe: %w", err)
 		}
 	}
 	pids, err := s.linkPIDs(t.PIDs)

@@ -21,16 +21,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Following exec (Target.Follow). Uprobes are per file: a followed process
-// that execs another program runs code no probe covers, although exec
-// keeps its tgid in the traced set. A program on sched:sched_process_exec
-// catches the exec of a traced tgid before the new image runs an
-// instruction, stops the process with SIGSTOP (bpf_send_signal: the stop is
-// taken on the way back to user space) and reports it through the execs
-// ring. User space resolves the probes for the new image, attaches those in
-// files no probe covers yet, and sends SIGCONT: nothing the new image does
-// is missed. A file both images map (libc) is probed already, and its
-// probes fire in the new image too (the programs filter on the tgid).
+// Following exec. Uprobes are per file: a traced process that execs
+// another program runs code no probe covers, although exec keeps its pid
+// (strace and the ptrace engine trace on through it, -f or not). With
+// Target.Follow that is every followed process, whose new image's probes
+// cover every process (the programs filter on the tgid); without, only
+// the traced pids are in the tgid map, and a new image's probes are
+// attached for the pid that exec'd it, as its first probes were.
+//
+// A program on the sched_process_exec tracepoint catches the exec of a
+// traced tgid before the new image runs an instruction, stops the process
+// with SIGSTOP (bpf_send_signal: the stop is taken on the way back to user
+// space) and reports it through the execs ring. User space resolves the
+// probes for the new image, attaches those in files no probe covers yet
+// (for that pid), and sends SIGCONT: nothing the new image does is missed.
+// A file both images map (libc) is probed already, and its probes fire in
+// the new image too (a link's pid filter is the task's, whatever its mm).
 //
 // An exec from a non-leader thread has made that thread the leader by the
 // time the tracepoint fires, so current's tgid and pid are both the tgid.
@@ -38,7 +44,8 @@ import (
 // The stop is visible to the process's parent as a job-control stop:
 // SIGCHLD with CLD_STOPPED then CLD_CONTINUED, and waitpid with WUNTRACED
 // or WCONTINUED reports them while it lasts (a job-control shell may say
-// the job stopped). Nothing else can hold a task from BPF.
+// the job stopped). Nothing else can hold a task from BPF. Under utap run
+// the parent is utap; an attached process's parent may see it.
 
 const (
 	execRingSize = 64 << 10 // records of 8 bytes: thousands of execs at once
@@ -51,6 +58,7 @@ const (
 type execFollower struct {
 	resolve   func(pid int) ([]probe.Site, error)
 	retProbes bool // Engine.RetProbes
+	follow    bool // Target.Follow: probes for every process, not per pid
 	prog      *ebpf.Program
 	link      link.Link
 	ring      *ringbuf.Reader
@@ -58,14 +66,34 @@ type execFollower struct {
 	done      chan struct{}
 	closing   atomic.Bool
 
-	seen   map[fileID]bool // executables whose images were handled
-	probed map[fileID]bool // files with probes
+	seen   map[image]bool // executables whose images were handled
+	probed map[image]bool // files with probes
 	mu     sync.Mutex
 	notes  []string
 }
 
 // fileID is what a uprobe is keyed on: the file, not its path.
 type fileID struct{ dev, ino uint64 }
+
+// image is a file as probed for one pid, or for every traced process
+// (pid 0: the first probes, and every probe with Follow).
+type image struct {
+	file fileID
+	pid  int
+}
+
+// key is the image of file for pid's probes.
+func (ex *execFollower) key(file fileID, pid int) image {
+	if ex.follow {
+		pid = 0
+	}
+	return image{file, pid}
+}
+
+// isProbed says whether pid runs the probes of file already.
+func (ex *execFollower) isProbed(file fileID, pid int) bool {
+	return ex.probed[image{file, 0}] || ex.probed[ex.key(file, pid)]
+}
 
 func fileOf(path string) (fileID, error) {
 	var st unix.Stat_t
@@ -77,15 +105,17 @@ func fileOf(path string) (fileID, error) {
 
 // followExecs loads and attaches the exec tracker; its records wait in the
 // ring until serveExecs.
-func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retProbes bool) error {
-	ex := &execFollower{resolve: resolve, retProbes: retProbes, done: make(chan struct{}),
-		seen: map[fileID]bool{}, probed: map[fileID]bool{}}
+func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retProbes, follow bool) error {
+	ex := &execFollower{resolve: resolve, retProbes: retProbes, follow: follow, done: make(chan struct{}),
+		seen: map[image]bool{}, probed: map[image]bool{}}
 	for _, obj := range objects(s.sites) {
 		if id, err := fileOf(obj); err == nil {
-			ex.probed[id] = true
+			ex.probed[image{id, 0}] = true
 		}
 	}
-	spec := &ebpf.ProgramSpec{Name: "utap_exec", Type: ebpf.TracePoint, License: "GPL", Instructions: execInsns()}
+	// A raw tracepoint: no tracefs needed to find it, which every trace
+	// now relies on (a tracepoint's id is read from tracefs).
+	spec := &ebpf.ProgramSpec{Name: "utap_exec", Type: ebpf.RawTracepoint, License: "GPL", Instructions: execInsns()}
 	for _, name := range []string{mapTgids, mapExecs, mapStats} {
 		if err := spec.Instructions.AssociateMap(name, *s.mapNamed(name)); err != nil {
 			return err
@@ -99,7 +129,7 @@ func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retPr
 		ex.prog.Close()
 		return fmt.Errorf("opening the ring of followed execs: %w", err)
 	}
-	if ex.link, err = link.Tracepoint("sched", "sched_process_exec", ex.prog, nil); err != nil {
+	if ex.link, err = link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sched_process_exec", Program: ex.prog}); err != nil {
 		ex.ring.Close()
 		ex.prog.Close()
 		return fmt.Errorf("attaching the exec tracker to sched:sched_process_exec: %w", hint(err))
@@ -183,19 +213,19 @@ func (s *session) traceImage(pid int) error {
 	if err != nil {
 		return nil // gone
 	}
-	if ex.seen[exe] {
+	if ex.seen[ex.key(exe, pid)] {
 		return nil
 	}
 	path, _ := proc.Exe(pid)
 	if ex.resolve == nil {
-		ex.seen[exe] = true
+		ex.seen[ex.key(exe, pid)] = true
 		return fmt.Errorf("its new image %s is not traced: no way to resolve probes in it", path)
 	}
 	sites, err := ex.resolve(pid)
 	if err != nil && !running(pid) {
 		return nil // it died while held: the next exec of this file tries again
 	}
-	ex.seen[exe] = true // the same file resolves the same way: once is enough
+	ex.seen[ex.key(exe, pid)] = true // the same file resolves the same way: once is enough
 	if err != nil {
 		return fmt.Errorf("its new image %s is not traced: %w", path, err)
 	}
@@ -203,7 +233,7 @@ func (s *session) traceImage(pid int) error {
 	files := map[fileID]bool{}
 	for _, site := range sites {
 		id, err := fileOf(site.Object)
-		if err != nil || ex.probed[id] {
+		if err != nil || ex.isProbed(id, pid) {
 			continue
 		}
 		if site.IFunc {
@@ -218,16 +248,21 @@ func (s *session) traceImage(pid int) error {
 		return nil
 	}
 	for id := range files {
-		ex.probed[id] = true // once tried: an error is said once
+		ex.probed[ex.key(id, pid)] = true // once tried: an error is said once
 	}
-	if err := s.addImage(fresh, ex.retProbes || usesUnwinder(fresh, pid)); err != nil {
+	pids := []int{0} // the programs filter on the tgid
+	if !ex.follow {
+		pids = []int{pid}
+	}
+	if err := s.addImage(fresh, ex.retProbes || usesUnwinder(fresh, pid), pids); err != nil {
 		return fmt.Errorf("its new image %s is not traced: %w", path, err)
 	}
 	return nil
 }
 
-// addImage generates, loads and attaches the programs of more sites.
-func (s *session) addImage(sites []probe.Site, retProbes bool) error {
+// addImage generates, loads and attaches the programs of more sites, for
+// pids as attachPlaced.
+func (s *session) addImage(sites []probe.Site, retProbes bool, pids []int) error {
 	plans, err := planAll(sites, retProbes)
 	if err != nil {
 		return err
@@ -244,7 +279,7 @@ func (s *session) addImage(sites []probe.Site, retProbes bool) error {
 	if err := s.loadProgs(); err != nil {
 		return err
 	}
-	return s.attachPlaced(s.placed[n:], []int{0})
+	return s.attachPlaced(s.placed[n:], pids)
 }
 
 // stopFollowingExecs detaches the exec tracker, resumes every process it

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -23,33 +22,6 @@ import (
 // instruction.
 
 const cloneThread = 0x10000 // CLONE_THREAD: a new thread, not a process
-
-// newtaskFields reads the offsets of pid and clone_flags in the
-// tracepoint's record from its format file.
-func newtaskFields() (pid, flags int16, err error) {
-	var b []byte
-	for _, dir := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
-		if b, err = os.ReadFile(dir + "/events/task/task_newtask/format"); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("reading the task_newtask tracepoint format (is tracefs mounted?): %w", err)
-	}
-	off := func(name string) (int16, error) {
-		m := regexp.MustCompile(`field:[^;]*\b` + name + `;\s*offset:(\d+);`).FindSubmatch(b)
-		if m == nil {
-			return 0, fmt.Errorf("task_newtask has no field %s", name)
-		}
-		n, err := strconv.Atoi(string(m[1]))
-		return int16(n), err
-	}
-	if pid, err = off("pid"); err != nil {
-		return
-	}
-	flags, err = off("clone_flags")
-	return
-}
 
 // ifTracedTgid goes on only in a process of the tgids map, leaving its
 // tgid at fp-8; any other jumps to "exit".
@@ -75,21 +47,29 @@ func ifTgidTraced() asm.Instructions {
 }
 
 // followForks loads and attaches the fork tracker. The link is returned
-// for the session to keep and close.
+// for the session to keep and close. It is on the raw tracepoint, whose
+// arguments are the new task and the clone flags: no tracefs needed (a
+// tracepoint's id and record format are read from tracefs), the new pid
+// read from the task at its offset in the kernel's BTF.
 func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
-	pidOff, flagsOff, err := newtaskFields()
+	pidOff, err := taskOffset("pid")
 	if err != nil {
 		return nil, nil, err
 	}
 	spec := &ebpf.ProgramSpec{
-		Name: "utap_fork", Type: ebpf.TracePoint, License: "GPL",
+		Name: "utap_fork", Type: ebpf.RawTracepoint, License: "GPL",
 		Instructions: append(append(asm.Instructions{
 			asm.Mov.Reg(asm.R6, asm.R1),
 		}, ifTracedTgid()...),
-			asm.LoadMem(asm.R1, asm.R6, flagsOff, asm.DWord),
+			asm.LoadMem(asm.R1, asm.R6, 8, asm.DWord), // args[1]: clone_flags
 			asm.JSet.Imm(asm.R1, cloneThread, "exit"),
-			asm.LoadMem(asm.R1, asm.R6, pidOff, asm.Word),
-			asm.StoreMem(asm.RFP, -8, asm.R1, asm.Word),
+			asm.LoadMem(asm.R3, asm.R6, 0, asm.DWord), // args[0]: the task
+			asm.Add.Imm(asm.R3, pidOff),
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, -8),
+			asm.Mov.Imm(asm.R2, 4),
+			asm.FnProbeReadKernel.Call(),
+			asm.JNE.Imm(asm.R0, 0, "exit"),
 			asm.StoreImm(asm.RFP, -16, 1, asm.Word),
 			mapPtr(asm.R1, mapTgids),
 			asm.Mov.Reg(asm.R2, asm.RFP),
@@ -109,10 +89,10 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading the fork tracker: %w", verifierReason(err))
 	}
-	l, err := link.Tracepoint("task", "task_newtask", prog, nil)
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: "task_newtask", Program: prog})
 	if err != nil {
 		prog.Close()
-		return nil, nil, fmt.Errorf("attaching the fork tracker to task:task_newtask: %w", hint(err))
+		return nil, nil, fmt.Errorf("attaching the fork tracker to the task_newtask tracepoint: %w", hint(err))
 	}
 	return prog, l, nil
 }

@@ -48,6 +48,7 @@ type Spec struct {
 type specConfig struct {
 	ringSize int
 	follow   bool  // the programs filter on the tgid map
+	execs    bool  // the traced processes' execs are followed (exec.go)
 	tally    bool  // count in place, no records
 	multi    bool  // uprobe_multi links
 	v4       bool  // signed division in the ISA
@@ -86,13 +87,15 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	cs.Maps[mapEvents] = &ebpf.MapSpec{Name: mapEvents, Type: ebpf.RingBuf, MaxEntries: uint32(c.ringSize)}
 	cs.Maps[mapStats] = &ebpf.MapSpec{Name: mapStats, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8, MaxEntries: numStats}
 	tallyRoom := len(sites)
-	if c.follow || len(c.sys) > 0 || c.proc {
-		// System calls and process events are seen system-wide: their
-		// programs always filter.
+	if c.follow || c.execs || len(c.sys) > 0 || c.proc {
+		// System calls, process events and execs are seen system-wide:
+		// their programs always filter.
 		cs.Maps[mapTgids] = &ebpf.MapSpec{Name: mapTgids, Type: ebpf.Hash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 16}
 	}
 	if c.follow {
 		m.tgids = mapTgids
+	}
+	if c.follow || c.execs {
 		cs.Maps[mapExecs] = &ebpf.MapSpec{Name: mapExecs, Type: ebpf.RingBuf, MaxEntries: execRingSize}
 		tallyRoom += execSiteRoom
 	}

@@ -122,6 +122,16 @@ func trace(c *cli.Context, attach bool) error {
 		if t.PIDs, err = parsePIDs(c.String("p")); err != nil {
 			return err
 		}
+		for _, pid := range t.PIDs {
+			// Before its image is read: a zombie or a kernel thread has
+			// none, and "does not exist" would be wrong.
+			if isTracer && pid == os.Getppid() {
+				return proc.ItselfError(pid) // the supervisor (supervise.go)
+			}
+			if err := proc.CheckLeader(pid); err != nil {
+				return err
+			}
+		}
 		resolveTarget.PID = t.PIDs[0]
 	} else {
 		if c.Args().Len() == 0 {

@@ -69,56 +69,61 @@ func TestFollowExec(t *testing.T) {
 // image's 1,000 are all seen.
 func TestFollowExecAttached(t *testing.T) {
 	for _, eng := range engines() {
-		t.Run(eng.Name(), func(t *testing.T) {
-			needEngine(t, eng)
-			tr := startTracee(t, "ready", append([]string{etExecer(t), "wait"}, execeeCount(t)...)...)
-			specs, sites := resolvePID(t, tr.pid, "work(a, b)")
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			c := &collector{}
-			done := make(chan error, 1)
-			go func() {
-				res, err := eng.Trace(ctx, probe.Target{PIDs: []int{tr.pid}, Follow: true, Resolve: resolver(specs)}, sites, c.emit)
-				for _, n := range res.Notices {
-					t.Logf("notice: %s", n)
-				}
-				done <- err
-			}()
-			// Its work(0, 0) every millisecond says the probes are in.
-			for len(c.snapshot()) == 0 {
-				select {
-				case err := <-done:
-					t.Fatalf("engine returned before any event: %v", err)
-				case <-time.After(5 * time.Millisecond):
-				}
-			}
-			if err := syscall.Kill(tr.pid, syscall.SIGUSR1); err != nil {
-				t.Fatal(err)
-			}
-			// Its last line comes after its last call. The trace is ended
-			// then: this test is the process's parent, and its reaping would
-			// race with the ptrace engine's wait for the exit.
-			if got := tr.next(t, 10*time.Second); got != "execee 1000" {
-				t.Fatalf("the new image said %q", got)
-			}
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("the engine did not return within 10s of cancel")
-			}
-			var evs []probe.Event
-			for _, ev := range c.snapshot() {
-				if ev.Args[0].Int != 0 {
-					evs = append(evs, ev)
-				}
-			}
-			wantImages(map[uint64]int{1: 100, 2: 1000}, false)(t, &outcome{events: evs})
-		})
+		t.Run(eng.Name(), func(t *testing.T) { execAttached(t, eng, true) })
 	}
+}
+
+// execAttached attaches to a running process (with -f if follow) that
+// then execs another program, and checks that every call of both images
+// is seen.
+func execAttached(t *testing.T, eng probe.Engine, follow bool) {
+	needEngine(t, eng)
+	tr := startTracee(t, "ready", append([]string{etExecer(t), "wait"}, execeeCount(t)...)...)
+	specs, sites := resolvePID(t, tr.pid, "work(a, b)")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := &collector{}
+	done := make(chan error, 1)
+	go func() {
+		res, err := eng.Trace(ctx, probe.Target{PIDs: []int{tr.pid}, Follow: follow, Resolve: resolver(specs)}, sites, c.emit)
+		for _, n := range res.Notices {
+			t.Logf("notice: %s", n)
+		}
+		done <- err
+	}()
+	// Its work(0, 0) every millisecond says the probes are in.
+	for len(c.snapshot()) == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("engine returned before any event: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if err := syscall.Kill(tr.pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	// Its last line comes after its last call. The trace is ended
+	// then: this test is the process's parent, and its reaping would
+	// race with the ptrace engine's wait for the exit.
+	if got := tr.next(t, 10*time.Second); got != "execee 1000" {
+		t.Fatalf("the new image said %q", got)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the engine did not return within 10s of cancel")
+	}
+	var evs []probe.Event
+	for _, ev := range c.snapshot() {
+		if ev.Args[0].Int != 0 {
+			evs = append(evs, ev)
+		}
+	}
+	wantImages(map[uint64]int{1: 100, 2: 1000}, false)(t, &outcome{events: evs})
 }
 
 // wantImages checks the count of events per first argument (per image),

@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// CheckLeader says whether pid is a running process given by its process
-// id (not one of its threads' ids).
+// CheckLeader says whether pid is a traceable process (CheckTraceable)
+// given by its process id (not one of its threads' ids).
 func CheckLeader(pid int) error {
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-		return fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	if err := CheckTraceable(pid); err != nil {
+		return err
 	}
 	if tgid, err := StatusField(pid, "Tgid"); err == nil && tgid != strconv.Itoa(pid) {
 		return fmt.Errorf("pid %d is a thread of process %s: give the process id", pid, tgid)
