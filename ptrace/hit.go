@@ -103,6 +103,10 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 	if syncFault(sig, &si) && p.pads != nil && tr.padFault(th, &regs, &si) {
 		return // ours: the thread goes on from the site's instructions
 	}
+	if !syncFault(sig, &si) && p.pads != nil && th.step == nil && p.pads.inPad(regs.Rip) {
+		tr.padEscape(th, &regs, sig, &si)
+		return
+	}
 	if st := th.step; st != nil {
 		if !syncFault(sig, &si) {
 			// uprobes' deny-signal: hold it until the slot's int3. Sent
