@@ -77,6 +77,7 @@ func (ps *pads) halt() {
 // drainSome drains at most max records of each ring, and returns the
 // records read.
 func (ps *pads) drainSome(max int) int {
+	ps.fsTakeIn()
 	n := 0
 	for _, r := range ps.rings {
 		n += r.r.DrainMax(max, func(rec *pad.Record) { ps.record(r, rec) })
@@ -87,6 +88,7 @@ func (ps *pads) drainSome(max int) int {
 // drainAll turns every committed record into its event and emits it,
 // and returns the records read.
 func (ps *pads) drainAll() int {
+	ps.fsTakeIn()
 	n := 0
 	for _, r := range ps.rings {
 		n += r.r.Drain(func(rec *pad.Record) { ps.record(r, rec) })
@@ -175,6 +177,7 @@ func (ps *pads) drainUntil(ns int64) {
 		return
 	}
 	limit := ps.clock.TSC(ns)
+	ps.fsTakeIn()
 	for _, r := range ps.rings {
 		r.r.DrainBefore(limit, func(rec *pad.Record) { ps.record(r, rec) })
 	}

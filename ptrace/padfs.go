@@ -43,3 +43,25 @@ func (m fsOwners) owner(fs, index uint64) *fsOwner {
 	}
 	return nil
 }
+
+// fsAdd is an owner the loop saw, for the drains to add (fsTakeIn).
+type fsAdd struct {
+	ring *padRing
+	fs   uint64
+	tid  int
+	head uint64
+}
+
+// fsTakeIn adds the owners the loop saw; under mu, before a drain: a
+// drain reads records below the head it finds as it starts, no higher
+// than the head these were seen at, so none of their threads' records.
+func (ps *pads) fsTakeIn() {
+	ps.fsMu.Lock()
+	adds := ps.fsNew
+	ps.fsNew = nil
+	ps.fsMu.Unlock()
+	for _, a := range adds {
+		a.ring.fs.add(a.fs, a.tid, a.head, a.ring.r.Tail())
+		a.ring.lastOK = false
+	}
+}

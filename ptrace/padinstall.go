@@ -185,14 +185,17 @@ func (tr *tracer) fsOf(th *thread) {
 		return
 	}
 	th.fsKnown = true
-	tr.pads.mu.Lock()
-	var head, tail uint64
-	if pp.ring != nil && pp.ring.r != nil {
-		head, tail = pp.ring.r.Reserved(), pp.ring.r.Tail()
-		pp.ring.lastOK = false
+	if pp.ring == nil || pp.ring.r == nil {
+		tr.pads.mu.Lock()
+		pp.fs.add(regs.Fs_base, th.tid, 0, 0)
+		tr.pads.mu.Unlock()
+		return
 	}
-	pp.fs.add(regs.Fs_base, th.tid, head, tail)
-	tr.pads.mu.Unlock()
+	// Not under mu, which the drainer may hold for a batch: the drains
+	// take it in before their next records (padfs.go).
+	tr.pads.fsMu.Lock()
+	tr.pads.fsNew = append(tr.pads.fsNew, fsAdd{ring: pp.ring, fs: regs.Fs_base, tid: th.tid, head: pp.ring.r.Reserved()})
+	tr.pads.fsMu.Unlock()
 }
 
 // forked is the pads of a fork child: the same sites, jumps and pad areas

@@ -73,6 +73,10 @@ type pads struct {
 	// mute: the trace is over but the tracer stays (seccomp.go's
 	// shepherd): records are read and dropped.
 	mute atomic.Bool
+	// fsNew: owners of fs bases seen by the loop, for the next drain to
+	// take in (padfs.go); under fsMu.
+	fsMu  sync.Mutex
+	fsNew []fsAdd
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
 }
