@@ -60,3 +60,36 @@ func TestPadSignalStorm(t *testing.T) {
 		t.Logf("no-pads %v: %d alarms, %d stops, %d escapes (%d runs, %d steps)", noPads, alarms, st.stops, st.padEscapes, st.padRuns, st.padSteps)
 	}
 }
+
+// TestPadThreadReuse: threads started one after the other get the fs base
+// of the one before, the identity a pad's record carries. A thread's first
+// stop no longer drains the ring to tell them apart (it took the loop tens
+// of milliseconds under load, for each thread): every record still goes
+// to the thread that wrote it, pads on and off.
+func TestPadThreadReuse(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pt_reuse.c")
+	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(2))}
+	const threads, calls = 40, 2000
+	for _, noPads := range []bool{false, true} {
+		evs, out, res, st := padRun(t, noPads, probe.Target{Argv: []string{bin, fmt.Sprint(threads), fmt.Sprint(calls)}}, sites)
+		if res.ExitCode != 0 || res.Lost != 0 || len(evs) != threads*calls || (!noPads && st.pads != 1) {
+			t.Fatalf("no-pads %v: exit %d %q, %d events (lost %d), pads %d; want %d", noPads, res.ExitCode, out, len(evs), res.Lost, st.pads, threads*calls)
+		}
+		tidOf := map[uint64]int{}
+		byTid := map[int]uint64{}
+		for _, e := range evs {
+			k := e.Args[0].Int
+			if tid, ok := tidOf[k]; ok && tid != e.TID {
+				t.Fatalf("no-pads %v: thread %d's calls under tids %d and %d", noPads, k, tid, e.TID)
+			}
+			if k2, ok := byTid[e.TID]; ok && k2 != k {
+				t.Fatalf("no-pads %v: tid %d has calls of threads %d and %d", noPads, e.TID, k2, k)
+			}
+			tidOf[k], byTid[e.TID] = e.TID, k
+		}
+		if len(tidOf) != threads {
+			t.Fatalf("no-pads %v: %d threads seen, want %d", noPads, len(tidOf), threads)
+		}
+	}
+}

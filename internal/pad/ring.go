@@ -83,10 +83,10 @@ func MarkOff(n, i int) int { return HeaderSize + n*RecSize + 8*i }
 type Record struct {
 	Index uint64 // its reservation index: its place in the ring's order
 	TSC   uint64
-	FS   uint64
-	Site uint32
-	Kind uint8
-	Vals [MaxValues]uint64
+	FS    uint64
+	Site  uint32
+	Kind  uint8
+	Vals  [MaxValues]uint64
 }
 
 var errRing = errors.New("pad: ring")
@@ -144,7 +144,9 @@ func (r *Ring) DrainMax(max int, f func(*Record)) int {
 
 // DrainBefore is Drain stopping at the first record stamped at or after
 // tsc: what happened before an event the tracer is about to emit.
-func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int { return r.drain(f, false, tsc, ^uint64(0)) }
+func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int {
+	return r.drain(f, false, tsc, ^uint64(0))
+}
 
 // DrainLast is Drain once no producer is left (the process is stopped
 // for good or gone): a record still reserved or claimed never will be
