@@ -59,7 +59,7 @@ func (ps *pads) start() {
 			case n < drainBatch/4:
 				wait = drainEvery / 10
 			default:
-				wait = 0
+				wait = drainEvery / 20
 			}
 		}
 	}()
