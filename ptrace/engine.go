@@ -42,6 +42,9 @@ type runStats struct {
 	polled    int64 // stops found by polling after a resume
 	blocked   int64 // waits that blocked (no poll, or the poll found nothing)
 	pads      int   // sites given an in-process pad
+	// padEscapes: async signals that landed in a pad, delivered once its
+	// thread stepped out (padsignal.go), in padSteps single-steps.
+	padEscapes, padSteps, padRuns int64
 }
 
 var _ probe.Engine = (*Engine)(nil)

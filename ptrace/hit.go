@@ -103,8 +103,15 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		th.sig = sig
 		return
 	}
+	if p.pads != nil && (syncFault(sig, &si) || sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel) && tr.padBroken(th, &regs, sig, &si) {
+		return // another tracer's uprobe hit our jmp: repaired
+	}
 	if syncFault(sig, &si) && p.pads != nil && tr.padFault(th, &regs, &si) {
 		return // ours: the thread goes on from the site's instructions
+	}
+	if !syncFault(sig, &si) && p.pads != nil && th.step == nil && p.pads.inPad(regs.Rip) {
+		tr.padEscape(th, &regs, sig, &si)
+		return
 	}
 	if st := th.step; st != nil {
 		if !syncFault(sig, &si) {

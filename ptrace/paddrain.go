@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -15,6 +14,10 @@ import (
 // drainEvery is how often the drainer reads the rings: at 0.2 µs an event,
 // a default ring (131072 records) fills in no less than 26 ms.
 const drainEvery = time.Millisecond
+
+// drainBatch bounds the records read under one hold of the lock the loop
+// shares: a millisecond's worth.
+const drainBatch = 1024
 
 func newPads(off bool, verbose func(string), emit func(*probe.Event)) *pads {
 	return &pads{off: off, rings: map[int]*padRing{}, verbose: verbose, emit: emit}
@@ -30,11 +33,9 @@ func (ps *pads) start() {
 	ps.stop, ps.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(ps.done)
-		// Its own thread, ahead of the tracees in the scheduler's eyes
-		// where we may (root): eight threads calling a probed function
-		// in a loop fill a ring in milliseconds.
-		runtime.LockOSThread()
-		unix.Setpriority(unix.PRIO_PROCESS, 0, -10)
+		// At the tracees' priority, not above: ahead of them it took
+		// the CPU from them and from the loop, whose stops (a thread's
+		// start) they wait for. A ring full blocks no one: its pad drops.
 		wait := drainEvery
 		for {
 			select {
@@ -46,17 +47,19 @@ func (ps *pads) start() {
 			ps.mu.Lock()
 			if !ps.held.Load() {
 				ps.clock.Update()
-				n = ps.drainAll()
+				n = ps.drainSome(drainBatch)
 			}
 			ps.mu.Unlock()
-			// While records flow, read again at once.
+			// While records flow, read again at once; the lock is
+			// released between batches, for the loop (a thread's first
+			// stop, a hit's events) to take it.
 			switch {
 			case n == 0:
 				wait = drainEvery
-			case n < 256:
+			case n < drainBatch/4:
 				wait = drainEvery / 10
 			default:
-				wait = 0
+				wait = drainEvery / 20
 			}
 		}
 	}()
@@ -71,9 +74,21 @@ func (ps *pads) halt() {
 	}
 }
 
+// drainSome drains at most max records of each ring, and returns the
+// records read.
+func (ps *pads) drainSome(max int) int {
+	ps.fsTakeIn()
+	n := 0
+	for _, r := range ps.rings {
+		n += r.r.DrainMax(max, func(rec *pad.Record) { ps.record(r, rec) })
+	}
+	return n
+}
+
 // drainAll turns every committed record into its event and emits it,
 // and returns the records read.
 func (ps *pads) drainAll() int {
+	ps.fsTakeIn()
 	n := 0
 	for _, r := range ps.rings {
 		n += r.r.Drain(func(rec *pad.Record) { ps.record(r, rec) })
@@ -104,11 +119,13 @@ func (ps *pads) record(r *padRing, rec *pad.Record) {
 	// Consecutive records mostly come from one thread: the last answer
 	// saves a map lookup.
 	if tid == 0 && (!r.lastOK || rec.FS != r.lastFS) {
-		tid, ok := r.fs[rec.FS]
-		if !ok {
-			tid = r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
+		t := r.pid // a thread whose fs base utap did not see (set by arch_prctl since)
+		o := r.fs.owner(rec.FS, rec.Index)
+		if o != nil {
+			t = o.tid
 		}
-		r.lastFS, r.lastTID, r.lastOK = rec.FS, tid, true
+		// Only the newest owner holds for the records after this one.
+		r.lastFS, r.lastTID, r.lastOK = rec.FS, t, o == nil || o == r.fs[rec.FS]
 	}
 	if tid == 0 {
 		tid = r.lastTID
@@ -171,6 +188,7 @@ func (ps *pads) drainUntil(ns int64) {
 		return
 	}
 	limit := ps.clock.TSC(ns)
+	ps.fsTakeIn()
 	for _, r := range ps.rings {
 		r.r.DrainBefore(limit, func(rec *pad.Record) { ps.record(r, rec) })
 	}

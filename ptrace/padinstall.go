@@ -21,7 +21,7 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 		return nil
 	}
 	if p.pads == nil {
-		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: map[uint64]int{}}
+		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: fsOwners{}}
 	}
 	back := func(ps *padSite, why string) {
 		tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
@@ -105,7 +105,7 @@ type padRing struct {
 	size uint64 // bytes mapped
 	view []byte // the tracer's mapping
 	r    *pad.Ring
-	fs   map[uint64]int // shared with padProc.fs, read under pads.mu
+	fs   fsOwners // shared with padProc.fs, read under pads.mu
 	// The last fs base looked up, and its tid (paddrain.go); lastOK is
 	// cleared whenever fs changes.
 	lastFS  uint64
@@ -188,15 +188,17 @@ func (tr *tracer) fsOf(th *thread) {
 		return
 	}
 	th.fsKnown = true
-	// Records of the thread that had this fs base before (glibc reuses a
-	// dead thread's stack and TCB) are drained under its tid first.
-	tr.pads.mu.Lock()
-	tr.drainLocked()
-	pp.fs[regs.Fs_base] = th.tid
-	if pp.ring != nil {
-		pp.ring.lastOK = false
+	if pp.ring == nil || pp.ring.r == nil {
+		tr.pads.mu.Lock()
+		pp.fs.add(regs.Fs_base, th.tid, 0, 0)
+		tr.pads.mu.Unlock()
+		return
 	}
-	tr.pads.mu.Unlock()
+	// Not under mu, which the drainer may hold for a batch: the drains
+	// take it in before their next records (padfs.go).
+	tr.pads.fsMu.Lock()
+	tr.pads.fsNew = append(tr.pads.fsNew, fsAdd{ring: pp.ring, fs: regs.Fs_base, tid: th.tid, head: pp.ring.r.Reserved()})
+	tr.pads.fsMu.Unlock()
 }
 
 // forked is the pads of a fork child: the same sites, jumps and pad areas
@@ -207,7 +209,7 @@ func (pp *padProc) forked(own bool) *padProc {
 	if pp == nil {
 		return nil
 	}
-	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: map[uint64]int{}}
+	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: fsOwners{}}
 	for a, ps := range pp.sites {
 		np.sites[a] = ps
 	}

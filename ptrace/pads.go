@@ -44,8 +44,8 @@ type padProc struct {
 	areas []area              // pad areas (the SSOL areas are p.areas)
 	ring  *padRing            // nil until the first pad goes in
 	// fs maps a thread's fs base, the identity a record carries, to its
-	// tid; read at each thread's first stop.
-	fs map[uint64]int
+	// tid (padfs.go); read at each thread's first stop.
+	fs fsOwners
 	// newRing: a fork child followed, whose shared mapping of the parent's
 	// ring must be replaced by its own before it runs (padsFork).
 	newRing bool
@@ -74,6 +74,10 @@ type pads struct {
 	// mute: the trace is over but the tracer stays (seccomp.go's
 	// shepherd): records are read and dropped.
 	mute atomic.Bool
+	// fsNew: owners of fs bases seen by the loop, for the next drain to
+	// take in (padfs.go); under fsMu.
+	fsMu  sync.Mutex
+	fsNew []fsAdd
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
 }

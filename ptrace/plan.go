@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -58,6 +59,10 @@ func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*p
 			continue // not mapped in this process image
 		}
 		bp, err := pl.bp(s, addr)
+		if errors.Is(err, errForeign) {
+			pl.tr.notices = append(pl.tr.notices, err.Error()+": left to it, not probed")
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +125,9 @@ func (pl *planner) bp(s *probe.Site, addr uint64) (*breakpoint, error) {
 		return nil, fmt.Errorf("%s: reading code at %#x: %w", siteName(s), addr, err)
 	}
 	pl.unpatch(code[:n], addr)
+	if code[0] == 0xcc {
+		return nil, fmt.Errorf("%s at %#x: %w", siteName(s), addr, errForeign)
+	}
 	in, err := ssol.Analyze(code[:n], addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", siteName(s), ErrRefused, err)

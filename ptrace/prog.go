@@ -120,17 +120,15 @@ func (tr *tracer) queue(ev *probe.Event) {
 // flush emits the queued events, in order, after the pads' records
 // so far.
 func (tr *tracer) flush() {
-	if tr.pads != nil {
+	// A stop without events (a signal's) leaves the rings to the drainer:
+	// no lock, no drain on the loop's path.
+	if tr.pads != nil && len(tr.pending) > 0 {
 		tr.pads.mu.Lock()
 		defer tr.pads.mu.Unlock()
 		tr.pads.held.Store(false)
 		// Records made before the stop go first; those after it, once the
 		// thread ran on, wait for the next drain.
-		if len(tr.pending) > 0 {
-			tr.pads.drainUntil(tr.pending[0].TimeNs)
-		} else {
-			tr.drainLocked()
-		}
+		tr.pads.drainUntil(tr.pending[0].TimeNs)
 	}
 	for i, ev := range tr.pending {
 		tr.emit(ev)

@@ -241,3 +241,14 @@ func rel32(next, target uint64) (int32, bool) {
 	r := int64(target - next)
 	return int32(r), r >= math.MinInt32 && r <= math.MaxInt32
 }
+
+// FallsThrough says whether the pad's copy of the displaced instructions
+// ends by jumping back to Addr+Len: none of them is a jmp, call or ret.
+func (d *Displaced) FallsThrough() bool {
+	for _, in := range d.Insns {
+		if in.Action == Emulate && in.an.emu.kind != emNop && in.an.emu.kind != emPush {
+			return false
+		}
+	}
+	return true
+}

@@ -41,3 +41,17 @@ func Uprobes(t testing.TB) {
 		missing(t, "the kernel has no uprobe PMU (CONFIG_UPROBE_EVENTS)")
 	}
 }
+
+// TracefsUprobes requires tracefs's uprobe_events (root) and returns the
+// tracefs directory.
+func TracefsUprobes(t testing.TB) string {
+	t.Helper()
+	Root(t)
+	for _, dir := range []string{"/sys/kernel/tracing", "/sys/kernel/debug/tracing"} {
+		if _, err := os.Stat(dir + "/uprobe_events"); err == nil {
+			return dir
+		}
+	}
+	missing(t, "no tracefs uprobe_events (mount tracefs; CONFIG_UPROBE_EVENTS)")
+	return ""
+}

@@ -86,7 +86,7 @@ func MarkOff(n, i int) int { return HeaderSize + n*RecSize + 8*i }
 
 // Record is one event as a pad wrote it.
 type Record struct {
-	Index uint64 // its index in the ring: the order of reservations
+	Index uint64 // its reservation index: its place in the ring's order
 	TSC   uint64
 	FS    uint64
 	Site  uint32
@@ -127,6 +127,10 @@ func (r *Ring) Drops() uint64 { return atomic.LoadUint64(r.word(OffDrops)) }
 // Divert adds d to the ring's divert word (OffDivert).
 func (r *Ring) Divert(d int64) { atomic.AddUint64(r.word(OffDivert), uint64(d)) }
 
+// Tail is the index of the next record to read: every record below it is
+// read or skipped.
+func (r *Ring) Tail() uint64 { return r.tail }
+
 // Reserved is the records the pads have reserved so far.
 func (r *Ring) Reserved() uint64 { return atomic.LoadUint64(r.word(OffHead)) }
 
@@ -139,24 +143,32 @@ const grace = 500 * time.Millisecond
 // Drain passes every committed record, in reservation order, to f, and
 // frees its slot; it stops at the first record still being written.
 // It returns the records read.
-func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false, ^uint64(0)) }
+func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false, ^uint64(0), ^uint64(0)) }
+
+// DrainMax is Drain reading at most max records.
+func (r *Ring) DrainMax(max int, f func(*Record)) int {
+	return r.drain(f, false, ^uint64(0), r.tail+uint64(max))
+}
 
 // DrainBefore is Drain stopping at the first record stamped at or after
 // tsc: what happened before an event the tracer is about to emit.
-func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int { return r.drain(f, false, tsc) }
+func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int {
+	return r.drain(f, false, tsc, ^uint64(0))
+}
 
 // DrainLast is Drain once no producer is left (the process is stopped
 // for good or gone): a record still reserved or claimed never will be
 // written, and is passed.
-func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true, ^uint64(0)) }
+func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true, ^uint64(0), ^uint64(0)) }
 
-func (r *Ring) drain(f func(*Record), last bool, before uint64) int {
+// drain reads records below index upTo at most.
+func (r *Ring) drain(f func(*Record), last bool, before, upTo uint64) int {
 	var rec Record
 	n := 0
 	// Up to what was reserved when it started: producers faster than the
 	// reader must not keep it here (the tracer's loop waits for it).
 scan:
-	for end := r.Reserved(); r.tail < end; {
+	for end := min(r.Reserved(), upTo); r.tail < end; {
 		off := r.rec(r.tail)
 		seq := r.word(off + RecSeq)
 		s := r.tail & (r.n - 1)

@@ -152,3 +152,12 @@ func GetSigmask(tid int) (uint64, error) {
 func SetSigmask(tid int, m uint64) error {
 	return requestPtr(unix.PTRACE_SETSIGMASK, tid, 8, unsafe.Pointer(&m))
 }
+
+// debugRegOff is offsetof(struct user, u_debugreg) on x86_64.
+const debugRegOff = 848
+
+// SetDebugReg writes tid's debug register i (0-3 addresses, 6 status, 7
+// control), by PTRACE_POKEUSER.
+func SetDebugReg(tid, i int, v uint64) error {
+	return request(unix.PTRACE_POKEUSR, tid, uintptr(debugRegOff+8*i), uintptr(v))
+}
