@@ -2,9 +2,7 @@
 
 package elfsym
 
-import (
-	"golang.org/x/arch/x86/x86asm"
-)
+import "github.com/utap/utap/internal/x86"
 
 // stackguard0 is the offset of g.stackguard0, which every Go stack-split
 // prologue compares the stack pointer against.
@@ -25,31 +23,8 @@ func (o *object) goEntry(fn fsym) uint64 {
 	if err != nil {
 		return fn.addr
 	}
-	pc := 0
-	sawCmp := false
-	for i := 0; i < 8 && pc < len(code); i++ {
-		inst, err := x86asm.Decode(code[pc:], 64)
-		if err != nil || inst.Op == 0 {
-			return fn.addr
-		}
-		pc += inst.Len
-		switch {
-		case inst.Op == x86asm.CMP && comparesStackguard(inst):
-			sawCmp = true
-		case sawCmp && inst.Op == x86asm.JBE:
-			return fn.addr + uint64(pc)
-		case sawCmp:
-			return fn.addr
-		}
+	if end, ok := x86.StackCheckEnd(code, stackguard0); ok {
+		return fn.addr + uint64(end)
 	}
 	return fn.addr
-}
-
-func comparesStackguard(inst x86asm.Inst) bool {
-	for _, a := range inst.Args[:2] {
-		if m, ok := a.(x86asm.Mem); ok && m.Disp == stackguard0 && m.Index == 0 && m.Segment == 0 {
-			return true
-		}
-	}
-	return false
 }

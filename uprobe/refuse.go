@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/utap/utap/internal/x86"
-	"golang.org/x/arch/x86/x86asm"
 )
 
 // ErrRefused says a site's instruction is one the kernel's uprobes are
@@ -75,9 +74,5 @@ func looksLikeBranch(op byte) bool {
 }
 
 func refused(code []byte, why string) error {
-	text := fmt.Sprintf("% x", code)
-	if inst, err := x86asm.Decode(code, 64); err == nil && inst.Op != 0 {
-		text = x86asm.IntelSyntax(inst, 0, nil) + " (" + fmt.Sprintf("% x", code[:inst.Len]) + ")"
-	}
-	return fmt.Errorf("%w: %s: %s; use --backend ptrace", ErrRefused, text, why)
+	return fmt.Errorf("%w: %s: %s; use --backend ptrace", ErrRefused, x86.Text(code), why)
 }

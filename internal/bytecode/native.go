@@ -114,7 +114,7 @@ func (n *native) insn(in insn) {
 		return
 	case op == opJz || op == opJnz:
 		a.Load(x86.RAX, vreg(in.a))
-		a.Test(x86.RAX, x86.RAX)
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		cc := x86.E
 		if op == opJnz {
 			cc = x86.NE
@@ -162,54 +162,45 @@ func (n *native) unary(op opcode) {
 	case opNeg:
 		a.Neg(r)
 	case opNot:
-		a.Test(r, r)
+		a.RR(x86.TEST, r, r)
 		a.SetccZx(x86.E, r)
 	case opCompl:
 		a.Not(r)
-	case opSext8:
-		a.Movsx8(r, r)
-	case opSext16:
-		a.Movsx16(r, r)
-	case opSext32:
-		a.Movsx32(r, r)
-	case opZext8:
-		a.Movzx8(r, r)
-	case opZext16:
-		a.Movzx16(r, r)
-	case opZext32:
-		a.Mov32(r, r)
+	case opSext8, opSext16, opSext32, opZext8, opZext16, opZext32:
+		a.Extend(extOf[op], r, r)
 	}
+}
+
+// extOf is the extension of each extend operation.
+var extOf = map[opcode]x86.Ext{
+	opSext8: x86.SX8, opSext16: x86.SX16, opSext32: x86.SX32,
+	opZext8: x86.ZX8, opZext16: x86.ZX16, opZext32: x86.ZX32,
+}
+
+// aluOf is the x86 operation of each binary operation that is one
+// instruction, in register form (a shift's count in RCX) or immediate form.
+// The immediate shifts are not: eval does not mask their count (binaryI).
+var aluOf = map[opcode]x86.Op{
+	opAdd: x86.ADD, opSub: x86.SUB, opMul: x86.IMUL, opAnd: x86.AND, opOr: x86.OR, opXor: x86.XOR,
+	opShl: x86.SHL, opShr: x86.SHR, opSar: x86.SAR,
+	opAddI: x86.ADD, opMulI: x86.IMUL, opAndI: x86.AND, opOrI: x86.OR, opXorI: x86.XOR,
 }
 
 // binary computes RAX = RAX op RCX.
 func (n *native) binary(op opcode) {
 	a, x, y := n.a, x86.RAX, x86.RCX
 	if cc, ok := cmpCC[op]; ok {
-		a.Cmp(x, y)
+		a.RR(x86.CMP, x, y)
 		a.SetccZx(cc, x)
 		return
 	}
 	switch op {
-	case opAdd:
-		a.Add(x, y)
-	case opSub:
-		a.Sub(x, y)
-	case opMul:
-		a.Imul(x, y)
 	case opUDiv, opSDiv, opUMod, opSMod:
 		n.div(op)
-	case opShl: // the CPU masks the count to 0..63, as eval does
-		a.Shl(x)
-	case opShr:
-		a.Shr(x)
-	case opSar:
-		a.Sar(x)
-	case opAnd:
-		a.And(x, y)
-	case opOr:
-		a.Or(x, y)
-	case opXor:
-		a.Xor(x, y)
+	default: // a shift's count is y, RCX: the CPU masks it to 0..63, as eval does
+		if alu, ok := aluOf[op]; ok {
+			a.RR(alu, x, y)
+		}
 	}
 }
 
@@ -218,11 +209,11 @@ func (n *native) binary(op opcode) {
 func (n *native) div(op opcode) {
 	a, x, y := n.a, x86.RAX, x86.RCX
 	zero, done := a.NewLabel(), a.NewLabel()
-	a.Test(y, y)
+	a.RR(x86.TEST, y, y)
 	a.Jcc(x86.E, zero)
 	if op == opSDiv || op == opSMod {
 		idiv := a.NewLabel()
-		a.CmpI(y, -1)
+		a.RI(x86.CMP, y, -1)
 		a.Jcc(x86.NE, idiv)
 		if op == opSMod {
 			a.Jmp(zero)
@@ -256,11 +247,11 @@ func (n *native) binaryI(op opcode, imm uint64) {
 		// leaves 0, or the sign for sar.
 		switch {
 		case imm < 64 && op == opShlI:
-			a.ShlI(x, uint8(imm))
+			a.RI(x86.SHL, x, int32(imm))
 		case imm < 64 && op == opShrI:
-			a.ShrI(x, uint8(imm))
+			a.RI(x86.SHR, x, int32(imm))
 		case op == opSarI:
-			a.SarI(x, uint8(min(imm, 63)))
+			a.RI(x86.SAR, x, int32(min(imm, 63)))
 		default:
 			a.MovRI(x, 0)
 		}
@@ -271,17 +262,16 @@ func (n *native) binaryI(op opcode, imm uint64) {
 	}
 	if cc, ok := cmpCC[op]; ok {
 		if fits {
-			a.CmpI(x, v)
+			a.RI(x86.CMP, x, v)
 		} else {
 			a.MovRI(x86.RCX, imm)
-			a.Cmp(x, x86.RCX)
+			a.RR(x86.CMP, x, x86.RCX)
 		}
 		a.SetccZx(cc, x)
 		return
 	}
-	immForms := map[opcode]func(x86.Reg, int32){opAddI: a.AddI, opMulI: a.ImulI, opAndI: a.AndI, opOrI: a.OrI, opXorI: a.XorI}
-	if f := immForms[op]; f != nil && fits {
-		f(x, v)
+	if alu, ok := aluOf[op]; ok && fits {
+		a.RI(alu, x, v)
 		return
 	}
 	a.MovRI(x86.RCX, imm)

@@ -154,7 +154,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
 			return nil, lay, err
 		}
-		a.Test(x86.RAX, x86.RAX)
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.E, done)
 	}
 	if s.Count {
@@ -167,7 +167,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		rec := a.NewLabel()
 		a.MovRI(x86.RSI, s.Ring)
 		a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffDivert})
-		a.Test(x86.RAX, x86.RAX)
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.NE, rec)
 		a.MovRI(x86.RSI, s.Ring+uint64(CountOff(s.Records, int(s.ID))))
 		a.LockInc(x86.Mem{Base: x86.RSI})
@@ -220,8 +220,8 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	// head - tail negative, a huge unsigned: a full ring that is not).
 	a.Load(x86.RCX, x86.Mem{Base: x86.RSI, Disp: OffTail})
 	a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffHead})
-	a.Sub(x86.RAX, x86.RCX)
-	a.CmpI(x86.RAX, n)
+	a.RR(x86.SUB, x86.RAX, x86.RCX)
+	a.RI(x86.CMP, x86.RAX, n)
 	a.Jcc(x86.AE, full)
 	a.MovRI(x86.RCX, 1)
 	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: OffHead}, x86.RCX) // rcx = i
@@ -229,20 +229,20 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	// seq word holds seq - (i & (n-1)) (ring.go): free for i reads
 	// i &^ (n-1), claimed (i|Busy) &^ (n-1).
 	a.MovRR(x86.RDI, x86.RCX)
-	a.AndI(x86.RDI, n-1)
+	a.RI(x86.AND, x86.RDI, n-1)
 	a.MovRR(x86.RAX, x86.RCX)
-	a.Sub(x86.RAX, x86.RDI)
-	a.ShlI(x86.RDI, 6) // RecSize
-	a.Add(x86.RDI, x86.RSI)
+	a.RR(x86.SUB, x86.RAX, x86.RDI)
+	a.RI(x86.SHL, x86.RDI, 6) // RecSize
+	a.RR(x86.ADD, x86.RDI, x86.RSI)
 	a.MovRI(x86.R8, Busy)
-	a.Or(x86.R8, x86.RAX)
+	a.RR(x86.OR, x86.R8, x86.RAX)
 	a.LockCmpxchg(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.R8)
 	drop := a.NewLabel()
 	a.Jcc(x86.NE, drop)
 	// rdtsc writes rdx:rax.
 	a.Rdtsc()
-	a.ShlI(x86.RDX, 32)
-	a.Or(x86.RAX, x86.RDX)
+	a.RI(x86.SHL, x86.RDX, 32)
+	a.RR(x86.OR, x86.RAX, x86.RDX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecTSC}, x86.RAX)
 	a.Rdfsbase(x86.RAX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
@@ -255,7 +255,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	// The commit, i+1 stored as (i &^ (n-1)) + 1: a plain store, ordered
 	// after the others (x86-TSO).
 	a.MovRR(x86.RAX, x86.RCX)
-	a.AndI(x86.RAX, -n)
+	a.RI(x86.AND, x86.RAX, -n)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
 	a.Jmp(done)
@@ -268,9 +268,9 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.LockInc(x86.Mem{Base: x86.RSI, Disp: OffDrops})
 	// mark[i & (n-1)] = i+1
 	a.MovRR(x86.RDI, x86.RCX)
-	a.AndI(x86.RDI, n-1)
-	a.ShlI(x86.RDI, 3)
-	a.Add(x86.RDI, x86.RSI)
+	a.RI(x86.AND, x86.RDI, n-1)
+	a.RI(x86.SHL, x86.RDI, 3)
+	a.RR(x86.ADD, x86.RDI, x86.RSI)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RCX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: int32(MarkOff(int(n), 0))}, x86.RAX)
 }

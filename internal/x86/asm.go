@@ -75,15 +75,23 @@ var ccOps = [...][2]obj.As{ // Jcc, SETcc
 
 // Asm assembles x86-64 code through Go's own assembler (cmd/internal/obj
 // as the golang-asm library), so that no encoding is written by hand.
-// Operands are (dst, src), Intel order. An Asm assembles once.
+// Operands are (dst, src), Intel order. An Asm assembles once. Its
+// instruction forms are in ops.go: one method per kind of instruction,
+// the ALU and shift operations by table (RR, RI) and the extensions by
+// kind (Extend).
 type Asm struct {
+	c      list
+	labels []*obj.Prog // an ANOP per label: it encodes to nothing
+	bound  []bool
+	diags  []string
+	err    error
+	done   bool
+}
+
+// list is the program being built, as the assembler's linked list of Progs.
+type list struct {
 	ctxt        *obj.Link
 	first, last *obj.Prog
-	labels      []*obj.Prog // an ANOP per label: it encodes to nothing
-	bound       []bool
-	diags       []string
-	err         error
-	done        bool
 }
 
 // initMu serializes contexts' set-up: the first initializes asm6's global
@@ -100,17 +108,17 @@ func NewAsm() *Asm {
 	ctxt.Headtype = objabi.Hlinux
 	gx.Linkamd64.Init(ctxt)
 	initMu.Unlock()
-	a := &Asm{ctxt: ctxt}
-	a.ctxt.DiagFunc = func(f string, args ...any) { a.diags = append(a.diags, fmt.Sprintf(f, args...)) }
+	a := &Asm{c: list{ctxt: ctxt}}
+	ctxt.DiagFunc = func(f string, args ...any) { a.diags = append(a.diags, fmt.Sprintf(f, args...)) }
 	// As hand-written assembly: no NOP padding of jumps to 32-byte
 	// boundaries (the library's default, "alignedjumps").
-	a.ctxt.IsAsm = true
+	ctxt.IsAsm = true
 	return a
 }
 
 // NewLabel returns an unbound label.
 func (a *Asm) NewLabel() Label {
-	p := a.newProg()
+	p := a.c.newProg()
 	p.As = obj.ANOP
 	a.labels = append(a.labels, p)
 	a.bound = append(a.bound, false)
@@ -124,23 +132,31 @@ func (a *Asm) Bind(l Label) {
 		return
 	}
 	a.bound[l] = true
-	a.add(a.labels[l])
+	a.c.add(a.labels[l])
 }
 
-func (a *Asm) newProg() *obj.Prog {
-	p := a.ctxt.NewProg()
-	p.Ctxt = a.ctxt
+func (c *list) newProg() *obj.Prog {
+	p := c.ctxt.NewProg()
+	p.Ctxt = c.ctxt
 	return p
 }
 
 // add appends p to the program.
-func (a *Asm) add(p *obj.Prog) {
-	if a.first == nil {
-		a.first = p
+func (c *list) add(p *obj.Prog) {
+	if c.first == nil {
+		c.first = p
 	} else {
-		a.last.Link = p
+		c.last.Link = p
 	}
-	a.last = p
+	c.last = p
+}
+
+// ins appends one instruction in Go operand order (from, to).
+func (c *list) ins(as obj.As, from, to obj.Addr) *obj.Prog {
+	p := c.newProg()
+	p.As, p.From, p.To = as, from, to
+	c.add(p)
+	return p
 }
 
 func (a *Asm) fail(err error) { a.err = cmp.Or(a.err, err) }
@@ -153,139 +169,6 @@ func mem(m Mem) obj.Addr {
 func imm(v int64) obj.Addr { return obj.Addr{Type: obj.TYPE_CONST, Offset: v} }
 
 var none obj.Addr
-
-// ins appends one instruction in Go operand order (from, to).
-func (a *Asm) ins(as obj.As, from, to obj.Addr) *obj.Prog {
-	p := a.newProg()
-	p.As, p.From, p.To = as, from, to
-	a.add(p)
-	return p
-}
-
-// Raw appends bytes verbatim.
-func (a *Asm) Raw(b ...byte) {
-	for _, c := range b {
-		a.ins(gx.ABYTE, imm(int64(c)), none)
-	}
-}
-
-// MovRR is mov dst, src.
-func (a *Asm) MovRR(dst, src Reg) { a.ins(gx.AMOVQ, reg(src), reg(dst)) }
-
-// MovRI loads imm in the shortest form that leaves the flags alone
-// (never xor).
-func (a *Asm) MovRI(dst Reg, v uint64) {
-	switch {
-	case v <= 0xffffffff:
-		a.ins(gx.AMOVL, imm(int64(v)), reg(dst))
-	default: // movq $simm32 or movabs, the assembler's choice
-		a.ins(gx.AMOVQ, imm(int64(v)), reg(dst))
-	}
-}
-
-// Load is mov dst, qword [m]; Load32 and Load8 zero-extend.
-func (a *Asm) Load(dst Reg, m Mem)   { a.ins(gx.AMOVQ, mem(m), reg(dst)) }
-func (a *Asm) Load32(dst Reg, m Mem) { a.ins(gx.AMOVL, mem(m), reg(dst)) }
-func (a *Asm) Load8(dst Reg, m Mem)  { a.ins(gx.AMOVBQZX, mem(m), reg(dst)) }
-
-// Store is mov qword [m], src.
-func (a *Asm) Store(m Mem, src Reg) { a.ins(gx.AMOVQ, reg(src), mem(m)) }
-
-// StoreI32 is mov qword [m], imm (sign-extended); StoreI32L stores 4 bytes.
-func (a *Asm) StoreI32(m Mem, v int32)   { a.ins(gx.AMOVQ, imm(int64(v)), mem(m)) }
-func (a *Asm) StoreI32L(m Mem, v uint32) { a.ins(gx.AMOVL, imm(int64(v)), mem(m)) }
-
-// Lea is lea dst, [m].
-func (a *Asm) Lea(dst Reg, m Mem) { a.ins(gx.ALEAQ, mem(m), reg(dst)) }
-
-func (a *Asm) Push(r Reg) { a.ins(gx.APUSHQ, reg(r), none) }
-func (a *Asm) Pop(r Reg)  { a.ins(gx.APOPQ, none, reg(r)) }
-func (a *Asm) Pushfq()    { a.ins(gx.APUSHFQ, none, none) }
-func (a *Asm) Popfq()     { a.ins(gx.APOPFQ, none, none) }
-
-// Two-operand ALU: dst op= src.
-func (a *Asm) Add(dst, src Reg)  { a.ins(gx.AADDQ, reg(src), reg(dst)) }
-func (a *Asm) Sub(dst, src Reg)  { a.ins(gx.ASUBQ, reg(src), reg(dst)) }
-func (a *Asm) And(dst, src Reg)  { a.ins(gx.AANDQ, reg(src), reg(dst)) }
-func (a *Asm) Or(dst, src Reg)   { a.ins(gx.AORQ, reg(src), reg(dst)) }
-func (a *Asm) Xor(dst, src Reg)  { a.ins(gx.AXORQ, reg(src), reg(dst)) }
-func (a *Asm) Imul(dst, src Reg) { a.ins(gx.AIMULQ, reg(src), reg(dst)) }
-func (a *Asm) Test(x, y Reg)     { a.ins(gx.ATESTQ, reg(y), reg(x)) }
-
-// Cmp is cmp x, y: Go's CMP keeps Intel operand order.
-func (a *Asm) Cmp(x, y Reg) { a.ins(gx.ACMPQ, reg(x), reg(y)) }
-
-// Immediate forms: dst op= imm (sign-extended).
-func (a *Asm) AddI(dst Reg, v int32) { a.ins(gx.AADDQ, imm(int64(v)), reg(dst)) }
-func (a *Asm) SubI(dst Reg, v int32) { a.ins(gx.ASUBQ, imm(int64(v)), reg(dst)) }
-func (a *Asm) AndI(dst Reg, v int32) { a.ins(gx.AANDQ, imm(int64(v)), reg(dst)) }
-func (a *Asm) OrI(dst Reg, v int32)  { a.ins(gx.AORQ, imm(int64(v)), reg(dst)) }
-func (a *Asm) XorI(dst Reg, v int32) { a.ins(gx.AXORQ, imm(int64(v)), reg(dst)) }
-func (a *Asm) CmpI(x Reg, v int32)   { a.ins(gx.ACMPQ, reg(x), imm(int64(v))) }
-func (a *Asm) TestI(x Reg, v int32)  { a.ins(gx.ATESTQ, imm(int64(v)), reg(x)) }
-
-// ImulI is imul dst, dst, imm.
-func (a *Asm) ImulI(dst Reg, v int32) {
-	a.ins(gx.AIMUL3Q, imm(int64(v)), reg(dst)).RestArgs = []obj.Addr{reg(dst)}
-}
-
-// Shifts of dst by CL (the count masked to 0..63 by the CPU) or by imm.
-func (a *Asm) Shl(dst Reg)           { a.ins(gx.ASHLQ, reg(RCX), reg(dst)) }
-func (a *Asm) Shr(dst Reg)           { a.ins(gx.ASHRQ, reg(RCX), reg(dst)) }
-func (a *Asm) Sar(dst Reg)           { a.ins(gx.ASARQ, reg(RCX), reg(dst)) }
-func (a *Asm) ShlI(dst Reg, n uint8) { a.ins(gx.ASHLQ, imm(int64(n&63)), reg(dst)) }
-func (a *Asm) ShrI(dst Reg, n uint8) { a.ins(gx.ASHRQ, imm(int64(n&63)), reg(dst)) }
-func (a *Asm) SarI(dst Reg, n uint8) { a.ins(gx.ASARQ, imm(int64(n&63)), reg(dst)) }
-
-func (a *Asm) Neg(r Reg) { a.ins(gx.ANEGQ, none, reg(r)) }
-func (a *Asm) Not(r Reg) { a.ins(gx.ANOTQ, none, reg(r)) }
-
-// Cqo sign-extends RAX into RDX; Div and Idiv divide RDX:RAX by r.
-func (a *Asm) Cqo()       { a.ins(gx.ACQO, none, none) }
-func (a *Asm) Div(r Reg)  { a.ins(gx.ADIVQ, reg(r), none) }
-func (a *Asm) Idiv(r Reg) { a.ins(gx.AIDIVQ, reg(r), none) }
-
-// Setcc sets the low byte of dst (not RSP: Go's assembler has no spl);
-// SetccZx then zero-extends it to 64 bits.
-func (a *Asm) Setcc(cc CC, dst Reg) { a.ins(ccOps[cc][1], none, reg8(dst)) }
-func (a *Asm) SetccZx(cc CC, dst Reg) {
-	a.Setcc(cc, dst)
-	a.Movzx8(dst, dst)
-}
-
-// Extensions of src's low bits into dst; Mov32 zero-extends 32 bits.
-func (a *Asm) Movsx8(dst, src Reg)  { a.ins(gx.AMOVBQSX, reg8(src), reg(dst)) }
-func (a *Asm) Movsx16(dst, src Reg) { a.ins(gx.AMOVWQSX, reg(src), reg(dst)) }
-func (a *Asm) Movsx32(dst, src Reg) { a.ins(gx.AMOVLQSX, reg(src), reg(dst)) }
-func (a *Asm) Movzx8(dst, src Reg)  { a.ins(gx.AMOVBQZX, reg8(src), reg(dst)) }
-func (a *Asm) Movzx16(dst, src Reg) { a.ins(gx.AMOVWQZX, reg(src), reg(dst)) }
-func (a *Asm) Mov32(dst, src Reg)   { a.ins(gx.AMOVL, reg(src), reg(dst)) }
-
-func (a *Asm) branch(as obj.As, l Label) {
-	p := a.ins(as, none, obj.Addr{Type: obj.TYPE_BRANCH})
-	p.To.SetTarget(a.labels[l])
-}
-
-// Jmp and Jcc jump to l; the assembler picks rel8 or rel32.
-func (a *Asm) Jmp(l Label)        { a.branch(obj.AJMP, l) }
-func (a *Asm) Jcc(cc CC, l Label) { a.branch(ccOps[cc][0], l) }
-
-// Locked read-modify-writes of [m]; LockCmpxchg compares with RAX.
-func (a *Asm) LockXadd(m Mem, r Reg) {
-	a.ins(gx.ALOCK, none, none)
-	a.ins(gx.AXADDQ, reg(r), mem(m))
-}
-func (a *Asm) LockCmpxchg(m Mem, r Reg) {
-	a.ins(gx.ALOCK, none, none)
-	a.ins(gx.ACMPXCHGQ, reg(r), mem(m))
-}
-func (a *Asm) LockInc(m Mem) {
-	a.ins(gx.ALOCK, none, none)
-	a.ins(gx.AINCQ, none, mem(m))
-}
-
-func (a *Asm) Rdtsc()         { a.ins(gx.ARDTSC, none, none) }
-func (a *Asm) Rdfsbase(r Reg) { a.ins(gx.ARDFSBASEQ, none, reg(r)) }
 
 // Assemble encodes the code; the assembler's diagnostics become the error.
 func (a *Asm) Assemble() (code []byte, err error) {
@@ -306,10 +189,10 @@ func (a *Asm) Assemble() (code []byte, err error) {
 			code, err = nil, fmt.Errorf("x86: assembler panic: %v", r)
 		}
 	}()
-	s := &obj.LSym{Func: &obj.FuncInfo{Text: a.first}}
-	gx.Linkamd64.Assemble(a.ctxt, s, a.newProg)
+	s := &obj.LSym{Func: &obj.FuncInfo{Text: a.c.first}}
+	gx.Linkamd64.Assemble(a.c.ctxt, s, a.c.newProg)
 	code = s.P
-	if len(a.diags) > 0 || a.ctxt.Errors > 0 {
+	if len(a.diags) > 0 || a.c.ctxt.Errors > 0 {
 		return nil, fmt.Errorf("x86: %s", strings.Join(a.diags, "; "))
 	}
 	return code, nil

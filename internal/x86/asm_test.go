@@ -66,33 +66,33 @@ func TestAsmOps(t *testing.T) {
 		{func(a *Asm) { a.Lea(RAX, Mem{RSP, -128}) }, "lea rax, ptr [rsp-0x80]", "lea -0x80(%rsp),%rax", 5},
 		{func(a *Asm) { a.Push(R12); a.Pop(RBX) }, "push r12; pop rbx", "push %r12; pop %rbx", 3},
 		{func(a *Asm) { a.Pushfq(); a.Popfq() }, "pushfq; popfq", "", 2},
-		{func(a *Asm) { a.Add(RAX, RCX) }, "add rax, rcx", "add %rcx,%rax", 3},
-		{func(a *Asm) { a.Sub(R8, RCX) }, "sub r8, rcx", "", 3},
-		{func(a *Asm) { a.And(RAX, R15) }, "and rax, r15", "", 3},
-		{func(a *Asm) { a.Or(RDX, RCX) }, "or rdx, rcx", "", 3},
-		{func(a *Asm) { a.Xor(RAX, RCX) }, "xor rax, rcx", "", 3},
-		{func(a *Asm) { a.Imul(RAX, R9) }, "imul rax, r9", "imul %r9,%rax", 4},
-		{func(a *Asm) { a.Test(RAX, RCX) }, "test rax, rcx", "", 3},
-		{func(a *Asm) { a.Cmp(RAX, RCX) }, "cmp rax, rcx", "cmp %rcx,%rax", 3},
-		{func(a *Asm) { a.CmpI(RSI, -5) }, "cmp rsi, -0x5", "cmp $-0x5,%rsi", 4},
-		{func(a *Asm) { a.TestI(RDX, 1) }, "test rdx, 0x1", "", 7},
-		{func(a *Asm) { a.AddI(RAX, 1) }, "add rax, 0x1", "", 4},
-		{func(a *Asm) { a.SubI(RSP, 1000) }, "sub rsp, 0x3e8", "sub $0x3e8,%rsp", 7},
-		{func(a *Asm) { a.AndI(RAX, -1) }, "and rax, -0x1", "", 4},
-		{func(a *Asm) { a.OrI(RAX, 3) }, "or rax, 0x3", "", 4},
-		{func(a *Asm) { a.XorI(RAX, 0x12345) }, "xor rax, 0x12345", "", 6},
-		{func(a *Asm) { a.ImulI(R10, 7) }, "imul r10, r10, 0x7", "imul $0x7,%r10,%r10", 4},
-		{func(a *Asm) { a.Shl(RAX); a.Shr(RDI); a.Sar(R8) }, "shl rax, cl; shr rdi, cl; sar r8, cl", "", 9},
-		{func(a *Asm) { a.ShlI(RAX, 2); a.ShrI(RAX, 3); a.SarI(R9, 63) }, "shl rax, 0x2; shr rax, 0x3; sar r9, 0x3f", "", 12},
+		{func(a *Asm) { a.RR(ADD, RAX, RCX) }, "add rax, rcx", "add %rcx,%rax", 3},
+		{func(a *Asm) { a.RR(SUB, R8, RCX) }, "sub r8, rcx", "", 3},
+		{func(a *Asm) { a.RR(AND, RAX, R15) }, "and rax, r15", "", 3},
+		{func(a *Asm) { a.RR(OR, RDX, RCX) }, "or rdx, rcx", "", 3},
+		{func(a *Asm) { a.RR(XOR, RAX, RCX) }, "xor rax, rcx", "", 3},
+		{func(a *Asm) { a.RR(IMUL, RAX, R9) }, "imul rax, r9", "imul %r9,%rax", 4},
+		{func(a *Asm) { a.RR(TEST, RAX, RCX) }, "test rax, rcx", "", 3},
+		{func(a *Asm) { a.RR(CMP, RAX, RCX) }, "cmp rax, rcx", "cmp %rcx,%rax", 3},
+		{func(a *Asm) { a.RI(CMP, RSI, -5) }, "cmp rsi, -0x5", "cmp $-0x5,%rsi", 4},
+		{func(a *Asm) { a.RI(TEST, RDX, 1) }, "test rdx, 0x1", "", 7},
+		{func(a *Asm) { a.RI(ADD, RAX, 1) }, "add rax, 0x1", "", 4},
+		{func(a *Asm) { a.RI(SUB, RSP, 1000) }, "sub rsp, 0x3e8", "sub $0x3e8,%rsp", 7},
+		{func(a *Asm) { a.RI(AND, RAX, -1) }, "and rax, -0x1", "", 4},
+		{func(a *Asm) { a.RI(OR, RAX, 3) }, "or rax, 0x3", "", 4},
+		{func(a *Asm) { a.RI(XOR, RAX, 0x12345) }, "xor rax, 0x12345", "", 6},
+		{func(a *Asm) { a.RI(IMUL, R10, 7) }, "imul r10, r10, 0x7", "imul $0x7,%r10,%r10", 4},
+		{func(a *Asm) { a.RR(SHL, RAX, RCX); a.RR(SHR, RDI, RCX); a.RR(SAR, R8, RCX) }, "shl rax, cl; shr rdi, cl; sar r8, cl", "", 9},
+		{func(a *Asm) { a.RI(SHL, RAX, 2); a.RI(SHR, RAX, 3); a.RI(SAR, R9, 63) }, "shl rax, 0x2; shr rax, 0x3; sar r9, 0x3f", "", 12},
 		{func(a *Asm) { a.Neg(RAX); a.Not(R11) }, "neg rax; not r11", "", 6},
 		{func(a *Asm) { a.Cqo(); a.Div(RCX); a.Idiv(R11) }, "cqo; div rcx; idiv r11", "cqto; div %rcx; idiv %r11", 8},
 		{func(a *Asm) { a.SetccZx(L, RDI) }, "setl dil; movzx rdi, dil", "", 8},
-		{func(a *Asm) { a.Movsx8(RAX, RSI) }, "movsx rax, sil", "movsbq %sil,%rax", 4},
-		{func(a *Asm) { a.Movsx16(RAX, RCX) }, "movsx rax, cx", "movswq %cx,%rax", 4},
-		{func(a *Asm) { a.Movsx32(R8, RCX) }, "movsxd r8, ecx", "", 3},
-		{func(a *Asm) { a.Movzx8(RAX, R9) }, "movzx rax, r9b", "movzbq %r9b,%rax", 4},
-		{func(a *Asm) { a.Movzx16(RAX, RCX) }, "movzx rax, cx", "movzwq %cx,%rax", 4},
-		{func(a *Asm) { a.Mov32(RAX, R10) }, "mov eax, r10d", "mov %r10d,%eax", 3},
+		{func(a *Asm) { a.Extend(SX8, RAX, RSI) }, "movsx rax, sil", "movsbq %sil,%rax", 4},
+		{func(a *Asm) { a.Extend(SX16, RAX, RCX) }, "movsx rax, cx", "movswq %cx,%rax", 4},
+		{func(a *Asm) { a.Extend(SX32, R8, RCX) }, "movsxd r8, ecx", "", 3},
+		{func(a *Asm) { a.Extend(ZX8, RAX, R9) }, "movzx rax, r9b", "movzbq %r9b,%rax", 4},
+		{func(a *Asm) { a.Extend(ZX16, RAX, RCX) }, "movzx rax, cx", "movzwq %cx,%rax", 4},
+		{func(a *Asm) { a.Extend(ZX32, RAX, R10) }, "mov eax, r10d", "mov %r10d,%eax", 3},
 		{func(a *Asm) { a.LockXadd(Mem{RBX, 0}, RAX) }, "lock xadd qword ptr [rbx], rax", "", 5},
 		{func(a *Asm) { a.LockCmpxchg(Mem{R12, 8}, RCX) }, "lock cmpxchg qword ptr [r12+0x8], rcx", "", 7},
 		{func(a *Asm) { a.LockInc(Mem{RBX, 16}) }, "lock inc qword ptr [rbx+0x10]", "lock incq 0x10(%rbx)", 5},
@@ -201,6 +201,23 @@ func TestAsmErrors(t *testing.T) {
 		t.Error("invalid instruction: no error")
 	} else {
 		t.Log(err)
+	}
+	// Forms the tables do not have fail at Assemble, naming the operation.
+	for _, c := range []struct {
+		emit func(a *Asm)
+		want string
+	}{
+		{func(a *Asm) { a.RR(SHL, RAX, RDX) }, "shl by register 2: the count must be in rcx"},
+		{func(a *Asm) { a.RR(numOps, RAX, RCX) }, "register form of Op(11)"},
+		{func(a *Asm) { a.RI(Op(200), RAX, 1) }, "immediate form of Op(200)"},
+		{func(a *Asm) { a.Extend(numExts, RAX, RCX) }, "extension 6"},
+	} {
+		a = NewAsm()
+		c.emit(a)
+		a.Raw(0x90)
+		if _, err := a.Assemble(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want %q", err, c.want)
+		}
 	}
 	if code, err := NewAsm().Assemble(); len(code) != 0 || err != nil {
 		t.Errorf("empty: % x, %v", code, err)
