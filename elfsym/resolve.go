@@ -48,6 +48,9 @@ func ResolveNotes(specs []*probe.Spec, t Target) ([]probe.Site, []string, error)
 			s[j].Spec, s[j].Probe = spec, i
 			if err := s[j].Bind(); err != nil {
 				if len(s) == 1 || !errors.Is(err, probe.ErrNoParam) {
+					if strings.HasPrefix(err.Error(), fmt.Sprintf("spec %q", spec.Text)) {
+						return nil, nil, err // it names the spec already
+					}
 					return nil, nil, fmt.Errorf("spec %q: %w", spec.Text, err)
 				}
 				if firstErr == nil {

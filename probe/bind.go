@@ -129,6 +129,9 @@ func (s *Site) bind(e Expr) (Expr, error) {
 }
 
 func (s *Site) noParam(name string) error {
+	if alias, ok := bpftraceNames[name]; ok {
+		return &noParamError{fmt.Sprintf("spec %q: %q is bpftrace's spelling: utap's is %s", s.Spec.Text, name, alias)}
+	}
 	if s.Syscall {
 		return &noParamError{fmt.Sprintf("spec %q: %q is not an argument of %s: %s", s.Spec.Text, name, s.Func, s.syscallArgs())}
 	}
@@ -165,4 +168,12 @@ func (s *Site) syscallArgs() string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// bpftraceNames are bpftrace builtins utap spells otherwise, for the error
+// when one is not a parameter of the probed function.
+var bpftraceNames = map[string]string{
+	"retval": "ret (the return value, in a return probe: return:FUNC(ret))",
+	"args":   "arg1..arg16 or the DWARF parameter names",
+	"ustack": "the -k flag",
 }

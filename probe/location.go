@@ -57,6 +57,9 @@ func (p *parser) location(s *Spec) int {
 		p.usdtLocation(s, comps[1:], text[start:end])
 		return end
 	}
+	if len(comps) > 1 {
+		p.kernelType(comps, text[start:end])
+	}
 	explicit := false
 	if k, ok := typeWords[comps[0].s]; ok && len(comps) > 1 {
 		s.Kind, explicit = k, true
@@ -229,4 +232,24 @@ func numError(err error) error {
 		return ne.Err
 	}
 	return err
+}
+
+// kernelType refuses bpftrace's kernel probe types with utap's nearest
+// spelling: a bpftrace user types them by habit.
+func (p *parser) kernelType(comps []comp, loc string) {
+	c := comps[0]
+	switch c.s {
+	case "tracepoint", "t":
+		if len(comps) == 3 && comps[1].s == "syscalls" {
+			name := comps[2].s
+			for _, pre := range []string{"sys_enter_", "sys_exit_"} {
+				if rest, ok := strings.CutPrefix(name, pre); ok {
+					p.fail(c.pos, c.s, "utap's system-call probes are syscall:NAME (one event per call, with its result): write syscall:%s for %s", rest, loc)
+				}
+			}
+		}
+		p.fail(c.pos, c.s, "kernel tracepoints are not utap's: it probes user space (system calls as syscall:NAME); bpftrace or perf trace them")
+	case "kprobe", "kretprobe", "k", "kr", "kfunc", "kretfunc", "fentry", "fexit", "rawtracepoint", "rt", "hardware", "software", "profile", "interval":
+		p.fail(c.pos, c.s, "%s: probes are bpftrace's: utap probes user-space functions (uprobe:, uretprobe:, entry:, return:) and system calls (syscall:NAME)", c.s)
+	}
 }

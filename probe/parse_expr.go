@@ -261,6 +261,9 @@ func (p *parser) name(t token) node {
 		p.fail(t.pos, t.text, "%s is a type: write a cast (%s)x or a dereference *(%s*)addr", t.text, t.text, t.text)
 	}
 	if n, ok := argNumber(t.text); ok {
+		if n == 0 {
+			p.fail(t.pos, t.text, "no argument arg0: utap counts arguments from arg1 (bpftrace's arg0 is utap's arg1)")
+		}
 		if n < 1 || n > MaxArg {
 			p.fail(t.pos, t.text, "no argument %s: arguments are arg1..arg%d (arg1..arg6 in registers, the rest from the stack)", t.text, MaxArg)
 		}

@@ -37,6 +37,7 @@ func main() {
 		Version:                   version(),
 		Commands:                  withUsageErrors([]*cli.Command{listCommand(), runCommand(), attachCommand(), compareCommand()}),
 		OnUsageError:              usageError,
+		CommandNotFound:           commandNotFound,
 		ExitErrHandler:            func(*cli.Context, error) {},
 	}
 	err := app.Run(os.Args)

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/exec"
@@ -71,7 +72,7 @@ func attachCommand() *cli.Command {
 			"   utap attach -p 1234 -e 'libc:malloc(arg1)' --duration 10s\n" +
 			"   utap attach -p 1234,1240 -e 'handle_request' -o trace.jsonl --format json",
 		Flags: append(traceFlags(),
-			&cli.StringFlag{Name: "p", Required: true, Usage: "process `PID[,PID...]` to attach to"},
+			&cli.StringFlag{Name: "p", Usage: "process `PID[,PID...]` to attach to (required)"},
 			&cli.DurationFlag{Name: "duration", Usage: "detach after `D` (e.g. 10s)"},
 		),
 		Action: func(c *cli.Context) error { return trace(c, true) },
@@ -88,6 +89,11 @@ func engineConfig(c *cli.Context, info func(string)) probe.Config {
 }
 
 func trace(c *cli.Context, attach bool) error {
+	if attach && c.String("p") == "" {
+		// Checked here, not as a required flag: urfave/cli prints the
+		// whole help before that error.
+		return fmt.Errorf("attach: give the process to attach to with -p PID (see 'utap attach --help')")
+	}
 	if !isTracer {
 		return supervise()
 	}
@@ -217,7 +223,11 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
-	w := output.Periodic(fw, 100*time.Millisecond)
+	every := 100 * time.Millisecond
+	if f, ok := out.(*os.File); ok && isTerminal(f) {
+		every = 0 // a line at a time, as the events happen
+	}
+	w := output.Periodic(fw, every)
 
 	ctx, stopped := interruptible(!attach)
 	if d := c.Duration("duration"); d > 0 {
@@ -403,6 +413,12 @@ func openOutput(path string) (io.Writer, func(), error) {
 		return nil, nil, fmt.Errorf("-o: %w", err)
 	}
 	return f, func() { f.Close() }, nil
+}
+
+// isTerminal says whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func unwrapExec(err error) error {

@@ -11,10 +11,14 @@ import (
 // even when the traced program goes quiet: a user watching a trace must
 // not wait for the next event (or the exit) to see the last one. Writes
 // stay buffered, so a busy trace still costs one write(2) per 64 KiB.
+// every <= 0 writes each event as it comes, for a terminal: a line must
+// show before what the program prints next, as strace's do.
 func Periodic(w Writer, every time.Duration) *PeriodicWriter {
-	p := &PeriodicWriter{w: w, done: make(chan struct{})}
-	p.wg.Add(1)
-	go p.loop(every)
+	p := &PeriodicWriter{w: w, done: make(chan struct{}), now: every <= 0}
+	if !p.now {
+		p.wg.Add(1)
+		go p.loop(every)
+	}
 	return p
 }
 
@@ -26,6 +30,7 @@ type PeriodicWriter struct {
 	err   error
 	done  chan struct{}
 	wg    sync.WaitGroup
+	now   bool // flush at every event
 }
 
 func (p *PeriodicWriter) Write(ev *probe.Event) error {
@@ -34,8 +39,12 @@ func (p *PeriodicWriter) Write(ev *probe.Event) error {
 	if p.err != nil {
 		return p.err
 	}
-	p.dirty = true
-	return p.w.Write(ev)
+	if err := p.w.Write(ev); err != nil || !p.now {
+		p.dirty = err == nil
+		return err
+	}
+	p.err = p.w.Flush()
+	return p.err
 }
 
 func (p *PeriodicWriter) Flush() error {
