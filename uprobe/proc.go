@@ -128,7 +128,7 @@ func readSiginfo(rec int16) asm.Instructions {
 
 // countAndExit, at label, adds one to stats counter stat (its key kept at
 // frame slot key) and returns 0: the end of the hand-written programs
-// (exprGen.addOne is the generated programs').
+// (code.addOne is the generated programs').
 func countAndExit(label string, key int16, stat int32) asm.Instructions {
 	return asm.Instructions{
 		asm.StoreImm(asm.RFP, key, int64(stat), asm.Word).WithSymbol(label),
