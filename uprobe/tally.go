@@ -167,15 +167,16 @@ func (g *progGen) histAdd(m maps) {
 	g.count(m, statUncounted)
 }
 
-// readTallies reads back every site's counts, once the probes are gone.
-func (s *session) readTallies() ([]probe.Tally, error) {
-	all := make([]probe.Tally, len(s.sites))
-	for i := range s.sites {
+// readTallies reads back the counts of every site, once the probes are
+// gone.
+func (o *kernelObjs) readTallies(sites []probe.Site) ([]probe.Tally, error) {
+	all := make([]probe.Tally, len(sites))
+	for i := range sites {
 		var v [tallySize / 8]uint64
-		if err := s.tallies.Lookup(uint32(i), &v); err != nil {
-			return nil, fmt.Errorf("reading the counts of %s: %w", s.sites[i].Spec.Text, err)
+		if err := o.tallies.Lookup(uint32(i), &v); err != nil {
+			return nil, fmt.Errorf("reading the counts of %s: %w", sites[i].Spec.Text, err)
 		}
-		site := &s.sites[i]
+		site := &sites[i]
 		t := probe.Tally{Probe: site.Spec.Text, Func: site.Func, Kind: site.Spec.Kind,
 			Hits: v[tallyHits/8], Errors: v[tallyErrors/8], DurationSum: v[tallySum/8], DurationMax: v[tallyMax/8]}
 		if n := v[tallyNotMin/8]; n != 0 {
@@ -185,7 +186,7 @@ func (s *session) readTallies() ([]probe.Tally, error) {
 	}
 	var key [2]uint32
 	var n uint64
-	it := s.hist.Iterate()
+	it := o.hist.Iterate()
 	for it.Next(&key, &n) {
 		if int(key[0]) < len(all) {
 			t := &all[key[0]]
