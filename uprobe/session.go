@@ -10,7 +10,7 @@ import (
 )
 
 // session coordinates the parts of one trace, loaded from a Spec: objs
-// (maps, programs), attacher (links), sites (the layouts the reader
+// (maps, programs), att (links), sites (the layouts the reader
 // decodes with), traced (the tgid set, -f), ex (exec following), sys
 // (system call sites) and reader (the events ring). close releases them
 // all, links first so that nothing new arrives while the ring is drained.
