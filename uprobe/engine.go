@@ -104,7 +104,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		st, cerr := s.close()
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
-		res.Notices = append(notices(st), s.execNotes()...)
+		res.Notices = append(notices(st), s.ex.notices()...)
 		res.Notices = append(res.Notices, notes...)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
@@ -112,12 +112,12 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}()
 	if s.sys != nil {
 		// Before any tgid is in the map: nothing is seen until then.
-		if err := s.attachSys(); err != nil {
+		if err := s.sys.attach(s.att); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 	}
 	if c.proc {
-		if err := s.attachProc(); err != nil {
+		if err := attachProc(s.objs, s.att); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 	}
@@ -209,32 +209,6 @@ func notices(st stats) []string {
 	}
 	return ns
 }
-func (s *session) followForks() error {
-	prog, l, err := followForks(s.tgids)
-	if err != nil {
-		return err
-	}
-	s.progs = append(s.progs, prog)
-	s.links = append(s.links, l)
-	return nil
-}
-
-// linkPIDs is what links filter on: the traced PIDs, or everyone when the
-// programs filter through the tgid map.
-func (s *session) linkPIDs(pids []int) ([]int, error) {
-	if s.tgids == nil {
-		return pids, nil
-	}
-	for _, pid := range pids {
-		if err := s.tgids.Put(uint32(pid), uint32(1)); err != nil {
-			return nil, fmt.Errorf("adding pid %d to the traced set: %w", pid, err)
-		}
-	}
-	if !s.cfg.follow {
-		return pids, nil // the map is for the programs of system calls, process events and execs
-	}
-	return []int{0}, nil
-}
 
 // runCommand starts t.Argv held at exec, attaches, lets it run and waits
 // for it to exit. When ctx is done first the probes go and the command runs
@@ -247,12 +221,9 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
 	}
-	pids, err := s.linkPIDs([]int{c.pid()})
+	err = s.attach([]int{c.pid()})
 	if err == nil {
-		err = s.attach(pids)
-	}
-	if err == nil {
-		if ev := s.execEvent(c); ev != nil {
+		if ev := s.sys.execEvent(c); ev != nil {
 			emit(ev) // before the reader starts: one goroutine emits at a time
 		}
 		err = s.startReading(emit)
@@ -278,7 +249,7 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 		return res, nil
 	}
 	// With Follow, the trace ends when the last followed process does.
-	s.awaitFollowed(ctx, c.pid())
+	s.traced.await(ctx, c.pid())
 	return res, err
 }
 
@@ -290,11 +261,7 @@ func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*pro
 			return fmt.Errorf("uprobe: %w", err)
 		}
 	}
-	pids, err := s.linkPIDs(t.PIDs)
-	if err != nil {
-		return fmt.Errorf("uprobe: %w", err)
-	}
-	if err := s.attach(pids); err != nil {
+	if err := s.attach(t.PIDs); err != nil {
 		return fmt.Errorf("uprobe: %w", err)
 	}
 	if err := s.startReading(emit); err != nil {
@@ -307,7 +274,7 @@ func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*pro
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if !anyAlive(t.PIDs) && (s.tgids == nil || !s.pruneTgids()) {
+			if !anyAlive(t.PIDs) && !s.traced.prune() {
 				return nil
 			}
 		}

@@ -54,9 +54,12 @@ const (
 	execSiteRoom = 1 << 12
 )
 
-// execFollower is the exec tracker and what it knows of the files.
+// execFollower owns the exec tracker: its program, link and ring, the
+// loop that holds each exec until its new image is probed, and what it
+// knows of the files. add places a new image's probes (session.addImage).
 type execFollower struct {
 	resolve   func(pid int) ([]probe.Site, error)
+	add       func(sites []probe.Site, retProbes bool, pids []int) error
 	retProbes bool // Engine.RetProbes
 	follow    bool // Target.Follow: probes for every process, not per pid
 	prog      *ebpf.Program
@@ -103,12 +106,12 @@ func fileOf(path string) (fileID, error) {
 	return fileID{st.Dev, st.Ino}, nil
 }
 
-// followExecs loads and attaches the exec tracker; its records wait in the
-// ring until serveExecs.
-func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retProbes, follow bool) error {
-	ex := &execFollower{resolve: resolve, retProbes: retProbes, follow: follow, done: make(chan struct{}),
-		seen: map[image]bool{}, probed: map[image]bool{}}
-	for _, obj := range objects(s.sites) {
+// followExecs loads and attaches the exec tracker, with o's maps, for a
+// trace with probes in sites; its records wait in the ring until serve.
+func followExecs(o *kernelObjs, sites []probe.Site, ex *execFollower) error {
+	ex.done = make(chan struct{})
+	ex.seen, ex.probed = map[image]bool{}, map[image]bool{}
+	for _, obj := range objects(sites) {
 		if id, err := fileOf(obj); err == nil {
 			ex.probed[image{id, 0}] = true
 		}
@@ -117,7 +120,7 @@ func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retPr
 	// now relies on (a tracepoint's id is read from tracefs).
 	spec := &ebpf.ProgramSpec{Name: "utap_exec", Type: ebpf.RawTracepoint, License: "GPL", Instructions: execInsns()}
 	for _, name := range []string{mapTgids, mapExecs, mapStats} {
-		if err := spec.Instructions.AssociateMap(name, *s.mapNamed(name)); err != nil {
+		if err := spec.Instructions.AssociateMap(name, *o.mapNamed(name)); err != nil {
 			return err
 		}
 	}
@@ -125,7 +128,7 @@ func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retPr
 	if ex.prog, err = ebpf.NewProgram(spec); err != nil {
 		return fmt.Errorf("loading the exec tracker: %w", verifierReason(err))
 	}
-	if ex.ring, err = ringbuf.NewReader(s.execs); err != nil {
+	if ex.ring, err = ringbuf.NewReader(o.execs); err != nil {
 		ex.prog.Close()
 		return fmt.Errorf("opening the ring of followed execs: %w", err)
 	}
@@ -134,7 +137,6 @@ func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retPr
 		ex.prog.Close()
 		return fmt.Errorf("attaching the exec tracker to sched:sched_process_exec: %w", hint(err))
 	}
-	s.ex = ex
 	return nil
 }
 
@@ -161,26 +163,26 @@ func execInsns() asm.Instructions {
 	}...), countAndExit("full", -16, statUnheld)...)
 }
 
-// serveExecs starts serving the execs, once the first probes are in.
-func (s *session) serveExecs() {
-	if s.ex == nil || s.ex.started {
+// serve starts serving the execs, once the first probes are in.
+func (ex *execFollower) serve() {
+	if ex == nil || ex.started {
 		return
 	}
-	s.ex.started = true
-	go s.execLoop()
+	ex.started = true
+	go ex.loop()
 }
 
-// execLoop handles each exec and, once closing, resumes whatever is left
+// loop handles each exec and, once closing, resumes whatever is left
 // and returns when the ring has stayed empty for a poll: a tracker run
 // that began before its link went can still submit for microseconds.
-func (s *session) execLoop() {
-	defer close(s.ex.done)
+func (ex *execFollower) loop() {
+	defer close(ex.done)
 	var rec ringbuf.Record
 	for {
-		s.ex.ring.SetDeadline(time.Now().Add(pollInterval))
-		err := s.ex.ring.ReadInto(&rec)
+		ex.ring.SetDeadline(time.Now().Add(pollInterval))
+		err := ex.ring.ReadInto(&rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			if s.ex.closing.Load() {
+			if ex.closing.Load() {
 				return
 			}
 			continue
@@ -193,11 +195,11 @@ func (s *session) execLoop() {
 		}
 		pid := int(binary.LittleEndian.Uint32(rec.RawSample))
 		if res := int32(binary.LittleEndian.Uint32(rec.RawSample[4:])); res != 0 {
-			s.ex.note(fmt.Sprintf("pid %d was not held at its exec (bpf_send_signal: %v): its new image's first calls may be missing", pid, unix.Errno(-res)))
+			ex.note(fmt.Sprintf("pid %d was not held at its exec (bpf_send_signal: %v): its new image's first calls may be missing", pid, unix.Errno(-res)))
 		}
-		if !s.ex.closing.Load() {
-			if err := s.traceImage(pid); err != nil {
-				s.ex.note(fmt.Sprintf("pid %d: %v", pid, err))
+		if !ex.closing.Load() {
+			if err := ex.traceImage(pid); err != nil {
+				ex.note(fmt.Sprintf("pid %d: %v", pid, err))
 			}
 		}
 		// ESRCH: it died while held, nothing to resume.
@@ -207,8 +209,7 @@ func (s *session) execLoop() {
 
 // traceImage attaches the probes of pid's new image that are in files no
 // probe covers yet. The process is held.
-func (s *session) traceImage(pid int) error {
-	ex := s.ex
+func (ex *execFollower) traceImage(pid int) error {
 	exe, err := fileOf(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
 		return nil // gone
@@ -254,38 +255,15 @@ func (s *session) traceImage(pid int) error {
 	if !ex.follow {
 		pids = []int{pid}
 	}
-	if err := s.addImage(fresh, ex.retProbes || usesUnwinder(fresh, pid), pids); err != nil {
+	if err := ex.add(fresh, ex.retProbes || usesUnwinder(fresh, pid), pids); err != nil {
 		return fmt.Errorf("its new image %s is not traced: %w", path, err)
 	}
 	return nil
 }
 
-// addImage generates, loads and attaches the programs of more sites, for
-// pids as attachPlaced.
-func (s *session) addImage(sites []probe.Site, retProbes bool, pids []int) error {
-	plans, err := planAll(sites, retProbes)
-	if err != nil {
-		return err
-	}
-	n := len(s.placed)
-	s.mu.Lock()
-	if err = s.Spec.addSites(sites, plans); err == nil {
-		s.sites = append(s.sites, sites...)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if err := s.loadProgs(); err != nil {
-		return err
-	}
-	return s.attachPlaced(s.placed[n:], pids)
-}
-
-// stopFollowingExecs detaches the exec tracker, resumes every process it
-// stopped, and releases it.
-func (s *session) stopFollowingExecs() error {
-	ex := s.ex
+// stop detaches the exec tracker, resumes every process it stopped, and
+// releases it.
+func (ex *execFollower) stop() error {
 	if ex == nil {
 		return nil
 	}
@@ -293,7 +271,7 @@ func (s *session) stopFollowingExecs() error {
 	ex.closing.Store(true)
 	if !ex.started {
 		ex.started = true
-		go s.execLoop()
+		go ex.loop()
 	}
 	<-ex.done
 	ex.ring.Close()
@@ -318,12 +296,12 @@ func (ex *execFollower) note(line string) {
 	ex.mu.Unlock()
 }
 
-// execNotes are what following execs could not trace, for Result.Notices.
-func (s *session) execNotes() []string {
-	if s.ex == nil {
+// notices are what following execs could not trace, for Result.Notices.
+func (ex *execFollower) notices() []string {
+	if ex == nil {
 		return nil
 	}
-	s.ex.mu.Lock()
-	defer s.ex.mu.Unlock()
-	return append([]string(nil), s.ex.notes...)
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return append([]string(nil), ex.notes...)
 }

@@ -32,15 +32,15 @@ func execCall(pid, strsize int) *syscalls.Call {
 
 // execEvent is the event of that execve for the execve site that takes
 // it (its condition holds), nil when none.
-func (s *session) execEvent(c *child) *probe.Event {
-	if s.sys == nil || c.exec == nil {
+func (y *sysSession) execEvent(c *child) *probe.Event {
+	if y == nil || c.exec == nil {
 		return nil
 	}
-	call := s.sys.calls[unix.SYS_EXECVE]
+	call := y.calls[unix.SYS_EXECVE]
 	if call == nil {
 		return nil
 	}
-	site := &s.sys.sites[call.site]
+	site := &y.sites[call.site]
 	ev := &probe.Event{TimeNs: monotonicNow(), PID: c.pid(), TID: c.pid(), Probe: site.Spec.Text, Func: site.Func,
 		Kind: "return", ProbeIndex: site.Probe, Sys: c.exec}
 	if !probe.EvalCond(site.Cond, sysEnv(ev, call.info.caps)) {

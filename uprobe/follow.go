@@ -97,17 +97,42 @@ func followForks(tgids *ebpf.Map) (*ebpf.Program, link.Link, error) {
 	return prog, l, nil
 }
 
-// awaitFollowed waits, after the command itself has exited, until every
+// tracedSet is the processes a trace covers, kept in the tgids map (nil
+// when links filter by PID and no program filters): the traced PIDs, and
+// with Follow what the fork tracker adds.
+type tracedSet struct {
+	tgids  *ebpf.Map
+	follow bool // Target.Follow: links cover every process
+}
+
+// add puts pids in the set and says what links filter on: the traced
+// PIDs, or everyone when the programs filter through the tgid map.
+func (t *tracedSet) add(pids []int) ([]int, error) {
+	if t.tgids == nil {
+		return pids, nil
+	}
+	for _, pid := range pids {
+		if err := t.tgids.Put(uint32(pid), uint32(1)); err != nil {
+			return nil, fmt.Errorf("adding pid %d to the traced set: %w", pid, err)
+		}
+	}
+	if !t.follow {
+		return pids, nil // the map is for the programs of system calls, process events and execs
+	}
+	return []int{0}, nil
+}
+
+// await waits, after the command itself has exited, until every
 // process the fork tracker added has exited too (or ctx is done), taking
 // exited ones out of the traced set as it goes.
-func (s *session) awaitFollowed(ctx context.Context, pid int) {
-	if s.tgids == nil {
+func (t *tracedSet) await(ctx context.Context, pid int) {
+	if t.tgids == nil {
 		return
 	}
-	s.tgids.Delete(uint32(pid))
+	t.tgids.Delete(uint32(pid))
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for s.pruneTgids() {
+	for t.prune() {
 		select {
 		case <-ctx.Done():
 			return
@@ -116,13 +141,16 @@ func (s *session) awaitFollowed(ctx context.Context, pid int) {
 	}
 }
 
-// pruneTgids removes exited processes from the traced set and says
-// whether any traced process is still running.
-func (s *session) pruneTgids() bool {
+// prune removes exited processes from the set and says whether any
+// process in it is still running (false without the map).
+func (t *tracedSet) prune() bool {
+	if t.tgids == nil {
+		return false
+	}
 	var k, v uint32
 	var dead []uint32
 	alive := false
-	it := s.tgids.Iterate()
+	it := t.tgids.Iterate()
 	for it.Next(&k, &v) {
 		if running(int(k)) {
 			alive = true
@@ -131,7 +159,7 @@ func (s *session) pruneTgids() bool {
 		}
 	}
 	for _, k := range dead {
-		s.tgids.Delete(k)
+		t.tgids.Delete(k)
 	}
 	return alive
 }

@@ -15,9 +15,19 @@ import (
 // operand may go first; operands goes first with the one that needs more
 // slots (Sethi-Ullman), and loads leaves straight into their register.
 
+// regAlloc is where an expression's values wait: registers loaded
+// straight from the context, and the stack slots of the values an
+// operand keeps while the other is computed.
+type regAlloc struct {
+	*code
+	abi   probe.ABI
+	kind  probe.Kind
+	depth int // stack slots in use
+}
+
 // direct says whether e loads into a register with one instruction that
 // touches no other register.
-func (g *exprGen) direct(e probe.Expr) bool {
+func (g *regAlloc) direct(e probe.Expr) bool {
 	switch e := e.(type) {
 	case *probe.Const:
 		return true
@@ -33,7 +43,7 @@ func (g *exprGen) direct(e probe.Expr) bool {
 }
 
 // load puts a direct expression in r.
-func (g *exprGen) load(e probe.Expr, r asm.Register) {
+func (g *regAlloc) load(e probe.Expr, r asm.Register) {
 	switch e := e.(type) {
 	case *probe.Const:
 		g.emit(asm.LoadImm(r, int64(constVal(e)), asm.DWord))
@@ -47,7 +57,7 @@ func (g *exprGen) load(e probe.Expr, r asm.Register) {
 }
 
 // need is how many stack slots computing e takes.
-func (g *exprGen) need(e probe.Expr) int {
+func (g *regAlloc) need(e probe.Expr) int {
 	switch e := e.(type) {
 	case *probe.Unary:
 		return g.need(e.X)
@@ -81,53 +91,8 @@ func (g *exprGen) need(e probe.Expr) int {
 	return 0
 }
 
-// operands computes x into R0 and y into R1.
-func (g *exprGen) operands(x, y probe.Expr) error {
-	switch {
-	case g.direct(y):
-		if err := g.expr(x); err != nil {
-			return err
-		}
-		g.load(y, asm.R1)
-		return nil
-	case g.direct(x):
-		if err := g.expr(y); err != nil {
-			return err
-		}
-		g.emit(asm.Mov.Reg(asm.R1, asm.R0))
-		g.load(x, asm.R0)
-		return nil
-	}
-	nx, ny := g.need(x), g.need(y)
-	if max(nx, ny+1) <= max(ny, nx+1) {
-		if err := g.expr(x); err != nil {
-			return err
-		}
-		if err := g.push(); err != nil {
-			return err
-		}
-		if err := g.expr(y); err != nil {
-			return err
-		}
-		g.emit(asm.Mov.Reg(asm.R1, asm.R0))
-		g.pop(asm.R0)
-		return nil
-	}
-	if err := g.expr(y); err != nil {
-		return err
-	}
-	if err := g.push(); err != nil {
-		return err
-	}
-	if err := g.expr(x); err != nil {
-		return err
-	}
-	g.pop(asm.R1)
-	return nil
-}
-
 // push saves R0 in the next stack slot.
-func (g *exprGen) push() error {
+func (g *regAlloc) push() error {
 	if g.depth >= MaxDepth {
 		return fmt.Errorf("%w: it needs more than %d intermediate values", ErrTooDeep, MaxDepth)
 	}
@@ -137,7 +102,7 @@ func (g *exprGen) push() error {
 }
 
 // pop restores the last saved value into r.
-func (g *exprGen) pop(r asm.Register) {
+func (g *regAlloc) pop(r asm.Register) {
 	g.depth--
 	g.emit(asm.LoadMem(r, asm.RFP, int16(slotStack-8*g.depth), asm.DWord))
 }

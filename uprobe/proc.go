@@ -128,7 +128,7 @@ func readSiginfo(rec int16) asm.Instructions {
 
 // countAndExit, at label, adds one to stats counter stat (its key kept at
 // frame slot key) and returns 0: the end of the hand-written programs
-// (exprGen.addOne is the generated programs').
+// (code.addOne is the generated programs').
 func countAndExit(label string, key int16, stat int32) asm.Instructions {
 	return asm.Instructions{
 		asm.StoreImm(asm.RFP, key, int64(stat), asm.Word).WithSymbol(label),
@@ -144,9 +144,9 @@ func countAndExit(label string, key int16, stat int32) asm.Instructions {
 	}
 }
 
-// attachProc loads and attaches the two programs; they run for tgids in
-// the map only, so this may go before the command starts.
-func (s *session) attachProc() error {
+// attachProc loads the programs into o and attaches them with a; they run
+// for tgids in the map only, so this may go before the command starts.
+func attachProc(o *kernelObjs, a *attacher) error {
 	off, err := taskOffset("exit_code")
 	if err != nil {
 		return err
@@ -168,26 +168,27 @@ func (s *session) attachProc() error {
 		{"utap_exit", "sched_process_exit", procInsns(procExit, off)},
 	} {
 		ps := &ebpf.ProgramSpec{Name: p.name, Type: ebpf.RawTracepoint, License: "GPL", Instructions: p.insns}
-		for name, m := range map[string]*ebpf.Map{mapEvents: s.events, mapStats: s.stats, mapTgids: s.tgids} {
+		for name, m := range map[string]*ebpf.Map{mapEvents: o.events, mapStats: o.stats, mapTgids: o.tgids} {
 			ps.Instructions.AssociateMap(name, m)
 		}
 		prog, err := ebpf.NewProgram(ps)
 		if err != nil {
 			return fmt.Errorf("loading the %s program: %w", p.tp, verifierReason(err))
 		}
-		s.procProgs = append(s.procProgs, prog)
+		o.keep(prog)
 		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: p.tp, Program: prog})
 		if err != nil {
 			return fmt.Errorf("attaching to the raw tracepoint %s: %w", p.tp, hint(err))
 		}
-		s.links = append(s.links, l)
+		a.keep(l)
 	}
 	return nil
 }
 
 // decodeProc turns a process event's record into ev; false for one not
-// to show: the exec follower's own stop and continue (exec.go).
-func (s *session) decodeProc(raw []byte, ev *probe.Event) (bool, error) {
+// to show: with execStops, the exec follower's own stop and continue
+// (exec.go).
+func decodeProc(raw []byte, ev *probe.Event, execStops bool) (bool, error) {
 	le := binary.LittleEndian
 	kind := le.Uint64(raw) &^ procTag
 	if len(raw) < procExitSize || kind == procSignal && len(raw) < procSigSize {
@@ -204,7 +205,7 @@ func (s *session) decodeProc(raw []byte, ev *probe.Event) (bool, error) {
 		copy(info, raw[procOffInfo:procSigSize])
 		sig := unix.Signal(what)
 		code, pid := int32(le.Uint32(info[8:])), int32(le.Uint32(info[16:]))
-		if s.ex != nil && (sig == unix.SIGSTOP && code == siKernel || sig == unix.SIGCONT && code == siUser && int(pid) == os.Getpid()) {
+		if execStops && (sig == unix.SIGSTOP && code == siKernel || sig == unix.SIGCONT && code == siUser && int(pid) == os.Getpid()) {
 			return false, nil
 		}
 		ev.Kind, ev.Func, ev.Signal = "signal", unix.SignalName(sig), info

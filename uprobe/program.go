@@ -94,12 +94,25 @@ type program struct {
 	stackOff, stackLen int
 }
 
+// progGen emits what a program does around its expressions (x): filter,
+// entry times, record and ring, counting in place (tally.go), the stack
+// (stack.go) and the system call programs' tables (syscall_prog.go).
+type progGen struct {
+	*code
+	x *exprGen
+}
+
+func newProgGen(abi probe.ABI, kind probe.Kind, v4 bool, rd reads) *progGen {
+	c := &code{}
+	return &progGen{code: c, x: newExprGen(c, abi, kind, v4, rd)}
+}
+
 // compile generates the probe program of s: filter on tgid (when
 // following forks), the entry time of a return probe's call, condition,
 // then reserve, header, fetches, submit; or, counting in place, the
 // counters' updates.
 func compile(s *probe.Site, m maps, c config) (*program, error) {
-	g := &exprGen{abi: s.ABI, kind: c.kind, v4: c.v4, rd: c.rd}
+	g := newProgGen(s.ABI, c.kind, c.v4, c.rd)
 	p := &program{size: hdrSize}
 	if c.kind == probe.Return {
 		p.size = retHdrSize
@@ -138,7 +151,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 	}
 	if s.Cond != nil {
 		g.emit(storeImm64(asm.RFP, slotFault, 0))
-		if err := g.expr(s.Cond); err != nil {
+		if err := g.x.expr(s.Cond); err != nil {
 			return nil, fmt.Errorf("condition %s: %w", s.Cond, err)
 		}
 		g.emit(
@@ -159,7 +172,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 }
 
 // record reserves a record in the ring, fills it and submits it.
-func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
+func (g *progGen) record(s *probe.Site, p *program, m maps, c config) error {
 	g.emit(
 		mapPtr(asm.R1, m.events),
 		asm.Mov.Imm(asm.R2, int32(p.size)),
@@ -200,7 +213,7 @@ func (g *exprGen) record(s *probe.Site, p *program, m maps, c config) error {
 // wakeFlags puts in reg the flags a ring submit or output takes: waking
 // the reader for every record costs a context switch per event, so
 // records wait for its next poll unless a quarter of the ring is unread.
-func (g *exprGen) wakeFlags(m maps, reg asm.Register) {
+func (g *progGen) wakeFlags(m maps, reg asm.Register) {
 	quiet := g.label()
 	g.emit(
 		mapPtr(asm.R1, m.events),
@@ -214,13 +227,13 @@ func (g *exprGen) wakeFlags(m maps, reg asm.Register) {
 }
 
 // fetch computes one fetch into the record R7 points to.
-func fetch(g *exprGen, f probe.Fetch, fl field) error {
+func fetch(g *progGen, f probe.Fetch, fl field) error {
 	switch fl.kind {
 	case fieldLit:
 		return nil
 	case fieldInt:
 		g.emit(storeImm64(asm.RFP, slotFault, 0))
-		if err := g.expr(f.Expr); err != nil {
+		if err := g.x.expr(f.Expr); err != nil {
 			return err
 		}
 		g.emit(
@@ -235,7 +248,7 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 	}
 	// A string: compute the address, then read straight into the record.
 	g.emit(storeImm64(asm.RFP, slotFault, 0))
-	if err := g.expr(f.Expr.(*probe.StrOf).Addr); err != nil {
+	if err := g.x.expr(f.Expr.(*probe.StrOf).Addr); err != nil {
 		return err
 	}
 	faulted, done := g.label(), g.label()
@@ -245,7 +258,7 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 	)
 	null := g.label()
 	g.emit(asm.JEq.Imm(asm.R0, 0, null))
-	g.readStrInto(asm.R7, int32(fl.off+8), probe.MaxStrLen+1)
+	g.x.mem.readStrInto(asm.R7, int32(fl.off+8), probe.MaxStrLen+1)
 	g.emit(
 		asm.StoreMem(asm.R7, int16(fl.off), asm.R0, asm.DWord),
 		asm.Ja.Label(done),
@@ -262,7 +275,7 @@ func fetch(g *exprGen, f probe.Fetch, fl field) error {
 }
 
 // filterTgid exits unless the caller's process is in the traced set.
-func (g *exprGen) filterTgid(m maps) {
+func (g *progGen) filterTgid(m maps) {
 	if m.tgids == "" {
 		return
 	}
@@ -275,57 +288,15 @@ func (g *exprGen) filterTgid(m maps) {
 	g.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
 }
 
-// count adds one to counter idx of the stats map.
-func (g *exprGen) count(m maps, idx int32) {
-	skip := g.label()
-	g.emit(asm.StoreImm(asm.RFP, slotTmp, int64(idx), asm.Word))
-	g.addOne(m.stats, slotTmp, skip)
-	g.mark(skip)
-}
-
-// addOne adds one, atomically, to the u64 value of the map entry keyed
-// at frame slot key; it jumps to missing when there is no such entry.
-func (g *exprGen) addOne(name string, key int16, missing string) {
-	g.lookup(name, key)
-	g.emit(
-		asm.JEq.Imm(asm.R0, 0, missing),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-	)
-}
-
-// lookup calls bpf_map_lookup_elem with the key at frame slot key.
-func (g *exprGen) lookup(name string, key int16) {
-	g.emit(
-		mapPtr(asm.R1, name),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.FnMapLookupElem.Call(),
-	)
-}
-
-// update calls bpf_map_update_elem with the key and value at frame slots.
-func (g *exprGen) update(name string, key, value int16, flags int32) {
-	g.emit(
-		mapPtr(asm.R1, name),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, int32(value)),
-		asm.Mov.Imm(asm.R4, flags),
-		asm.FnMapUpdateElem.Call(),
-	)
-}
-
 // fetchBuf reads a sized string into the record: its length, at most
 // MaxStrLen (bounded for the verifier), then that many bytes, or -EFAULT.
-func fetchBuf(g *exprGen, e *probe.StrOf, fl field) error {
+func fetchBuf(g *progGen, e *probe.StrOf, fl field) error {
 	g.emit(storeImm64(asm.RFP, slotFault, 0))
-	if err := g.expr(e.Addr); err != nil {
+	if err := g.x.expr(e.Addr); err != nil {
 		return err
 	}
 	g.emit(asm.StoreMem(asm.RFP, slotAddr, asm.R0, asm.DWord))
-	if err := g.expr(e.Len); err != nil {
+	if err := g.x.expr(e.Len); err != nil {
 		return err
 	}
 	faulted, short, done := g.label(), g.label(), g.label()

@@ -104,10 +104,32 @@ func kfuncCall(id int64) asm.Instruction {
 	}
 }
 
+// memReader emits the reads of tracee memory, each the way the kernel
+// best allows (rd).
+type memReader struct {
+	*code
+	rd reads
+}
+
+// value replaces the address in R0 by the size bytes of user memory there
+// (8 for 0), zero-extended. A failed read is 0 and sets the fault slot.
+func (g *memReader) value(size uint8) {
+	if size == 0 {
+		size = 8
+	}
+	ok := g.label()
+	g.emit(asm.Mov.Reg(asm.R3, asm.R0))
+	g.readInto(asm.RFP, slotTmp, int32(size))
+	g.emit(asm.JEq.Imm(asm.R0, 0, ok))
+	g.setFault()
+	g.mark(ok)
+	g.emit(asm.LoadMem(asm.R0, asm.RFP, slotTmp, sizeOf(size)))
+}
+
 // readInto copies size bytes of tracee memory at the address in R3 to
 // dst+off; R0 is then 0, or negative when the memory is unreadable (dst
 // zeroed).
-func (g *exprGen) readInto(dst asm.Register, off int32, size int32) {
+func (g *memReader) readInto(dst asm.Register, off int32, size int32) {
 	g.emit(
 		asm.Mov.Reg(asm.R1, dst),
 		asm.Add.Imm(asm.R1, off),
@@ -123,7 +145,7 @@ func (g *exprGen) readInto(dst asm.Register, off int32, size int32) {
 // readStrInto copies the NUL-terminated string at the address in R0 to
 // dst+off, at most size-1 bytes and a NUL. R0 is then the length read
 // with its NUL, or negative when a byte before the NUL is unreadable.
-func (g *exprGen) readStrInto(dst asm.Register, off int32, size int32) {
+func (g *memReader) readStrInto(dst asm.Register, off int32, size int32) {
 	args := func() {
 		g.emit(
 			asm.Mov.Reg(asm.R1, dst),

@@ -39,7 +39,7 @@ const keySize = 24
 const gStackHi = 8
 
 // storeKey writes the call key to slotKey. R6 holds pt_regs.
-func (g *exprGen) storeKey(k callKey) {
+func (g *progGen) storeKey(k callKey) {
 	if k.goroutine {
 		g.emit(
 			asm.LoadMem(asm.R3, asm.R6, regR14, asm.DWord), // r14: the g register of Go's ABIInternal
@@ -78,7 +78,7 @@ func (g *exprGen) storeKey(k callKey) {
 // records the entry time of every call. Its rsp needs no adjusting.
 func compileStamp(m maps, k callKey) asm.Instructions {
 	k.spAdjust = 0
-	g := &exprGen{}
+	g := &progGen{code: &code{}} // no expressions
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	g.filterTgid(m)
 	g.requireArmed(m)
@@ -95,7 +95,7 @@ func compileStamp(m maps, k callKey) asm.Instructions {
 }
 
 // requireArmed exits unless the return probes are armed.
-func (g *exprGen) requireArmed(m maps) {
+func (g *progGen) requireArmed(m maps) {
 	g.emit(asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word))
 	g.lookup(m.armed, slotTmp)
 	g.emit(
@@ -108,7 +108,7 @@ func (g *exprGen) requireArmed(m maps) {
 // takeEntryTime moves the call's entry time from the times map to slotDur
 // (0 when unseen), before the condition: a return the condition drops
 // must still release its entry.
-func (g *exprGen) takeEntryTime(m maps, k callKey) {
+func (g *progGen) takeEntryTime(m maps, k callKey) {
 	none, done := g.label(), g.label()
 	g.storeKey(k)
 	g.lookup(m.times, slotKey)
@@ -131,7 +131,7 @@ func (g *exprGen) takeEntryTime(m maps, k callKey) {
 
 // storeReturn fills a return record's rax and duration; R0 holds the
 // record's time, R7 the record.
-func (g *exprGen) storeReturn() {
+func (g *progGen) storeReturn() {
 	unseen := g.label()
 	g.emit(
 		asm.LoadMem(asm.R1, asm.R6, retReg, asm.DWord),

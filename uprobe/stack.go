@@ -34,7 +34,7 @@ func reserveStack(p *program, depth int) {
 
 // storeStack fills the stack area of the record R7 points to; R6 is the
 // program's context.
-func (g *exprGen) storeStack(p *program) {
+func (g *progGen) storeStack(p *program) {
 	if p.stackOff == 0 {
 		return
 	}

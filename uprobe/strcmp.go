@@ -9,11 +9,21 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// strCompare compiles str(a) == "lit", str(a) == str(b) and their !=, as
+// strGen compiles the comparisons of strings, str() against a literal
+// or another str(). It shares the expression's code, reads and stack
+// slots; expr computes an address into R0.
+type strGen struct {
+	*code
+	mem  *memReader
+	regs *regAlloc
+	expr func(probe.Expr) error
+}
+
+// compare compiles str(a) == "lit", str(a) == str(b) and their !=, as
 // probe.Eval: against a literal only len(lit)+1 bytes are read; two str()
 // are read whole (MaxStrLen bytes at most), and a fault in either makes
 // the comparison fault even once a difference is known.
-func (g *exprGen) strCompare(e *probe.Binary) error {
+func (g *strGen) compare(e *probe.Binary) error {
 	if e.Op != probe.OpEq && e.Op != probe.OpNe {
 		return fmt.Errorf("%w: strings compare only with == and !=: %s", ErrUnsupported, e)
 	}
@@ -31,14 +41,14 @@ func (g *exprGen) strCompare(e *probe.Binary) error {
 	}
 	switch y := y.(type) {
 	case *probe.StrLit:
-		return g.strLitCompare(sx, y, eq, ne)
+		return g.withLit(sx, y, eq, ne)
 	case *probe.StrOf:
-		return g.strStrCompare(sx, y, eq, ne)
+		return g.withStr(sx, y, eq, ne)
 	}
 	return fmt.Errorf("%w: string operand %s", ErrUnsupported, y)
 }
 
-func (g *exprGen) strLitCompare(s *probe.StrOf, lit *probe.StrLit, eq, ne int32) error {
+func (g *strGen) withLit(s *probe.StrOf, lit *probe.StrLit, eq, ne int32) error {
 	if err := g.expr(s.Addr); err != nil {
 		return err
 	}
@@ -47,7 +57,7 @@ func (g *exprGen) strLitCompare(s *probe.StrOf, lit *probe.StrLit, eq, ne int32)
 		want = append(want, 0)
 	}
 	differ, fault, end := g.label(), g.label(), g.label()
-	g.readStrInto(asm.RFP, slotStrBuf, int32(len(want)+1))
+	g.mem.readStrInto(asm.RFP, slotStrBuf, int32(len(want)+1))
 	g.emit(asm.JSLT.Imm(asm.R0, 0, fault))
 	for i, b := range want {
 		g.emit(
@@ -65,25 +75,25 @@ func (g *exprGen) strLitCompare(s *probe.StrOf, lit *probe.StrLit, eq, ne int32)
 	return nil
 }
 
-// strStrCompare reads x whole into the string buffer, then y chunkLen
+// withStr reads x whole into the string buffer, then y chunkLen
 // bytes at a time into the chunk buffer, comparing as it goes. R8 says a
 // difference was found, R9 holds y's address: both survive helper calls.
 // y's address is computed first, since computing x's may run another
 // string comparison that reuses the buffers.
-func (g *exprGen) strStrCompare(x, y *probe.StrOf, eq, ne int32) error {
+func (g *strGen) withStr(x, y *probe.StrOf, eq, ne int32) error {
 	if err := g.expr(y.Addr); err != nil {
 		return err
 	}
-	if err := g.push(); err != nil {
+	if err := g.regs.push(); err != nil {
 		return err
 	}
 	if err := g.expr(x.Addr); err != nil {
 		return err
 	}
 	fault, finish := g.label(), g.label()
-	g.readStrInto(asm.RFP, slotStrBuf, probe.MaxStrLen+1)
+	g.mem.readStrInto(asm.RFP, slotStrBuf, probe.MaxStrLen+1)
 	g.emit(asm.JSLT.Imm(asm.R0, 0, fault))
-	g.pop(asm.R9)
+	g.regs.pop(asm.R9)
 	g.emit(asm.Mov.Imm(asm.R8, 0))
 	const chunks = probe.MaxStrLen / chunkLen
 	for k := range chunks {
@@ -92,7 +102,7 @@ func (g *exprGen) strStrCompare(x, y *probe.StrOf, eq, ne int32) error {
 		if k > 0 {
 			g.emit(asm.Add.Imm(asm.R0, int32(k*chunkLen)))
 		}
-		g.readStrInto(asm.RFP, slotChunk, chunkLen+1)
+		g.mem.readStrInto(asm.RFP, slotChunk, chunkLen+1)
 		g.emit(
 			asm.JSLT.Imm(asm.R0, 0, fault),
 			asm.JNE.Imm(asm.R8, 0, compared),
@@ -122,4 +132,11 @@ func (g *exprGen) strStrCompare(x, y *probe.StrOf, eq, ne int32) error {
 	g.emit(asm.Mov.Imm(asm.R0, 0))
 	g.mark(end)
 	return nil
+}
+
+func trunc(s string) string {
+	if len(s) > probe.MaxStrLen {
+		return s[:probe.MaxStrLen]
+	}
+	return s
 }

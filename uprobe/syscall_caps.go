@@ -41,7 +41,7 @@ func (ss *sysSpec) iovLim() int { return ss.strLen + 1 } // MaxFor of an Iov cap
 func (ss *sysSpec) iovSub() int { return 24 + align8(ss.iovLim()) }
 
 // setResult stores r into the capture slot's result and jumps to next.
-func setResult(g *exprGen, r asm.Register, next string) {
+func setResult(g *progGen, r asm.Register, next string) {
 	g.emit(
 		asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
 		asm.StoreMem(asm.R1, 0, r, asm.DWord),
@@ -51,7 +51,7 @@ func setResult(g *exprGen, r asm.Register, next string) {
 
 // readPtr reads the R7th pointer of the array at sysSlotAddr into slotTmp;
 // R0 is the helper's result.
-func readPtr(g *exprGen) {
+func readPtr(g *progGen) {
 	g.emit(
 		asm.LoadMem(asm.R3, asm.RFP, sysSlotAddr, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R7),
@@ -69,7 +69,7 @@ func readPtr(g *exprGen) {
 // when the last is cut), and a final NUL when a NULL pointer ended the
 // array within them. A loop (R7: the string) the verifier walks to
 // sysMaxArgv; the slot's result is the bytes.
-func (ss *sysSpec) readStrArray(g *exprGen, next string) {
+func (ss *sysSpec) readStrArray(g *progGen, next string) {
 	lim := int32(ss.arrLim)
 	loop, fin, got, nul, str, added := g.label(), g.label(), g.label(), g.label(), g.label(), g.label()
 	g.emit(
@@ -135,7 +135,7 @@ func (ss *sysSpec) readStrArray(g *exprGen, next string) {
 // is the count, with sysArrayEnded when a NULL pointer ended it, or
 // -EFAULT when the array is unreadable; user space stores each string as
 // a lone NUL, as syscalls.Read does.
-func (ss *sysSpec) countStrArray(g *exprGen, next string) {
+func (ss *sysSpec) countStrArray(g *progGen, next string) {
 	loop, fin, failed, ended := g.label(), g.label(), g.label(), g.label()
 	g.emit(asm.Mov.Imm(asm.R7, 0))
 	g.mark(loop)
@@ -164,7 +164,7 @@ func (ss *sysSpec) countStrArray(g *exprGen, next string) {
 // n, then n bytes; the result is the elements read. The count is the
 // length argument's, at most iovElems; each n at most iovLim and, for
 // readv, what the return value leaves.
-func (ss *sysSpec) readIov(g *exprGen, i int, next string) {
+func (ss *sysSpec) readIov(g *progGen, i int, next string) {
 	n, sub, lim := ss.iovElems(), ss.iovSub(), int32(ss.iovLim())
 	counted, limited, positive, unlimited := g.label(), g.label(), g.label(), g.label()
 	g.capField(asm.R1, i, capOffLen, asm.Half)

@@ -37,25 +37,30 @@ type sysSession struct {
 }
 
 // loadSys creates the system call maps, fills the per-number table and
-// loads the programs; links come with attachSys.
-func (s *session) loadSys(ss *sysSpec) error {
-	y := &sysSession{sysSpec: ss}
-	s.sys = y
-	var err error
+// loads the programs, which use o's maps too; links come with attach. On
+// error whatever was created is released.
+func loadSys(o *kernelObjs, ss *sysSpec) (y *sysSession, err error) {
+	y = &sysSession{sysSpec: ss}
+	defer func() {
+		if err != nil {
+			y.close()
+			y = nil
+		}
+	}()
 	for _, p := range []struct {
 		m  **ebpf.Map
 		ms *ebpf.MapSpec
 	}{{&y.confs, ss.confs}, {&y.open, ss.open}, {&y.build, ss.build}} {
 		if *p.m, err = ebpf.NewMap(p.ms); err != nil {
-			return fmt.Errorf("creating the system call map %s: %w", p.ms.Name, hint(err))
+			return nil, fmt.Errorf("creating the system call map %s: %w", p.ms.Name, hint(err))
 		}
 	}
 	for nr, c := range ss.calls {
 		if err := y.confs.Put(uint32(nr), ss.conf(c)); err != nil {
-			return fmt.Errorf("filling the system call table: %w", err)
+			return nil, fmt.Errorf("filling the system call table: %w", err)
 		}
 	}
-	named := map[string]*ebpf.Map{mapEvents: s.events, mapStats: s.stats, mapTgids: s.tgids,
+	named := map[string]*ebpf.Map{mapEvents: o.events, mapStats: o.stats, mapTgids: o.tgids,
 		mapSysConf: y.confs, mapSysOpen: y.open, mapSysBuild: y.build}
 	load := func(ps *ebpf.ProgramSpec) (*ebpf.Program, error) {
 		ps = ps.Copy()
@@ -71,42 +76,42 @@ func (s *session) loadSys(ss *sysSpec) error {
 		return prog, nil
 	}
 	if y.exit, err = load(ss.exit); err != nil {
-		return err
+		return nil, err
 	}
 	y.enter = map[int]*ebpf.Program{}
 	for n, ps := range ss.enter {
 		if y.enter[n], err = load(ps); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return y, nil
 }
 
-// attachSys attaches the two programs: nothing is traced before a tgid
+// attach attaches the two programs: nothing is traced before a tgid
 // is in the map, so this goes before the command runs. A few calls go on
 // their own tracepoints (syscalls:sys_enter_NAME...), so that the other
 // calls of every process on the machine run no program at all (the
 // raw_syscalls ones run for each, ≈0.3 µs here); many calls, or one the
 // kernel has no tracepoint for, take raw_syscalls.
-func (s *session) attachSys() error {
+func (y *sysSession) attach(a *attacher) error {
 	type event struct {
 		names [2]string
 		nargs int
 	}
 	group, events := "raw_syscalls", []event{{[2]string{"sys_enter", "sys_exit"}, 6}}
-	if tps := s.sys.tracepoints(); tps != nil {
+	if tps := y.tracepoints(); tps != nil {
 		group, events = "syscalls", nil
 		for nr, tp := range tps {
 			events = append(events, event{[2]string{"sys_enter_" + tp, "sys_exit_" + tp}, len(syscalls.Lookup(nr).Args)})
 		}
 	}
 	for _, ev := range events {
-		for i, prog := range []*ebpf.Program{s.sys.enter[ev.nargs], s.sys.exit} {
+		for i, prog := range []*ebpf.Program{y.enter[ev.nargs], y.exit} {
 			l, err := link.Tracepoint(group, ev.names[i], prog, nil)
 			if err != nil {
 				return fmt.Errorf("attaching to %s:%s: %w", group, ev.names[i], hint(err))
 			}
-			s.links = append(s.links, l)
+			a.keep(l)
 		}
 	}
 	return nil
@@ -132,13 +137,9 @@ func (ss *sysSpec) tracepoints() map[int]string {
 	return tps
 }
 
-// closeSys releases the system call maps and programs; the links went
-// with the session's.
-func (s *session) closeSys() {
-	y := s.sys
-	if y == nil {
-		return
-	}
+// close releases the system call maps and programs; the links went
+// with the attacher's.
+func (y *sysSession) close() {
 	for _, p := range y.enter {
 		p.Close()
 	}

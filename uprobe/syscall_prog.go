@@ -40,7 +40,7 @@ const (
 // record ends after the call's own, and the kernel refuses a program that
 // reads past the end of any record it is attached to.
 func (ss *sysSpec) insns(m maps, v4, exit bool, nargs int) (asm.Instructions, error) {
-	g := &exprGen{abi: probe.ABISysV, kind: probe.Return, v4: v4}
+	g := newProgGen(probe.ABISysV, probe.Return, v4, reads{})
 	// Tracepoints cannot sleep: reads use bpf_probe_read_user (reads{}).
 	g.emit(asm.Mov.Reg(asm.R9, asm.R1))
 	// The table first: for most calls of most processes it is all that runs.
@@ -64,7 +64,7 @@ func (ss *sysSpec) insns(m maps, v4, exit bool, nargs int) (asm.Instructions, er
 	return ss.enterInsns(g, m, nargs)
 }
 
-func (ss *sysSpec) enterInsns(g *exprGen, m maps, nargs int) (asm.Instructions, error) {
+func (ss *sysSpec) enterInsns(g *progGen, m maps, nargs int) (asm.Instructions, error) {
 	g.filterTgid(maps{tgids: mapTgids})
 	g.emit(asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word))
 	g.lookup(mapSysBuild, slotTmp)
@@ -132,7 +132,7 @@ func (ss *sysSpec) enterInsns(g *exprGen, m maps, nargs int) (asm.Instructions, 
 	return g.insns, nil
 }
 
-func (ss *sysSpec) exitInsns(g *exprGen, m maps) (asm.Instructions, error) {
+func (ss *sysSpec) exitInsns(g *progGen, m maps) (asm.Instructions, error) {
 	g.emit(
 		asm.LoadMem(asm.R1, asm.R8, confOffFlags, asm.Word),
 		asm.JSet.Imm(asm.R1, sysNoReturn, "exit"), // sent at entry
@@ -177,7 +177,7 @@ func (ss *sysSpec) exitInsns(g *exprGen, m maps) (asm.Instructions, error) {
 
 // condition evaluates the number's condition on the record in R6 and
 // jumps to fail unless it holds; R8 is reloaded from its slot after.
-func (ss *sysSpec) condition(g *exprGen, fail string) error {
+func (ss *sysSpec) condition(g *progGen, fail string) error {
 	if len(ss.conds) == 0 {
 		return nil
 	}
@@ -192,7 +192,7 @@ func (ss *sysSpec) condition(g *exprGen, fail string) error {
 	for i, c := range ss.conds {
 		g.mark(blocks[i])
 		g.emit(storeImm64(asm.RFP, slotFault, 0))
-		if err := g.expr(c); err != nil {
+		if err := g.x.expr(c); err != nil {
 			return fmt.Errorf("%w: condition %s: %w", ErrSyscall, c, err)
 		}
 		g.emit(
@@ -209,7 +209,7 @@ func (ss *sysSpec) condition(g *exprGen, fail string) error {
 
 // output sends the record in R6 to the ring, waking the reader only
 // when a quarter of the ring is unread, as probe records do.
-func (ss *sysSpec) output(g *exprGen, m maps) {
+func (ss *sysSpec) output(g *progGen, m maps) {
 	g.wakeFlags(m, asm.R4)
 	fits := g.label()
 	g.emit(
@@ -231,7 +231,7 @@ func (ss *sysSpec) output(g *exprGen, m maps) {
 }
 
 // ifCapture goes on when the number has capture i, else jumps to none.
-func (g *exprGen) ifCapture(i int, none string) {
+func (g *progGen) ifCapture(i int, none string) {
 	g.emit(
 		asm.LoadMem(asm.R1, asm.R8, confOffNcap, asm.Word),
 		asm.JLE.Imm(asm.R1, int32(i), none),
@@ -239,13 +239,13 @@ func (g *exprGen) ifCapture(i int, none string) {
 }
 
 // capField loads a field of capture i's table entry into r.
-func (g *exprGen) capField(r asm.Register, i int, off int16, size asm.Size) {
+func (g *progGen) capField(r asm.Register, i int, off int16, size asm.Size) {
 	g.emit(asm.LoadMem(r, asm.R8, int16(sysConfCaps+i*sysCapSize)+off, size))
 }
 
 // capDst keeps the address of capture i's slot at sysSlotDst; a slot
 // beyond the record (never, for a table this package wrote) skips.
-func (g *exprGen) capDst(ss *sysSpec, i int, skip string) {
+func (g *progGen) capDst(ss *sysSpec, i int, skip string) {
 	g.capField(asm.R1, i, capOffSlot, asm.Half)
 	g.emit(
 		asm.JGT.Imm(asm.R1, int32(ss.value-ss.room), skip),
@@ -256,7 +256,7 @@ func (g *exprGen) capDst(ss *sysSpec, i int, skip string) {
 
 // captures reads the captures of one side. At exit, an entry capture
 // whose read failed is read again (see syscall.go).
-func (ss *sysSpec) captures(g *exprGen, exit bool) {
+func (ss *sysSpec) captures(g *progGen, exit bool) {
 	// Only the readers some traced call needs at index i are generated:
 	// the verifier walks each, and the iovec and array readers are long.
 	kindsAt := make([]map[capKind]bool, sysMaxCaps)
@@ -348,7 +348,7 @@ func (ss *sysSpec) captures(g *exprGen, exit bool) {
 }
 
 // readStr reads capture i, a string, into its slot.
-func (ss *sysSpec) readStr(g *exprGen, i int, next string) {
+func (ss *sysSpec) readStr(g *progGen, i int, next string) {
 	sized := g.label()
 	g.capField(asm.R2, i, capOffMax, asm.Word)
 	g.emit(
@@ -370,7 +370,7 @@ func (ss *sysSpec) readStr(g *exprGen, i int, next string) {
 
 // readBytes reads capture i, bytes of a fixed length or one an argument
 // or the return value gives (negative: nothing to read), capped at max.
-func (ss *sysSpec) readBytes(g *exprGen, i int, next string) {
+func (ss *sysSpec) readBytes(g *progGen, i int, next string) {
 	fixed, capped, sized := g.label(), g.label(), g.label()
 	g.capField(asm.R2, i, capOffMax, asm.Word)
 	g.capField(asm.R1, i, capOffLen, asm.Half)

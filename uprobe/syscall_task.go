@@ -12,7 +12,7 @@ import "github.com/cilium/ebpf/asm"
 // tracepoint still fires, with a restart code (-ERESTARTSYS...), but the
 // thread never sees it, and strace shows the call as "= ?". R1 holds the
 // return value; the thread's SIGKILL is read from task_struct.pending.
-func dyingCall(g *exprGen) {
+func dyingCall(g *progGen) {
 	// struct sigpending: a list_head, then the set's first word.
 	off, err := taskOffset("pending", "signal")
 	if err != nil {
@@ -40,7 +40,7 @@ func dyingCall(g *exprGen) {
 // pointer plus the SP capture's offset (rt_sigreturn's signal frame), for
 // the capture reader to take as an address. Only a trace with such a
 // capture gets the code; the pt_regs come from bpf_task_pt_regs.
-func (ss *sysSpec) stackPointer(g *exprGen) {
+func (ss *sysSpec) stackPointer(g *progGen) {
 	off := -1
 	for _, c := range ss.calls {
 		for _, cp := range c.info.caps {

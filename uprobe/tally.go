@@ -48,7 +48,7 @@ const casTries = 4
 
 // tally emits the counting tail of a program. R6 holds pt_regs and, for a
 // return probe, slotDur the call's entry time (0 when unseen).
-func (g *exprGen) tally(m maps, ret bool) {
+func (g *progGen) tally(m maps, ret bool) {
 	g.emit(
 		asm.Mov.Reg(asm.R1, asm.R6),
 		asm.FnGetAttachCookie.Call(),
@@ -94,7 +94,7 @@ func (g *exprGen) tally(m maps, ret bool) {
 
 // keepLarger sets the u64 at ptr+off to v if v is larger (unsigned), by
 // compare-and-swap. R0-R2 are scratch.
-func (g *exprGen) keepLarger(ptr asm.Register, off int16, v asm.Register) {
+func (g *progGen) keepLarger(ptr asm.Register, off int16, v asm.Register) {
 	done := g.label()
 	g.emit(asm.LoadMem(asm.R0, ptr, off, asm.DWord))
 	for range casTries {
@@ -122,7 +122,7 @@ func cmpxchg(dst, src asm.Register, off int16) asm.Instruction {
 // bucket computes summary.Bucket of v (v ≥ 1) into R1: v below 64, else
 // (e-6)·64 + v>>(e-6) with e = ⌊log2 v⌋, found by halving. R2-R3 are
 // scratch.
-func (g *exprGen) bucket(v asm.Register) {
+func (g *progGen) bucket(v asm.Register) {
 	done := g.label()
 	g.emit(
 		asm.Mov.Reg(asm.R1, v),
@@ -152,7 +152,7 @@ func (g *exprGen) bucket(v asm.Register) {
 
 // histAdd adds one to the histogram entry keyed at slotTmp, creating it
 // if need be; a full map counts the value as uncounted.
-func (g *exprGen) histAdd(m maps) {
+func (g *progGen) histAdd(m maps) {
 	insert, full := g.label(), g.label()
 	g.addOne(m.hist, slotTmp, insert)
 	g.emit(asm.Ja.Label("exit"))
@@ -167,15 +167,16 @@ func (g *exprGen) histAdd(m maps) {
 	g.count(m, statUncounted)
 }
 
-// readTallies reads back every site's counts, once the probes are gone.
-func (s *session) readTallies() ([]probe.Tally, error) {
-	all := make([]probe.Tally, len(s.sites))
-	for i := range s.sites {
+// readTallies reads back the counts of every site, once the probes are
+// gone.
+func (o *kernelObjs) readTallies(sites []probe.Site) ([]probe.Tally, error) {
+	all := make([]probe.Tally, len(sites))
+	for i := range sites {
 		var v [tallySize / 8]uint64
-		if err := s.tallies.Lookup(uint32(i), &v); err != nil {
-			return nil, fmt.Errorf("reading the counts of %s: %w", s.sites[i].Spec.Text, err)
+		if err := o.tallies.Lookup(uint32(i), &v); err != nil {
+			return nil, fmt.Errorf("reading the counts of %s: %w", sites[i].Spec.Text, err)
 		}
-		site := &s.sites[i]
+		site := &sites[i]
 		t := probe.Tally{Probe: site.Spec.Text, Func: site.Func, Kind: site.Spec.Kind,
 			Hits: v[tallyHits/8], Errors: v[tallyErrors/8], DurationSum: v[tallySum/8], DurationMax: v[tallyMax/8]}
 		if n := v[tallyNotMin/8]; n != 0 {
@@ -185,7 +186,7 @@ func (s *session) readTallies() ([]probe.Tally, error) {
 	}
 	var key [2]uint32
 	var n uint64
-	it := s.hist.Iterate()
+	it := o.hist.Iterate()
 	for it.Next(&key, &n) {
 		if int(key[0]) < len(all) {
 			t := &all[key[0]]

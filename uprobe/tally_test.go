@@ -23,7 +23,7 @@ func TestTallyArithmetic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	g := &exprGen{}
+	g := &progGen{code: &code{}}
 	g.emit(
 		asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word),
 		asm.LoadMapPtr(asm.R1, m.FD()),

@@ -60,7 +60,7 @@ func taskOffset(path ...string) (int32, error) {
 
 // readKernelWord reads the 8 bytes at the kernel address in R3 into R1,
 // by way of slotTmp; on a fault it jumps to fail.
-func readKernelWord(g *exprGen, fail string) {
+func readKernelWord(g *progGen, fail string) {
 	g.emit(
 		asm.Mov.Reg(asm.R1, asm.RFP),
 		asm.Add.Imm(asm.R1, slotTmp),

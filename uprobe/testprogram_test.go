@@ -39,7 +39,7 @@ const (
 // compileForTest compiles exprs as one program for the given ABI; kind
 // Return makes ret (rax) available.
 func compileForTest(exprs []probe.Expr, abi probe.ABI, kind probe.Kind) (*testProgram, error) {
-	g := &exprGen{abi: abi, kind: kind, v4: haveV4(), rd: kernelReads()}
+	g := newExprGen(&code{}, abi, kind, haveV4(), kernelReads())
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	for i, e := range exprs {
 		out := int16(ptRegsSize + i*testSlotSize)
@@ -71,7 +71,7 @@ func compileForTest(exprs []probe.Expr, abi probe.ABI, kind probe.Kind) (*testPr
 			asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
 			asm.JNE.Imm(asm.R1, 0, skip),
 		)
-		g.readStrInto(asm.RFP, slotStrBuf, probe.MaxStrLen+1)
+		g.mem.readStrInto(asm.RFP, slotStrBuf, probe.MaxStrLen+1)
 		g.emit(asm.StoreMem(asm.R6, out, asm.R0, asm.DWord))
 		for o := 0; o < strBufSize; o += 8 {
 			g.emit(
@@ -83,7 +83,7 @@ func compileForTest(exprs []probe.Expr, abi probe.ABI, kind probe.Kind) (*testPr
 	}
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name: "utap_test", Type: ebpf.Syscall, License: "GPL", Flags: g.rd.withSleep().progFlags(), Instructions: g.insns,
+		Name: "utap_test", Type: ebpf.Syscall, License: "GPL", Flags: g.mem.rd.withSleep().progFlags(), Instructions: g.insns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("uprobe: loading the test program: %w", verifierReason(err))
