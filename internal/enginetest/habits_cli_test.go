@@ -1,0 +1,40 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCLIHabits: what a strace, ltrace or bpftrace user types by habit or
+// by mistake gets one line that says what utap calls it, with exit 2, and
+// nothing runs.
+func TestCLIHabits(t *testing.T) {
+	bin := etWork(t)
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"rnu", "-e", "work", "--", bin}, []string{`unknown command "rnu"`, `did you mean "run"`}},
+		{[]string{"run", "--entyr-only", "-e", "work", "--", bin}, []string{"entyr-only", "did you mean --entry-only"}},
+		{[]string{"attach", "-e", "work"}, []string{"-p PID"}},
+		{[]string{"run", "-e", "work(arg0)", "--", bin}, []string{"arg0", "utap's arg1"}},
+		{[]string{"run", "-e", "return:work(retval)", "--", bin}, []string{"retval", "utap's is ret"}},
+		{[]string{"run", "-e", "kprobe:do_sys_open", "--", bin}, []string{"kprobe", "syscall:NAME"}},
+		{[]string{"run", "-e", "tracepoint:syscalls:sys_enter_openat", "--", bin}, []string{"syscall:openat"}},
+	} {
+		t.Run(strings.Join(c.args[:2], "_"), func(t *testing.T) {
+			r := utap(t, c.args...)
+			oneErrorLine(t, r, c.want...)
+			if strings.Contains(r.stderr, "spec \"work(arg0)\": spec") {
+				t.Errorf("the spec is named twice: %s", r.stderr)
+			}
+		})
+	}
+	// Help spells strace's -tt as typed.
+	r := utap(t, "run", "--help")
+	if !strings.Contains(r.stdout, "\n   -tt ") || strings.Contains(r.stdout, "--tt ") {
+		t.Errorf("run --help does not show -tt as typed")
+	}
+}
