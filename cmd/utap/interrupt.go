@@ -38,7 +38,7 @@ var endSignals = []os.Signal{
 func interruptible(runMode bool) (context.Context, func() syscall.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, endSignals...)
+	signal.Notify(ch, caught()...)
 	var got atomic.Int32
 	go func() {
 		interrupts := 0

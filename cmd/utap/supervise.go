@@ -53,12 +53,12 @@ func supervise() error {
 	}
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Args[0] = os.Args[0]
-	cmd.Env = append(os.Environ(), tracerEnv+"="+strconv.Itoa(os.Getpid()))
+	cmd.Env = append(os.Environ(), tracerEnv+"="+strconv.Itoa(os.Getpid()), ignoredEnviron())
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, endSignals...)
+	signal.Notify(sigs, caught()...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the tracer: %w", err)
 	}
