@@ -325,7 +325,7 @@ type probeFunc struct {
 
 // readAllSpecs reads -e, --probes and the ltrace flags' specs, with the
 // resolver that applies the filters' removals.
-func readAllSpecs(c *cli.Context) (specs []*probe.Spec, rs *resolver, err error) {
+func readAllSpecs(c *cli.Context, filter *eventFilter) (specs []*probe.Spec, rs *resolver, err error) {
 	lt, removes, err := ltraceSpecs(c)
 	if err != nil {
 		return nil, nil, err
@@ -339,11 +339,11 @@ func readAllSpecs(c *cli.Context) (specs []*probe.Spec, rs *resolver, err error)
 	for _, s := range lt {
 		rs.filtered[[2]string{s.Object, s.Symbol}] = true
 	}
-	if len(lt) > 0 && len(c.StringSlice("e")) == 0 && c.String("probes") == "" {
+	if len(lt) > 0 && len(c.StringSlice("e")) == 0 && c.String("probes") == "" && !c.Bool("syscalls") {
 		specs = lt
 		return specs, rs, nil
 	}
-	if specs, err = readSpecs(c); err != nil {
+	if specs, err = readSpecs(c, filter); err != nil {
 		return nil, nil, err
 	}
 	specs = append(specs, lt...)

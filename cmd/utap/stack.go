@@ -20,6 +20,12 @@ var (
 
 // stackDepth is Target.StackDepth for the command line: 0 without -k.
 func stackDepth(c *cli.Context) (int, error) {
+	if c.IsSet("w") { // ltrace's -w N
+		if n := c.Int("w"); n < 1 || n > maxStackDepth {
+			return 0, fmt.Errorf("-w %d: give 1 to %d frames", n, maxStackDepth)
+		}
+		return c.Int("w"), nil
+	}
 	if !c.Bool("k") {
 		if c.IsSet("stack-depth") {
 			return 0, fmt.Errorf("--stack-depth goes with -k")

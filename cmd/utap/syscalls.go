@@ -25,29 +25,36 @@ func straceFlags() []cli.Flag {
 }
 
 // straceSpec turns strace's -e trace=LIST into syscall specs; other -e
-// text is a probe spec.
-func straceSpec(text string) ([]string, bool) {
+// text is a probe spec. trace=none is an empty list.
+func straceSpec(text string) ([]string, bool, error) {
 	list, ok := strings.CutPrefix(text, "trace=")
 	if !ok {
 		list, ok = strings.CutPrefix(text, "t=")
 	}
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	if rest, ok := strings.CutPrefix(list, "!"); ok {
 		// !a,b is every call but a and b: one spec, its list negated.
-		return []string{"syscall:!" + strings.ReplaceAll(rest, " ", "")}, true
+		return []string{"syscall:!" + strings.ReplaceAll(rest, " ", "")}, true, nil
 	}
 	var out []string
 	for _, name := range strings.Split(list, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			if name == "all" {
-				name = "*"
-			}
-			out = append(out, "syscall:"+name)
+		switch name = strings.TrimSpace(name); name {
+		case "", "none":
+			continue
+		case "all":
+			name = "*"
+		}
+		names, err := straceNames(name)
+		if err != nil {
+			return nil, true, err
+		}
+		for _, n := range names {
+			out = append(out, "syscall:"+n)
 		}
 	}
-	return out, true
+	return out, true, nil
 }
 
 func onlySyscalls(specs []*probe.Spec) bool {
@@ -105,7 +112,7 @@ func fdPath(pid, fd int) string {
 }
 
 func fdPathFlag(c *cli.Context) func(pid, fd int) string {
-	if c.Bool("y") {
+	if c.Bool("y") || c.Bool("yy") {
 		return fdPath
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"os"
 	"os/exec"
@@ -45,7 +44,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 		stackFlag, stackDepthFlag, // -k (stack.go)
-	}, append(ltraceFlags(), straceFlags()...)...)
+	}, append(append(ltraceFlags(), straceFlags()...), append(straceMoreFlags(), ffFlag)...)...)
 }
 
 func runCommand() *cli.Command {
@@ -100,7 +99,11 @@ func trace(c *cli.Context, attach bool) error {
 	if n := btoi(c.Bool("c")) + btoi(c.Bool("C")) + btoi(c.Bool("count-only")); n > 1 {
 		return fmt.Errorf("-c, -C and --count-only are exclusive: -c times calls, -C also prints the events, --count-only only counts")
 	}
-	specs, rs, err := readAllSpecs(c)
+	filter, err := statusFlags(c)
+	if err != nil {
+		return err
+	}
+	specs, rs, err := readAllSpecs(c, filter)
 	if err != nil {
 		return err
 	}
@@ -154,7 +157,7 @@ func trace(c *cli.Context, attach bool) error {
 		}
 		t.Stdin, t.Stdout, t.Stderr = os.Stdin, os.Stdout, os.Stderr
 	}
-	t.Follow = c.Bool("f")
+	t.Follow = c.Bool("f") || c.Bool("ff")
 	if t.StackDepth, err = stackDepth(c); err != nil {
 		return err
 	}
@@ -210,16 +213,23 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	eng := backend.New(engineConfig(c, info))
 
-	out, closeOut, err := openOutput(c.String("o"))
-	if err != nil {
-		return err
-	}
-	defer closeOut()
-	fw, err := output.New(c.String("format"), out, output.Options{
+	opts := output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
 		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
 		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
-	})
+	}
+	var out io.Writer = os.Stderr // summaries, with -ff
+	var fw output.Writer
+	if c.Bool("ff") {
+		fw, err = newPerTask(c.String("o"), c.String("format"), opts)
+	} else {
+		var closeOut func()
+		if out, closeOut, err = openOutput(c.String("o")); err != nil {
+			return err
+		}
+		defer closeOut()
+		fw, err = output.New(c.String("format"), out, opts)
+	}
 	if err != nil {
 		return err
 	}
@@ -271,6 +281,7 @@ func trace(c *cli.Context, attach bool) error {
 		typed(ev)
 		untyped(ev)
 	}
+	emit = filter.filtered(emit)
 	emit = symbolized(emit, t.StackDepth)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""
@@ -348,7 +359,7 @@ func resolveAll(rs *resolver, specs []*probe.Spec, t elfsym.Target, pids []int) 
 	return all, nil
 }
 
-func readSpecs(c *cli.Context) ([]*probe.Spec, error) {
+func readSpecs(c *cli.Context, filter *eventFilter) ([]*probe.Spec, error) {
 	var specs []*probe.Spec
 	texts := c.StringSlice("e")
 	if c.Bool("syscalls") {
@@ -356,8 +367,15 @@ func readSpecs(c *cli.Context) ([]*probe.Spec, error) {
 	}
 	for _, text := range texts {
 		more := []string{text}
-		if st, ok := straceSpec(text); ok {
+		if st, ok, err := straceSpec(text); err != nil {
+			return nil, err
+		} else if ok {
 			more = st
+		} else if ok, err := filter.qualifier(text); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
 		}
 		for _, text := range more {
 			s, err := probe.Parse(text)
@@ -395,50 +413,4 @@ func parsePIDs(s string) ([]int, error) {
 		pids = append(pids, pid)
 	}
 	return pids, nil
-}
-
-// openOutput opens -o's file: events go to stderr by default (as strace
-// and ltrace print them), to stdout for "-", else to the file, opened for
-// writing only (a FIFO or /dev/stdout read by another process must see
-// its reader go).
-func openOutput(path string) (io.Writer, func(), error) {
-	switch path {
-	case "":
-		return os.Stderr, func() {}, nil
-	case "-":
-		return os.Stdout, func() {}, nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
-	if err != nil {
-		return nil, nil, fmt.Errorf("-o: %w", err)
-	}
-	return f, func() { f.Close() }, nil
-}
-
-// isTerminal says whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-func unwrapExec(err error) error {
-	if ee, ok := err.(*exec.Error); ok {
-		return ee.Err
-	}
-	return err
-}
-
-// strLen is -s for the writers: 0 shows no string at all.
-func strLen(n int) int {
-	if n == 0 {
-		return output.NoStrings
-	}
-	return n
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -1,0 +1,213 @@
+//go:build linux && amd64
+
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+	"golang.org/x/sys/unix"
+)
+
+// strace's qualifiers beyond trace= (-e status=, -e signal=, -z, -Z) and
+// the flags a strace command line carries that need nothing of utap
+// (--seccomp-bpf) or that utap does not do yet, refused in one line:
+// never ignored.
+
+// straceMoreFlags are strace's flags besides -S and -y.
+func straceMoreFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "successful-only", Aliases: []string{"z"}, Usage: "show only system calls that succeeded (strace -z, -e status=successful)"},
+		&cli.BoolFlag{Name: "failed-only", Aliases: []string{"Z"}, Usage: "show only system calls that failed (strace -Z, -e status=failed)"},
+		&cli.BoolFlag{Name: "seccomp-bpf", Usage: "accepted for strace's command lines: the ptrace engine filters with seccomp in run mode by default (--no-seccomp to stop), the uprobe engine needs none"},
+		&cli.BoolFlag{Name: "yy", Usage: "strace's -yy: as -y; a socket shows as the kernel names it, socket:[INODE] (its addresses are not decoded)"},
+		&cli.IntFlag{Name: "w", Usage: "ltrace's -w `N`: the user stack of each call, N frames (as -k --stack-depth N)"},
+		&cli.StringFlag{Name: "X", Usage: "strace's -X FORMAT: not supported (utap prints names, as strace's default -X abbrev)"},
+		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P PATH: not supported yet (filter with a condition on the path argument instead)"},
+		&cli.IntFlag{Name: "A", Usage: "ltrace's -A N: not supported (utap prints no arrays)"},
+	}
+}
+
+// straceRefused says why a flag utap takes only to name it is refused.
+func straceRefused(c *cli.Context) error {
+	switch {
+	case c.IsSet("X"):
+		return fmt.Errorf("-X %s: utap prints constants by name only (strace's default, -X abbrev); -X raw and verbose are not supported", c.String("X"))
+	case c.IsSet("P"):
+		return fmt.Errorf("-P %s: not supported yet: trace the calls on that path with a condition, e.g. -e 'syscall:openat if str(arg2) == \"%s\"'", c.StringSlice("P")[0], c.StringSlice("P")[0])
+	case c.IsSet("A"):
+		return fmt.Errorf("-A: utap prints no arrays of ltrace.conf's array types, so there is nothing to cut")
+	}
+	return nil
+}
+
+// statusFlags is the filter of -z and -Z, and what the refused flags say.
+func statusFlags(c *cli.Context) (*eventFilter, error) {
+	if err := straceRefused(c); err != nil {
+		return nil, err
+	}
+	f := &eventFilter{}
+	switch {
+	case c.Bool("z") && c.Bool("Z"):
+		return nil, fmt.Errorf("-z shows only calls that succeeded, -Z only those that failed: give one")
+	case c.Bool("z"):
+		return f, f.setStatus("successful")
+	case c.Bool("Z"):
+		return f, f.setStatus("failed")
+	}
+	return f, nil
+}
+
+// eventFilter is strace's status= and signal= sets: which system-call and
+// signal lines are written. nil sets keep every line.
+type eventFilter struct {
+	status  map[string]bool // successful, failed, unfinished
+	signals map[int]bool
+}
+
+// qualifier takes strace's -e NAME=VALUE qualifiers other than trace=;
+// ok is false for a probe spec.
+func (f *eventFilter) qualifier(text string) (ok bool, err error) {
+	name, val, found := strings.Cut(text, "=")
+	if !found || strings.ContainsAny(name, " (:") {
+		return false, nil
+	}
+	switch name {
+	case "status":
+		return true, f.setStatus(val)
+	case "signal", "signals", "s":
+		return true, f.setSignals(val)
+	case "abbrev", "a", "verbose", "v", "raw", "x", "read", "r", "write", "w", "fault", "inject", "kvm", "quiet", "q", "decode-fds", "decode-pids":
+		return true, fmt.Errorf("-e %s: strace's -e %s= is not supported by utap", text, name)
+	}
+	return false, nil
+}
+
+func (f *eventFilter) setStatus(val string) error {
+	f.status = map[string]bool{}
+	neg := strings.HasPrefix(val, "!")
+	all := []string{"successful", "failed", "unfinished", "unavailable", "detached"}
+	set := map[string]bool{}
+	for _, s := range strings.Split(strings.TrimPrefix(val, "!"), ",") {
+		switch s {
+		case "all":
+			for _, a := range all {
+				set[a] = true
+			}
+		case "none":
+		case "successful", "failed", "unfinished", "unavailable", "detached":
+			set[s] = true
+		default:
+			return fmt.Errorf("-e status=%s: unknown status %q (successful, failed, unfinished, unavailable, detached, all, none)", val, s)
+		}
+	}
+	for _, a := range all {
+		f.status[a] = set[a] != neg
+	}
+	return nil
+}
+
+func (f *eventFilter) setSignals(val string) error {
+	neg := strings.HasPrefix(val, "!")
+	set := map[int]bool{}
+	for _, s := range strings.Split(strings.TrimPrefix(val, "!"), ",") {
+		switch s = strings.TrimSpace(s); {
+		case s == "all":
+			for n := 1; n < 65; n++ {
+				set[n] = true
+			}
+		case s == "none":
+		default:
+			n := signalNumber(s)
+			if n == 0 {
+				return fmt.Errorf("-e signal=%s: unknown signal %q", val, s)
+			}
+			set[n] = true
+		}
+	}
+	f.signals = map[int]bool{}
+	for n := 1; n < 65; n++ {
+		f.signals[n] = set[n] != neg
+	}
+	return nil
+}
+
+// signalNumber reads SIGHUP, HUP, hup or 1; 0 if none.
+func signalNumber(s string) int {
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
+		return n
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	return int(unix.SignalNum(name))
+}
+
+// keep says whether ev's line is written.
+func (f *eventFilter) keep(ev *probe.Event) bool {
+	switch {
+	case ev.Sys != nil && f.status != nil:
+		return f.status[callStatus(ev.Sys)]
+	case ev.Kind == "signal" && f.signals != nil && len(ev.Signal) >= 4:
+		return f.signals[int(binary.LittleEndian.Uint32(ev.Signal))]
+	}
+	return true
+}
+
+func callStatus(s *probe.Syscall) string {
+	switch {
+	case !s.Returned:
+		return "unfinished"
+	case s.Ret < 0 && s.Ret >= -4095:
+		return "failed"
+	}
+	return "successful"
+}
+
+// filtered applies f to emit, nil when nothing is filtered.
+func (f *eventFilter) filtered(emit func(*probe.Event)) func(*probe.Event) {
+	if f.status == nil && f.signals == nil {
+		return emit
+	}
+	return func(ev *probe.Event) {
+		if f.keep(ev) {
+			emit(ev)
+		}
+	}
+}
+
+// straceNames expands one name of a trace= list: /REGEX (every call whose
+// name it matches) and ?NAME (no error if the call is unknown here).
+func straceNames(name string) ([]string, error) {
+	if re, ok := strings.CutPrefix(name, "/"); ok {
+		rx, err := regexp.Compile(re)
+		if err != nil {
+			return nil, fmt.Errorf("-e trace=/%s: %w", re, err)
+		}
+		all, _ := syscalls.Select("*")
+		var out []string
+		for _, in := range all {
+			if rx.MatchString(in.Name) {
+				out = append(out, in.Name)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("-e trace=/%s: no system call matches", re)
+		}
+		return out, nil
+	}
+	if q, ok := strings.CutPrefix(name, "?"); ok {
+		if _, err := syscalls.Select(q); err != nil {
+			return nil, nil
+		}
+		return []string{q}, nil
+	}
+	return []string{name}, nil
+}

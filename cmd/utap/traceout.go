@@ -1,0 +1,59 @@
+//go:build linux && amd64
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/utap/utap/internal/output"
+	"golang.org/x/sys/unix"
+)
+
+// openOutput opens -o's file: events go to stderr by default (as strace
+// and ltrace print them), to stdout for "-", else to the file, opened for
+// writing only (a FIFO or /dev/stdout read by another process must see
+// its reader go).
+func openOutput(path string) (io.Writer, func(), error) {
+	switch path {
+	case "":
+		return os.Stderr, func() {}, nil
+	case "-":
+		return os.Stdout, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-o: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// isTerminal says whether f is a terminal.
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+func unwrapExec(err error) error {
+	if ee, ok := err.(*exec.Error); ok {
+		return ee.Err
+	}
+	return err
+}
+
+// strLen is -s for the writers: 0 shows no string at all.
+func strLen(n int) int {
+	if n == 0 {
+		return output.NoStrings
+	}
+	return n
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

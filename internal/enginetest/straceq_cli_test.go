@@ -1,0 +1,89 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLIStraceQualifiers: strace's -z, -Z, -e status=, -e signal=,
+// trace=/REGEX and ?NAME, -ff, and -S beside ltrace's -E, on both engines.
+func TestCLIStraceQualifiers(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			cat := []string{"cat", "/nonexistent", "/etc/hostname"}
+			run := func(args ...string) []string {
+				t.Helper()
+				a := append([]string{"run", "--backend", b.name, "-q", "-o", out}, args...)
+				r := utap(t, append(append(a, "--"), cat...)...)
+				if r.code != 1 {
+					t.Fatalf("%q: exit %d, stderr %q", args, r.code, r.stderr)
+				}
+				return straceLines(fileText(out).String())
+			}
+			calls := func(lines []string) (ok, failed int) {
+				for _, l := range lines {
+					switch {
+					case strings.HasPrefix(l, "openat("), strings.HasPrefix(l, "read("):
+						if strings.Contains(l, ") = -1 ") {
+							failed++
+						} else {
+							ok++
+						}
+					}
+				}
+				return
+			}
+			if ok, failed := calls(run("-e", "trace=openat,read")); ok == 0 || failed == 0 {
+				t.Fatalf("unfiltered: %d succeeded, %d failed", ok, failed)
+			}
+			for _, c := range []struct {
+				args           []string
+				wantOK, wantEr bool
+			}{
+				{[]string{"-z", "-e", "trace=openat,read"}, true, false},
+				{[]string{"-Z", "-e", "trace=openat,read"}, false, true},
+				{[]string{"-e", "status=failed", "-e", "trace=/^(openat|read)$"}, false, true},
+				{[]string{"-e", "status=!failed", "-e", "trace=openat,read,?no_such_call"}, true, false},
+			} {
+				ok, failed := calls(run(c.args...))
+				if (ok > 0) != c.wantOK || (failed > 0) != c.wantEr {
+					t.Errorf("%q: %d succeeded, %d failed", c.args, ok, failed)
+				}
+			}
+			for _, l := range run("-S", "-e", "signal=none") {
+				if strings.HasPrefix(l, "--- SIG") {
+					t.Errorf("signal=none: %s", l)
+				}
+			}
+			// -S beside ltrace's -E keeps the system calls (on bb21bac -E
+			// took every spec's place).
+			if ok, _ := calls(run("-S", "-E", "fclose")); ok == 0 {
+				t.Errorf("-S -E fclose: no system call shown")
+			}
+			// -ff: each process's lines in FILE.PID.
+			ff := filepath.Join(dir, "ff")
+			r := utap(t, "run", "--backend", b.name, "-q", "-ff", "-o", ff, "-e", "trace=execve,exit_group", "--", "sh", "-c", "ls /nonexistent 2>/dev/null; exit 3")
+			files, _ := filepath.Glob(ff + ".*")
+			if r.code != 3 || len(files) < 2 {
+				t.Fatalf("-ff: exit %d, files %q, stderr %q", r.code, files, r.stderr)
+			}
+			for _, f := range files {
+				text, _ := os.ReadFile(f)
+				if !strings.Contains(string(text), "execve(") || strings.Contains(string(text), "[pid ") {
+					t.Errorf("%s: %q", f, text)
+				}
+			}
+		})
+	}
+	for _, args := range [][]string{{"-X", "raw"}, {"-e", "raw=all"}, {"-P", "/etc/hostname"}, {"-z", "-Z"}} {
+		r := utap(t, append(append([]string{"run"}, args...), "-S", "--", "true")...)
+		oneErrorLine(t, r, args[len(args)-1])
+	}
+}
