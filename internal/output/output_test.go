@@ -132,3 +132,22 @@ func BenchmarkJSON(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestTextStrLenExact: a string of exactly -s bytes ends with "...", as
+// ltrace shows it (it reads no more than -s bytes, so cannot tell).
+func TestTextStrLenExact(t *testing.T) {
+	ev := &probe.Event{PID: 1, TID: 1, Func: "puts", Kind: "entry",
+		Args: []probe.Value{{IsStr: true, Str: "abcd"}, {IsStr: true, Str: "abc"}}}
+	var b strings.Builder
+	w, err := New("text", &b, Options{StrLen: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ev); err != nil {
+		t.Fatal(err)
+	}
+	End(w)
+	if want := "[pid 1] puts(\"abcd\"..., \"abc\")\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}

@@ -203,7 +203,18 @@ func (t *text) call(b []byte, ev *probe.Event) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = formatValue(b, &ev.Args[i], t.o.StrLen)
+		b = ltraceValue(b, &ev.Args[i], t.o.StrLen)
+	}
+	return b
+}
+
+// ltraceValue is formatValue with ltrace's rule for strings: it reads at
+// most -s bytes, so a string of exactly -s bytes may go on, and is shown
+// with "..." (strace reads one byte more, and shows it whole).
+func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
+	b = formatValue(b, v, strLen)
+	if v.IsStr && !v.Err && !v.Null && v.Name == "" && strLen > 0 && len(v.Str) == strLen {
+		b = append(b, "..."...)
 	}
 	return b
 }
@@ -212,7 +223,7 @@ func (t *text) call(b []byte, ev *probe.Event) []byte {
 func (t *text) result(b []byte, ev *probe.Event) []byte {
 	b = append(b, " = "...)
 	if ev.Ret != nil {
-		b = formatValue(b, ev.Ret, t.o.StrLen)
+		b = ltraceValue(b, ev.Ret, t.o.StrLen)
 	} else {
 		b = append(b, '?')
 	}
