@@ -76,13 +76,13 @@ func sockoptName(level, name uint64) string {
 func (x *ctx) prctlCapArgs(op uint64) ([]string, bool) {
 	switch op {
 	case unix.PR_CAPBSET_READ, unix.PR_CAPBSET_DROP:
-		return []string{capNames.enum(uint64(uint32(x.arg(1))), true)}, true
+		return []string{capStr(x.arg(1))}, true
 	case unix.PR_CAP_AMBIENT:
 		sub := uint64(uint32(x.arg(1)))
 		out := []string{capAmbientOps.enum(sub, true)}
 		rest := 2
 		if sub >= 1 && sub <= 3 { // IS_SET, RAISE, LOWER name a capability
-			out = append(out, capNames.enum(uint64(uint32(x.arg(2))), true))
+			out = append(out, capStr(x.arg(2)))
 			rest = 3
 		}
 		for a := rest; a < 5; a++ {
@@ -91,4 +91,12 @@ func (x *ctx) prctlCapArgs(op uint64) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// capStr names a capability; an unknown one is strace's "0x3c /* CAP_??? */".
+func capStr(v uint64) string {
+	if s, ok := capNames.name(v); ok {
+		return s
+	}
+	return hex(v) + " /* CAP_??? */"
 }
