@@ -18,6 +18,14 @@ const (
 	sizeEpollEv  = 12 // packed on x86_64
 	sizeSockaddr = 128
 	sizeIoctlArg = 64 // covers the ioctl structs decoded (winsize, int)
+	sizeStatfs   = 120
+	sizeItimer   = 32 // itimerval and itimerspec: two 16-byte times
+	sizeSiginfo  = 128
+	sizeStackT   = 24
+	sizeOpenHow  = 24
+	sizeSigevent = 32 // the fields strace shows: value, signo, notify, the union's first 16 bytes
+	// maxGids caps a group list: strace shows at most -s elements anyway.
+	maxGids = 1024
 
 	// MaxIovElems caps the iovec elements an Iov capture holds.
 	MaxIovElems = 64
@@ -95,6 +103,31 @@ func capturesFor(in *Info) []Capture {
 			} else {
 				c.LenArg, c.Max = a+1, sizeSockaddr
 			}
+		case KindStatfs:
+			c.Size = sizeStatfs
+		case KindItimerval, KindItimerspec, KindUtimes:
+			c.Size = sizeItimer
+		case KindSiginfo:
+			c.Size = sizeSiginfo
+		case KindStackT:
+			c.Size = sizeStackT
+		case KindOpenHow:
+			c.Size = sizeOpenHow
+		case KindSigevent:
+			c.Size = sizeSigevent
+		case KindInt64Ptr:
+			c.Size = 8
+		case KindGids:
+			c.Elem, c.Max = 4, maxGids*4
+			if exit {
+				c.LenRet = true
+			} else {
+				c.LenArg = 0
+			}
+		case KindMincore:
+			// One byte per page of the length: at most -s+1 bytes are
+			// read (strace shows -s elements), from where the vector starts.
+			c.LenArg = 1
 		case KindCPUSet:
 			c.LenRet, c.Max = true, 128
 		case KindDirents:

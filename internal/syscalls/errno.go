@@ -82,9 +82,18 @@ func errnoLabel(n int) string {
 	return strconv.Itoa(n)
 }
 
-// errResult is strace's error return text: "-1 ENOENT (No such file or directory)".
+// restartErrnos are the codes of a call a signal interrupted, which the
+// kernel restarts or turns into EINTR: the call has not returned to the
+// program, so strace shows "? ERESTARTSYS (...)" rather than "-1".
+var restartErrnos = map[int]bool{512: true, 513: true, 514: true, 516: true}
+
+// errResult is strace's error return text: "-1 ENOENT (No such file or
+// directory)", or "? ERESTARTSYS (To be restarted if SA_RESTART is set)".
 func errResult(ret int64) string {
 	name, msg, ok := errnoInfo(int(-ret))
+	if restartErrnos[int(-ret)] {
+		return "? " + name + " (" + msg + ")"
+	}
 	if !ok {
 		return "-1 (errno " + strconv.FormatInt(-ret, 10) + ")"
 	}

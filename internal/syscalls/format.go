@@ -146,6 +146,10 @@ func (x *ctx) render(a int, k Kind) (string, bool) {
 	}
 	out := x.in.isOut(a)
 	switch k {
+	case KindNone:
+		return "", false
+	case KindXlat:
+		return argXlats[x.in.Name][a].str(v), true
 	case KindUint:
 		if is32(ctype) {
 			v = uint64(uint32(v))

@@ -80,5 +80,18 @@ const (
 	KindTimespecOut             // timespec written by the kernel
 	KindFadvise                 // POSIX_FADV_SEQUENTIAL
 	KindCPUSet                  // [0 1]: a CPU mask the kernel wrote, its length the return value
+	KindNone                    // not shown (preadv's pos_h)
+	KindXlat                    // flags or enum by argXlats (per call and argument)
+	KindStatfs                  // struct statfs
+	KindItimerval               // {it_interval={tv_sec=0, tv_usec=0}, it_value=...}
+	KindItimerspec              // {it_interval={tv_sec=0, tv_nsec=0}, it_value=...}
+	KindUtimes                  // utimensat's [{tv_sec=1, tv_nsec=2} /* date */, UTIME_NOW]
+	KindSiginfo                 // waitid's siginfo_t: {si_signo=SIGCHLD, ...}
+	KindGids                    // [0, 4]: gid_t array, its length the return (getgroups) or argument 0
+	KindStackT                  // {ss_sp=NULL, ss_flags=SS_DISABLE, ss_size=0}
+	KindOpenHow                 // {flags=O_RDONLY, resolve=RESOLVE_NO_SYMLINKS}
+	KindInt64Ptr                // [0]: pointer to a 64-bit offset (copy_file_range)
+	KindMincore                 // [1, 0, 1]: one byte per page of argument 1's length
+	KindSigevent                // {sigev_signo=SIGALRM, sigev_notify=SIGEV_SIGNAL}
 	nKinds
 )

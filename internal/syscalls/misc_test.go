@@ -183,10 +183,11 @@ func TestSignalExitErrno(t *testing.T) {
 		t.Error("ErrnoName(3) ok")
 	}
 	for ret, want := range map[int64]string{
-		-512: "-1 ERESTARTSYS (To be restarted if SA_RESTART is set)",
-		-514: "-1 ERESTARTNOHAND (To be restarted if no handler)",
-		-516: "-1 ERESTART_RESTARTBLOCK (Interrupted by signal)",
-		-513: "-1 ERESTARTNOINTR (To be restarted)",
+		-512: "? ERESTARTSYS (To be restarted if SA_RESTART is set)",
+		-514: "? ERESTARTNOHAND (To be restarted if no handler)",
+		-516: "? ERESTART_RESTARTBLOCK (Interrupted by signal)",
+		-513: "? ERESTARTNOINTR (To be restarted)",
+		-515: "-1 ENOIOCTLCMD (No ioctl command)",
 		-11:  "-1 EAGAIN (Resource temporarily unavailable)",
 	} {
 		if got := errResult(ret); got != want {

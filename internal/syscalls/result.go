@@ -31,6 +31,9 @@ func Result(c *Call, o *Options) string {
 	if isErr(r) {
 		return errResult(r)
 	}
+	if s, ok := x.moreResult(); ok {
+		return s
+	}
 	name := x.in.Name
 	switch {
 	case hexReturners[name]:

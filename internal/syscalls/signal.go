@@ -77,13 +77,32 @@ func Signal(si []byte) string {
 	if len(si) < 32 {
 		return "--- ? ---"
 	}
+	return "--- " + signalName(int(int32(binary.LittleEndian.Uint32(si)))) + " " + siginfoStr(si) + " ---"
+}
+
+// clockT is strace's print_clock_t: ticks, and in seconds when not 0
+// (USER_HZ is 100 on x86_64).
+func clockT(v uint64) string {
+	s := strconv.FormatUint(v, 10)
+	if v > 0 {
+		s += fmt.Sprintf(" /* %d.%02d s */", v/100, v%100)
+	}
+	return s
+}
+
+// siginfoStr is strace's printsiginfo of a raw siginfo_t (at least 32
+// bytes; 48 for SIGCHLD's times): {si_signo=SIGCHLD, ...}, {} when empty.
+func siginfoStr(si []byte) string {
 	le := binary.LittleEndian
 	signo := int(int32(le.Uint32(si[0:])))
+	if signo == 0 {
+		return "{}"
+	}
 	errno := int32(le.Uint32(si[4:]))
 	code := int32(le.Uint32(si[8:]))
 	name := signalName(signo)
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- %s {si_signo=%s, si_code=%s", name, name, siCodeStr(signo, code))
+	fmt.Fprintf(&b, "{si_signo=%s, si_code=%s", name, siCodeStr(signo, code))
 	if errno != 0 {
 		fmt.Fprintf(&b, ", si_errno=%s", errnoLabel(int(errno)))
 	}
@@ -109,8 +128,10 @@ func Signal(si []byte) string {
 		if code == 2 || code == 3 { // killed, dumped: a signal
 			st = signalName(int(status))
 		}
-		fmt.Fprintf(&b, ", si_pid=%d, si_uid=%d, si_status=%s, si_utime=%d, si_stime=%d",
-			pid, uid, st, int64(le.Uint64(si[32:])), int64(le.Uint64(si[40:])))
+		fmt.Fprintf(&b, ", si_pid=%d, si_uid=%d, si_status=%s", pid, uid, st)
+		if len(si) >= 48 {
+			fmt.Fprintf(&b, ", si_utime=%s, si_stime=%s", clockT(le.Uint64(si[32:])), clockT(le.Uint64(si[40:])))
+		}
 	case signo == int(unix.SIGSEGV), signo == int(unix.SIGBUS), signo == int(unix.SIGILL),
 		signo == int(unix.SIGFPE), signo == int(unix.SIGTRAP):
 		fmt.Fprintf(&b, ", si_addr=%s", ptr(le.Uint64(si[16:])))
@@ -122,7 +143,7 @@ func Signal(si []byte) string {
 	default:
 		fmt.Fprintf(&b, ", si_pid=%d, si_uid=%d", pid, uid)
 	}
-	b.WriteString("} ---")
+	b.WriteString("}")
 	return b.String()
 }
 

@@ -20,7 +20,8 @@ func init() {
 		"clone": (*ctx).cloneArgs, "futex": (*ctx).futexArgs, "fcntl": (*ctx).fcntlArgs,
 		"ioctl": (*ctx).ioctlArgs, "prctl": (*ctx).prctlArgs, "arch_prctl": (*ctx).archPrctlArgs,
 		"setsockopt": (*ctx).sockoptArgs, "getsockopt": (*ctx).sockoptArgs,
-		"rt_sigreturn": (*ctx).sigreturnArgs,
+		"rt_sigreturn": (*ctx).sigreturnArgs, "mremap": (*ctx).mremapArgs,
+		"membarrier": (*ctx).membarrierArgs, "personality": (*ctx).personalityArgs,
 	}
 }
 
@@ -114,6 +115,8 @@ func (x *ctx) fcntlArgs() ([]string, int) {
 		out = append(out, openFlagsStr(uint64(uint32(v))))
 	case unix.F_SETSIG:
 		out = append(out, signalName(int(int32(v))))
+	case unix.F_ADD_SEALS:
+		out = append(out, fSeals.flags(uint64(uint32(v))))
 	case unix.F_SETLEASE:
 		out = append(out, lockTypes.enum(uint64(uint32(v)), true))
 	case unix.F_SETLK, unix.F_SETLKW, unix.F_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW, unix.F_OFD_GETLK:
@@ -185,8 +188,11 @@ func (x *ctx) prctlArgs() ([]string, int) {
 		return append(out, x.intAt(1, true)), 1
 	case unix.PR_SET_DUMPABLE:
 		out = append(out, dumpable.enum(x.arg(1), false))
+	case unix.PR_CAPBSET_READ, unix.PR_CAPBSET_DROP, unix.PR_CAP_AMBIENT:
+		caps, _ := x.prctlCapArgs(op)
+		out = append(out, caps...)
 	case unix.PR_SET_KEEPCAPS, unix.PR_SET_TIMERSLACK, unix.PR_SET_CHILD_SUBREAPER,
-		unix.PR_SET_THP_DISABLE, unix.PR_SET_IO_FLUSHER, unix.PR_CAPBSET_READ, unix.PR_CAPBSET_DROP:
+		unix.PR_SET_THP_DISABLE, unix.PR_SET_IO_FLUSHER:
 		out = append(out, strconv.FormatUint(x.arg(1), 10))
 	case unix.PR_SET_PTRACER:
 		if int32(x.arg(1)) == -1 {
@@ -222,10 +228,7 @@ func (x *ctx) archPrctlArgs() ([]string, int) {
 func (x *ctx) sockoptArgs() ([]string, int) {
 	get := x.in.Name == "getsockopt"
 	level := uint64(uint32(x.arg(1)))
-	name := u32(x.arg(2))
-	if level == unix.SOL_SOCKET {
-		name = solSocketOpts.enum(uint64(uint32(x.arg(2))), false)
-	}
+	name := sockoptName(level, uint64(uint32(x.arg(2))))
 	out := []string{x.fd(x.arg(0)), sockLevels.enum(level, false), name}
 	if get {
 		ln := x.data(4, true)

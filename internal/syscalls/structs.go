@@ -18,6 +18,10 @@ var structSize = map[Kind]int{
 	KindClone3: 64, KindEpollEvent: sizeEpollEv, KindRusage: 32, KindSockLen: 4, KindFdSet: 1,
 }
 
+// positiveOut: calls whose outputs the kernel writes only when they
+// return more than 0 (wait4 with WNOHANG and no child changed: 0).
+var positiveOut = set("wait4")
+
 // structArg shows pointer argument a of kind k from its capture, or its
 // address as strace does when there is nothing to show (NULL aside).
 func (x *ctx) structArg(a int, k Kind, out bool) string {
@@ -52,12 +56,21 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 		}
 		return fmt.Sprintf("%s /* %d entries */", hex(v), countDirents(x.data(a, true)))
 	}
-	if out && x.failed() {
+	if out && k == KindSockLen && x.failed() {
+		// strace shows the length given, read at entry.
+		if in := x.data(a, false); len(in) >= 4 {
+			return fmt.Sprintf("[%d]", le.Uint32(in))
+		}
+	}
+	if out && (x.failed() || positiveOut[x.in.Name] && x.c.Ret == 0) {
 		return hex(v)
 	}
 	b := x.data(a, out)
-	if b == nil || len(b) < structSize[k] {
+	if b == nil || len(b) < structSize[k] || len(b) < moreStructs[k] {
 		return hex(v)
+	}
+	if s := x.structMore(a, k, b); s != "" {
+		return s
 	}
 	switch k {
 	case KindStat:

@@ -38,6 +38,9 @@ func init() {
 			if !ok {
 				k = kindOf(a)
 			}
+			if _, ok := argXlats[r.Name][i]; ok {
+				k = KindXlat
+			}
 			in.Args = append(in.Args, Arg{Name: a.Name, CType: a.CType, Kind: k})
 		}
 		in.Captures = capturesFor(in)
