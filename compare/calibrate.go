@@ -40,7 +40,8 @@ func (r *runner) calibrate(ctx context.Context) {
 // calibrateJob chooses j's two counts from a quick pair of runs, which
 // also warm caches up; the user's command without {N} has one warm-up run.
 func (r *runner) calibrateJob(ctx context.Context, j *job) error {
-	lo, hi := 0, calibrationCalls
+	// Never more calls than --events, not even to calibrate.
+	lo, hi := 0, min(calibrationCalls, r.cfg.Events)
 	switch {
 	case j.single:
 		_, err := r.run(ctx, j, 0)
@@ -89,14 +90,14 @@ func attachCounts(usPerProbe float64, probes int, budget time.Duration) [2]int {
 }
 
 // Counts picks the two call counts of a row from its estimated cost per
-// call: the longer run lasts about budget and makes at most most calls,
-// the shorter makes a fifth of that; both are round numbers.
+// call: the longer run makes most calls (--events) unless that would last
+// longer than budget, when it makes a round number that fits, at least
+// 1,000 (or most, if fewer); the shorter makes a fifth of the longer.
 func Counts(usPerCall float64, budget time.Duration, most int) [2]int {
 	n := most
 	if us := math.Max(usPerCall, 0.01); float64(budget.Microseconds())/us < float64(n) {
-		n = int(float64(budget.Microseconds()) / us)
+		n = max(roundDown(int(float64(budget.Microseconds())/us)), min(1000, most))
 	}
-	n = max(roundDown(n), 1000)
 	return [2]int{n / 5, n}
 }
 

@@ -35,21 +35,45 @@ func us(x float64) string {
 	return fmt.Sprintf("%.0f", x)
 }
 
+// cost shows one repetition's cost, never negative: a repetition that
+// measured less than the untraced run shows as "<0".
+func cost(x float64) string {
+	if x < 0 {
+		return "<0"
+	}
+	return us(x)
+}
+
+// noiseText is a cost within the noise of zero: below its bound.
+func noiseText(r *Row) string {
+	if r.Noise > 0 {
+		return "<" + us(r.Noise)
+	}
+	return "≈0"
+}
+
 // cells are a row's measured columns as text, shared by text and markdown.
 type cells struct {
-	min, med, max, ratio, events, startup, drift, note string
+	min, med, max, ratio, calls, events, startup, drift, note string
 }
 
 func rowCells(r *Row, runs int) cells {
 	if r.Skip != "" {
-		return cells{min: "n/a", med: "n/a", max: "n/a", ratio: "-", events: "-", startup: "-", drift: "-", note: "n/a: " + r.Skip}
+		return cells{min: "n/a", med: "n/a", max: "n/a", ratio: "-", calls: "-", events: "-", startup: "-", drift: "-", note: "n/a: " + r.Skip}
 	}
 	c := cells{
-		min: us(r.PerEvent.Min), med: us(r.PerEvent.Median), max: us(r.PerEvent.Max),
+		min: cost(r.PerEvent.Min), med: cost(r.PerEvent.Median), max: cost(r.PerEvent.Max),
 		ratio:   "-",
+		calls:   "-",
 		events:  fmt.Sprintf("%d/%d", r.Seen, r.Expected),
 		startup: fmt.Sprintf("%.1f", r.Startup),
 		drift:   "-",
+	}
+	if r.Calls[1] > 0 {
+		c.calls = fmt.Sprintf("%d, %d", r.Calls[0], r.Calls[1])
+	}
+	if r.BelowNoise {
+		c.med = noiseText(r)
 	}
 	if r.Mode == ModeTotal {
 		c.startup = "-"
@@ -64,8 +88,13 @@ func rowCells(r *Row, runs int) cells {
 		notes = append(notes, "not ranked: "+r.Flag)
 	case r.Ratio > 0:
 		c.ratio = fmt.Sprintf("%.1fx", r.Ratio)
-	case r.PerEvent.Median <= 0:
-		notes = append(notes, "below the measurement noise")
+	}
+	if r.BelowNoise {
+		n := "within the noise of zero (" + noiseText(r) + ")"
+		if r.Ranked() {
+			n += ": no ratios in this scenario"
+		}
+		notes = append(notes, n)
 	}
 	if runs > 1 && !r.Baseline && r.Drift > 0 {
 		c.drift = fmt.Sprintf("±%.0f%%", 100*r.Drift)

@@ -103,10 +103,10 @@ func TestWriteMarkdown(t *testing.T) {
 	out := render(t, WriteMarkdown)
 	for _, want := range []string{
 		"Made by `utap compare --repeat 3` on 2026-01-02.",
-		"| scenario | tool | µs/call min | median | max | ratio | events seen/expected | startup ms | note |",
-		"| entry | utap uprobe | 18.5 | **19.2** | 21.0 | 1.0x | 75000/75000 | 35.5 |  |",
-		"| entry | bpftrace | 4.00 | **5.00** | 6.00 | - | 150000/200000 | 300.0 | not ranked: dropped 50000 of 200000 events |",
-		"| cond-false | gdb | n/a | **n/a** | n/a | - | - | - | n/a: gdb not found on PATH |",
+		"| scenario | tool | µs/call min | median | max | ratio | calls | events seen/expected | startup ms | note |",
+		"| entry | utap uprobe | 18.5 | **19.2** | 21.0 | 1.0x | 15000, 75000 | 75000/75000 | 35.5 |  |",
+		"| entry | bpftrace | 4.00 | **5.00** | 6.00 | - | 40000, 200000 | 150000/200000 | 300.0 | not ranked: dropped 50000 of 200000 events |",
+		"| cond-false | gdb | n/a | **n/a** | n/a | - | - | - | - | n/a: gdb not found on PATH |",
 		"- entry, ltrace: `ltrace -f -L -x utap_workload_target -o OUT -- BIN N 1 call`",
 	} {
 		if !strings.Contains(out, want) {
@@ -115,7 +115,7 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	// Every table line has the header's column count.
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "|") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 10 {
+		if strings.HasPrefix(l, "|") && strings.Count(strings.ReplaceAll(l, `\|`, ""), "|") != 11 {
 			t.Errorf("bad column count: %s", l)
 		}
 	}

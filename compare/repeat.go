@@ -49,6 +49,7 @@ func Merge(reps []*Report) (*Report, error) {
 				index[k] = i
 				m := r
 				m.Values, m.Medians, m.Drift, m.Flag, m.Ratio = nil, nil, 0, "", 0
+				m.BaseNoise = 0
 				m.Seen, m.Expected = 0, 0
 				out.Rows = append(out.Rows, m)
 				startups = append(startups, nil)
@@ -86,6 +87,7 @@ func mergeRow(m, r *Row, n int) {
 		return
 	}
 	m.Values = append(m.Values, r.Values...)
+	m.BaseNoise = math.Max(m.BaseNoise, r.BaseNoise)
 	if len(r.Medians) > 0 {
 		m.Medians = append(m.Medians, r.Medians...)
 	} else {

@@ -4,6 +4,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -42,6 +43,16 @@ type Row struct {
 	// Note says something about how a measured row was measured.
 	Note string `json:"note,omitempty"`
 
+	// BelowNoise marks a cost within the noise of zero: some repetition
+	// measured no more than the untraced run's own spread. Its PerEvent
+	// stays the raw slopes (maybe negative); Noise is the bound it lies
+	// below, and no ratio is computed from it.
+	BelowNoise bool    `json:"below_noise,omitempty"`
+	Noise      float64 `json:"noise,omitempty"`
+	// BaseNoise is the untraced run's spread (max - min) in the row's unit:
+	// what subtracting the untraced median may be off by.
+	BaseNoise float64 `json:"base_noise,omitempty"`
+
 	// Baseline marks the untraced workload's row: its PerEvent and Startup
 	// are the raw ones the traced rows have had subtracted.
 	Baseline bool `json:"baseline,omitempty"`
@@ -79,22 +90,47 @@ func CheckEvents(seen, expected int) string {
 	return ""
 }
 
-// Rank sets Ratio on every ranked row: its median over the smallest
-// positive median of the ranked rows of the same scenario. A median at or
-// below zero is lost in the noise and gets no ratio.
+// Rank judges every measured row against the noise and sets Ratio on
+// every ranked row: its median over the smallest median of the ranked rows
+// of the same scenario. A scenario whose fastest ranked row is within the
+// noise of zero gets no ratios: a ratio to about nothing means nothing.
 func Rank(rows []Row) {
 	fastest := map[string]float64{}
-	for _, r := range rows {
-		m := r.PerEvent.Median
-		if r.Ranked() && m > 0 && (fastest[r.Scenario] == 0 || m < fastest[r.Scenario]) {
+	noisy := map[string]bool{}
+	for i := range rows {
+		r := &rows[i]
+		judgeNoise(r)
+		if !r.Ranked() {
+			continue
+		}
+		if r.BelowNoise {
+			noisy[r.Scenario] = true
+		} else if m := r.PerEvent.Median; fastest[r.Scenario] == 0 || m < fastest[r.Scenario] {
 			fastest[r.Scenario] = m
 		}
 	}
 	for i := range rows {
 		r := &rows[i]
 		r.Ratio = 0
-		if f := fastest[r.Scenario]; r.Ranked() && f > 0 && r.PerEvent.Median > 0 {
+		if f := fastest[r.Scenario]; r.Ranked() && !r.BelowNoise && !noisy[r.Scenario] && f > 0 {
 			r.Ratio = Ratio(r.PerEvent.Median, f)
 		}
 	}
+}
+
+// judgeNoise sets BelowNoise and Noise on a measured row: the cost is
+// within the noise of zero when its lowest repetition is no more than the
+// untraced run's spread; it then lies below the largest of its highest
+// repetition, the depth of its lowest below zero and that spread.
+func judgeNoise(r *Row) {
+	r.BelowNoise, r.Noise = false, 0
+	if r.Skip != "" || r.Baseline {
+		return
+	}
+	p := r.PerEvent
+	if p.Min > r.BaseNoise {
+		return
+	}
+	r.BelowNoise = true
+	r.Noise = math.Max(math.Max(p.Max, -p.Min), r.BaseNoise)
 }

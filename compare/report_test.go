@@ -40,7 +40,9 @@ func TestRankSkipsFlagged(t *testing.T) {
 		row("strace", "syscall", 25, 100),
 	}
 	Rank(rows)
-	want := map[string]float64{"untraced": 0, "fast-but-lossy": 0, "utap uprobe": 1, "ltrace": 15, "gdb": 0, "noise": 0, "strace": 1}
+	// "noise" costs less than nothing: entry gets no ratios at all, not a
+	// 1.0x on utap uprobe, which is slower than it (#25).
+	want := map[string]float64{"untraced": 0, "fast-but-lossy": 0, "utap uprobe": 0, "ltrace": 0, "gdb": 0, "noise": 0, "strace": 1}
 	for _, r := range rows {
 		if r.Ratio != want[r.Tool] {
 			t.Errorf("%s: ratio %v; want %v", r.Tool, r.Ratio, want[r.Tool])
@@ -48,6 +50,40 @@ func TestRankSkipsFlagged(t *testing.T) {
 	}
 	if rows[1].Ranked() || rows[1].Flag == "" {
 		t.Errorf("lossy row ranked: %+v", rows[1])
+	}
+	rows = append(rows[:5], rows[6:]...) // without the noise, ratios again
+	Rank(rows)
+	if rows[2].Ratio != 1 || rows[3].Ratio != 15 {
+		t.Errorf("ratios %v, %v; want 1, 15", rows[2].Ratio, rows[3].Ratio)
+	}
+}
+
+// TestJudgeNoise: a row whose lowest repetition is no more than the
+// untraced run's spread is within the noise of zero, below the largest of
+// its highest repetition, its depth below zero and that spread.
+func TestJudgeNoise(t *testing.T) {
+	for _, c := range []struct {
+		p        Spread
+		base     float64
+		below    bool
+		noise    float64
+		skip     string
+		baseline bool
+		whatItIs string
+	}{
+		{p: Spread{18.5, 19.25, 21}, base: 0.001, whatItIs: "clear cost"},
+		{p: Spread{-1.2, -0.915, -0.9}, below: true, noise: 1.2, whatItIs: "all negative"},
+		{p: Spread{-0.3, 0.5, 1.2}, base: 0.1, below: true, noise: 1.2, whatItIs: "straddles zero"},
+		{p: Spread{0.01, 0.02, 0.03}, base: 0.05, below: true, noise: 0.05, whatItIs: "inside the untraced spread"},
+		{p: Spread{0.06, 0.07, 0.08}, base: 0.05, whatItIs: "just above the untraced spread"},
+		{p: Spread{-1, -1, -1}, baseline: true, whatItIs: "baseline: raw, not judged"},
+		{skip: "n/a", whatItIs: "not measured"},
+	} {
+		r := Row{PerEvent: c.p, BaseNoise: c.base, Skip: c.skip, Baseline: c.baseline}
+		judgeNoise(&r)
+		if r.BelowNoise != c.below || r.Noise != c.noise {
+			t.Errorf("%s: below %v noise %v; want %v %v", c.whatItIs, r.BelowNoise, r.Noise, c.below, c.noise)
+		}
 	}
 }
 

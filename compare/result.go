@@ -39,6 +39,8 @@ func (j *job) result() Row {
 				us[i] -= du
 				ms[i] -= dm
 			}
+			b := Summarize(bus)
+			row.BaseNoise = b.Max - b.Min
 		}
 	}
 	if per := j.sc.Expect.PerN; j.sc.Specs != nil && per > 0 {
@@ -46,6 +48,7 @@ func (j *job) result() Row {
 		for i := range us {
 			us[i] /= float64(per)
 		}
+		row.BaseNoise /= float64(per)
 	}
 	row.Values = us
 	row.PerEvent = Summarize(us)
@@ -69,10 +72,12 @@ func (j *job) totalResult() Row {
 	row := j.row
 	row.Calls = [2]int{}
 	var base float64
+	n := float64(max(j.sc.Expect.Const, 1))
 	if j.base != nil {
 		base = Median(j.base.walls)
+		b := Summarize(j.base.walls)
+		row.BaseNoise = (b.Max - b.Min) / n
 	}
-	n := float64(max(j.sc.Expect.Const, 1))
 	var us []float64
 	for _, w := range j.walls {
 		us = append(us, (w-base)/n)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Config says what Run measures.
@@ -32,9 +34,11 @@ type Config struct {
 	// {N}), instead of counts calibrated to Budget.
 	Calls [2]int
 
-	Dir      string    // scratch directory: event files, probe lists
-	Progress io.Writer // one updating status line; nil for quiet
-	Prefix   string    // starts the status line (which of several runs)
+	Dir string // scratch directory: event files, probe lists
+	// Progress gets the status: one line redrawn in place on a terminal,
+	// else a plain line per step, no escapes; nil for quiet.
+	Progress io.Writer
+	Prefix   string // starts the status line (which of several runs)
 }
 
 // Defaults for the CLI flags.
@@ -85,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = max(time.Minute, 30*cfg.Budget)
 	}
-	r := &runner{cfg: cfg}
+	r := &runner{cfg: cfg, terminal: isTerminal(cfg.Progress)}
 	defer r.cleanup()
 	if err := r.plan(); err != nil {
 		return nil, err
@@ -112,6 +116,7 @@ type runner struct {
 	cfg       Config
 	jobs      []*job
 	done, all int
+	terminal  bool // Progress is a terminal: redraw one line
 }
 
 // plan makes a job per scenario and tool, the untraced baseline first.
@@ -329,8 +334,17 @@ func (r *runner) finishWaiters(ctx context.Context) {
 	}
 }
 
+// status shows msg as the progress; an empty msg clears a terminal's
+// line once every run is done.
 func (r *runner) status(msg string) {
 	if r.cfg.Progress == nil {
+		return
+	}
+	if !r.terminal {
+		// A log or a pipe: plain lines, nothing to redraw.
+		if msg != "" {
+			fmt.Fprintf(r.cfg.Progress, "utap compare: %srun %d/%d: %s\n", r.cfg.Prefix, r.done, r.all, msg)
+		}
 		return
 	}
 	if msg == "" && r.done >= r.all {
@@ -340,6 +354,17 @@ func (r *runner) status(msg string) {
 	if msg != "" {
 		fmt.Fprintf(r.cfg.Progress, "\r\033[Kutap compare: %srun %d/%d: %s", r.cfg.Prefix, r.done, r.all, msg)
 	}
+}
+
+// isTerminal reports whether w is a terminal, the one place where
+// progress may redraw its line with \r and escapes.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 func (r *runner) cleanup() {

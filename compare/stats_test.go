@@ -60,16 +60,22 @@ func TestRatio(t *testing.T) {
 func TestCounts(t *testing.T) {
 	for _, c := range []struct {
 		us   float64
+		most int
 		want [2]int
 	}{
-		{0.002, [2]int{40000, 200000}}, // untraced: capped by --events
-		{20, [2]int{15000, 75000}},     // 1.5 s / 20 µs
-		{333, [2]int{900, 4500}},       // 4504 rounded down to two digits
-		{1e6, [2]int{200, 1000}},       // never fewer than 1000
-		{-5, [2]int{40000, 200000}},    // a noisy negative estimate
+		{0.002, 200000, [2]int{40000, 200000}}, // untraced: capped by --events
+		{20, 200000, [2]int{15000, 75000}},     // 1.5 s / 20 µs
+		{333, 200000, [2]int{900, 4500}},       // 4504 rounded down to two digits
+		{1e6, 200000, [2]int{200, 1000}},       // never fewer than 1000
+		{-5, 200000, [2]int{40000, 200000}},    // a noisy negative estimate
+		// --events is what runs when it fits, unrounded, and never
+		// exceeded, not even by the floor of 1000 (#25: --events 500 ran 1000).
+		{0.002, 500, [2]int{100, 500}},
+		{1e6, 500, [2]int{100, 500}},
+		{0.002, 12345, [2]int{2469, 12345}},
 	} {
-		if got := Counts(c.us, 1500*time.Millisecond, 200000); got != c.want {
-			t.Errorf("Counts(%v) = %v; want %v", c.us, got, c.want)
+		if got := Counts(c.us, 1500*time.Millisecond, c.most); got != c.want {
+			t.Errorf("Counts(%v, most %d) = %v; want %v", c.us, c.most, got, c.want)
 		}
 	}
 }

@@ -68,6 +68,12 @@ func WriteSVG(w io.Writer, rep *Report) error {
 		reps = fmt.Sprintf("%d runs × %d repetitions", rep.Runs, rep.Repeat)
 	}
 	sub := rep.Workload + "; " + reps + "; bar: median, whisker: min–max"
+	if anyBelowZero(rep.Rows) {
+		sub += "; ◀: whisker below zero"
+	}
+	if anyBelowNoise(rep.Rows) {
+		sub += "; dashed: within noise"
+	}
 	fmt.Fprintf(&b, `<text x="10" y="38" fill="#555">%s</text>`+"\n", html.EscapeString(short(sub, 150)))
 	y := svgTop
 	for i, p := range panels {
@@ -110,7 +116,7 @@ func newPanel(list []*Row, axis string) svgPanel {
 		if r.Skip != "" {
 			continue
 		}
-		for _, x := range []float64{r.PerEvent.Min, r.PerEvent.Median, r.PerEvent.Max} {
+		for _, x := range []float64{r.PerEvent.Min, r.PerEvent.Median, r.PerEvent.Max, r.Noise} {
 			if x > 0 {
 				lo, hi = math.Min(lo, x), math.Max(hi, x)
 			}
@@ -160,35 +166,77 @@ func (p *svgPanel) draw(b *strings.Builder, top, runs int) int {
 		case r.Skip != "":
 			fmt.Fprintf(b, `<text x="%d" y="%d" fill="#999" font-style="italic">n/a: %s</text>`+"\n", svgLabel+4, mid+4, html.EscapeString(short(r.Skip, 90)))
 		default:
-			fill := toolColor(r.Tool)
-			note := us(r.PerEvent.Median)
-			if r.Ratio > 0 {
-				note += fmt.Sprintf(" (%.1fx)", r.Ratio)
-			}
-			if runs > 1 && r.Unsteady() {
-				note += fmt.Sprintf(" unsteady ±%.0f%%", 100*r.Drift)
-			}
-			if r.Flag != "" {
-				fill, note = "url(#hatch)", note+" "+short(r.Flag, 48)
-			}
-			if r.Note != "" {
-				note += " (" + short(r.Note, 48) + ")"
-			}
-			x1 := p.x(r.PerEvent.Median)
-			fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", svgLabel, mid-svgBar/2, math.Max(1, x1-svgLabel), svgBar, fill)
-			wl, wh := p.x(r.PerEvent.Min), p.x(r.PerEvent.Max)
-			fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", wl, mid, wh, mid)
-			lx := math.Max(x1, wh) + 6
-			if lx+svgCharWidth*float64(len([]rune(note))) > svgLabel+svgPlot+svgRight {
-				// No room right of the bar: write inside it, in white.
-				fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="end" fill="white">%s</text>`+"\n", x1-6, mid+4, html.EscapeString(note))
-				break
-			}
-			fmt.Fprintf(b, `<text x="%.1f" y="%d">%s</text>`+"\n", lx, mid+4, html.EscapeString(note))
+			p.drawBar(b, r, mid, runs)
 		}
 		y += svgRow
 	}
 	return top + p.height()
+}
+
+// drawBar draws a measured row at height mid: a bar to the median (a
+// dashed outline to the bound when within the noise of zero), the
+// whisker, a marker where the whisker leaves the log scale below zero,
+// and the value.
+func (p *svgPanel) drawBar(b *strings.Builder, r *Row, mid, runs int) {
+	fill := toolColor(r.Tool)
+	note := us(r.PerEvent.Median)
+	if r.BelowNoise {
+		note = noiseText(r) + " (within noise)"
+	}
+	if r.Ratio > 0 {
+		note += fmt.Sprintf(" (%.1fx)", r.Ratio)
+	}
+	if runs > 1 && r.Unsteady() {
+		note += fmt.Sprintf(" unsteady ±%.0f%%", 100*r.Drift)
+	}
+	if r.Flag != "" {
+		fill, note = "url(#hatch)", note+" "+short(r.Flag, 48)
+	}
+	if r.Note != "" {
+		note += " (" + short(r.Note, 48) + ")"
+	}
+	x1 := p.x(r.PerEvent.Median)
+	if r.BelowNoise {
+		// No median to draw: outline the range it lies below.
+		x1 = p.x(r.Noise)
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="none" stroke="%s" stroke-dasharray="3,2"/>`+"\n", svgLabel, mid-svgBar/2, math.Max(1, x1-svgLabel), svgBar, toolColor(r.Tool))
+	} else {
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", svgLabel, mid-svgBar/2, math.Max(1, x1-svgLabel), svgBar, fill)
+	}
+	wl, wh := p.x(r.PerEvent.Min), p.x(r.PerEvent.Max)
+	fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", wl, mid, wh, mid)
+	if r.PerEvent.Min <= 0 {
+		// A log scale has no zero: the whisker goes on past its edge.
+		fmt.Fprintf(b, `<polygon points="%d,%d %d,%d %d,%d" fill="black"><title>whisker below zero, off the log scale</title></polygon>`+"\n",
+			svgLabel-3, mid, svgLabel+4, mid-4, svgLabel+4, mid+4)
+	}
+	lx := math.Max(x1, wh) + 6
+	if lx+svgCharWidth*float64(len([]rune(note))) > svgLabel+svgPlot+svgRight && !r.BelowNoise {
+		// No room right of the bar: write inside it, in white.
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="end" fill="white">%s</text>`+"\n", x1-6, mid+4, html.EscapeString(note))
+		return
+	}
+	fmt.Fprintf(b, `<text x="%.1f" y="%d">%s</text>`+"\n", lx, mid+4, html.EscapeString(note))
+}
+
+// anyBelowZero reports whether a drawn row's whisker goes below zero.
+func anyBelowZero(rows []Row) bool {
+	for _, r := range rows {
+		if !r.Baseline && r.Skip == "" && r.PerEvent.Min <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// anyBelowNoise reports whether a row is within the noise of zero.
+func anyBelowNoise(rows []Row) bool {
+	for _, r := range rows {
+		if r.BelowNoise {
+			return true
+		}
+	}
+	return false
 }
 
 // tick labels a power of ten of µs.

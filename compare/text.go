@@ -23,15 +23,16 @@ func WriteText(w io.Writer, rep *Report) error {
 		if totalMode(rep) {
 			fmt.Fprintln(w, "(no {N} in the command: one count, so start-up and tear-down are in the cost)")
 		}
+		fmt.Fprintf(w, "%s: the counts of the row's two runs, whose slope is the cost\n", countHead(rep))
 		fmt.Fprintln(w)
-		writeRows(w, rep, perCall, "startup ms")
+		writeRows(w, rep, perCall, countHead(rep), "startup ms")
 	}
 	if len(attach) > 0 {
 		if len(perCall) > 0 {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "%s, %s\n\n", attachTitle, repetitions(rep))
-		writeRows(w, rep, attach, "fixed ms")
+		writeRows(w, rep, attach, "probes", "fixed ms")
 	}
 
 	fmt.Fprint(w, "\ncommands (BIN: the workload, N: calls, OUT: the event file, PID: the waiting workload):\n")
@@ -46,9 +47,11 @@ func WriteText(w io.Writer, rep *Report) error {
 	return nil
 }
 
-func writeRows(w io.Writer, rep *Report, rows []*Row, fixed string) {
-	head := []string{"scenario", "tool", "min", "median", "max", "ratio", "events", fixed}
-	align := "llrrrrrr"
+// writeRows writes a table; count heads the column of the two counts of
+// the slope (calls or probes), fixed the column of the intercept.
+func writeRows(w io.Writer, rep *Report, rows []*Row, count, fixed string) {
+	head := []string{"scenario", "tool", "min", "median", "max", "ratio", count, "events", fixed}
+	align := "llrrrrrrr"
 	if rep.Runs > 1 {
 		head, align = append(head, "runs"), align+"r"
 	}
@@ -61,7 +64,7 @@ func writeRows(w io.Writer, rep *Report, rows []*Row, fixed string) {
 		}
 		last = r.Scenario
 		c := rowCells(r, rep.Runs)
-		line := []string{sc, r.Tool, c.min, c.med, c.max, c.ratio, c.events, c.startup}
+		line := []string{sc, r.Tool, c.min, c.med, c.max, c.ratio, c.calls, c.events, c.startup}
 		if rep.Runs > 1 {
 			line = append(line, c.drift)
 		}
@@ -69,6 +72,15 @@ func writeRows(w io.Writer, rep *Report, rows []*Row, fixed string) {
 	}
 	// Names to the left, numbers to the right, the free-text note last.
 	writeTable(w, table, align+"l")
+}
+
+// countHead heads the column of the two counts of a per-call row: calls
+// of the built-in workload, or the user's {N}.
+func countHead(rep *Report) string {
+	if rep.Unit == "event" {
+		return "N"
+	}
+	return "calls"
 }
 
 // repetitions says how many measurements each row sums up.

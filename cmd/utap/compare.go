@@ -25,9 +25,12 @@ func compareCommand() *cli.Command {
 		Usage:     "measure the cost of one traced call for utap's engines and the tracers on PATH",
 		ArgsUsage: "[-e SPEC... --expect COUNT -- CMD [ARGS... {N} ...]]",
 		Description: "Runs a built-in workload (a C program built with gcc when there is one, else utap's own\n" +
-			"   Go workload) untraced and under each tool at two call counts; the slope is the cost per call\n" +
-			"   with start-up cancelled. Rows: utap ptrace, utap uprobe, and ltrace, gdb, strace, bpftrace,\n" +
-			"   perf when found. A tool that drops events is flagged, not ranked. It takes a few minutes.\n" +
+			"   Go workload) untraced and under each tool at two call counts, N/5 and N = --events (a tool too\n" +
+			"   slow for N calls within --budget makes fewer; the calls column shows what ran); the slope is\n" +
+			"   the cost per call with start-up cancelled. A cost within the noise of zero shows as <bound,\n" +
+			"   never negative, and its scenario gets no ratios. Rows: utap ptrace, utap uprobe, and ltrace,\n" +
+			"   gdb, strace, bpftrace, perf when found. A tool that drops events is flagged, not ranked.\n" +
+			"   It takes a few minutes.\n" +
 			"   utap compare --scenario entry,fetch --format markdown --svg overhead.svg\n\n" +
 			"   Or your own command with your probes: {N} in its arguments is the count, run at two values,\n" +
 			"   and --expect says how many events a run reports (a count, or in N: N, 2*N+1). The peers\n" +
@@ -38,7 +41,7 @@ func compareCommand() *cli.Command {
 			"   --merge a.json,b.json does the same with reports saved by --format json.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "`S,...`: entry, count, fetch, return, cond-false, cond-true, syscall, syscall-mix, syscall-untraced, usdt, threads, probes, attach, all"},
-			&cli.IntFlag{Name: "events", Value: compare.DefaultEvents, Usage: "at most `N` calls in a run (slow tools make fewer)"},
+			&cli.IntFlag{Name: "events", Value: compare.DefaultEvents, Usage: "`N` calls in a row's longer run, N/5 in its shorter; never more, fewer for a tool too slow for --budget"},
 			&cli.IntFlag{Name: "threads", Value: 1, Usage: "`T` workload threads in the non-scaling scenarios"},
 			&cli.IntFlag{Name: "repeat", Value: compare.DefaultRepeat, Usage: "`R` interleaved repetitions"},
 			&cli.IntFlag{Name: "runs", Value: 1, Usage: "repeat the whole measurement `K` times and check the medians agree within ±15%"},
@@ -49,7 +52,7 @@ func compareCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "e", Usage: "probe `SPEC` for your command (repeatable)"},
 			&cli.StringFlag{Name: "probes", Usage: "read your command's specs from `FILE`, one a line"},
 			&cli.StringFlag{Name: "expect", Usage: "events one run of your command reports: `COUNT`, or in N (N, 2*N+1)"},
-			&cli.StringFlag{Name: "n", Usage: "the two values `LO,HI` of {N} (default: chosen from --budget, at most --events)"},
+			&cli.StringFlag{Name: "n", Usage: "the two values `LO,HI` of {N} (default: --events/5 and --events, fewer for a slow tool)"},
 			&cli.StringFlag{Name: "merge", Usage: "merge JSON reports `A,B,...` of separate runs instead of measuring"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text, json or markdown"},
 			&cli.StringFlag{Name: "svg", Usage: "also draw a bar chart to `FILE`"},
@@ -133,6 +136,9 @@ func measure(c *cli.Context) (*compare.Report, error) {
 	}
 	if cfg.Calls, err = parseCounts(c.String("n")); err != nil {
 		return nil, err
+	}
+	if hi := cfg.Calls[1]; c.IsSet("events") && hi > cfg.Events {
+		return nil, fmt.Errorf("--n %d,%d runs more than --events %d: raise --events or drop it", cfg.Calls[0], hi, cfg.Events)
 	}
 	if !c.Bool("q") {
 		cfg.Progress = os.Stderr
