@@ -262,7 +262,7 @@ func (p *parser) name(t token) node {
 	}
 	if n, ok := argNumber(t.text); ok {
 		if n == 0 {
-			p.fail(t.pos, t.text, "no argument arg0: utap counts arguments from arg1 (bpftrace's arg0 is utap's arg1)")
+			p.fail(t.pos, t.text, "no argument arg0: arguments are arg1..arg%d, counted from 1 (bpftrace's arg0 is utap's arg1)", MaxArg)
 		}
 		if n < 1 || n > MaxArg {
 			p.fail(t.pos, t.text, "no argument %s: arguments are arg1..arg%d (arg1..arg6 in registers, the rest from the stack)", t.text, MaxArg)
