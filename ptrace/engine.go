@@ -74,7 +74,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 	}
-	tr.pads = newPads(e.NoPads, e.Verbose, tr.emit)
+	tr.pads = newPads(tr, e.NoPads, e.Verbose, emit)
 	tr.pads.tally = t.Tally
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
@@ -188,8 +188,8 @@ func (tr *tracer) attachAll() error {
 		if th == nil {
 			continue
 		}
-		tr.trapSnapshot(p, th)
-		if err := tr.install(p, th, sites); err != nil {
+		tr.sigs.trapSnapshot(p, th)
+		if err := tr.bp.install(p, th, sites); err != nil {
 			return err
 		}
 	}

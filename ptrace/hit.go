@@ -13,6 +13,10 @@ import (
 	"github.com/utap/utap/ssol"
 )
 
+// breakpoints is the int3 side: hits, their displaced instructions
+// emulated or run in SSOL slots, stepping, and their installation.
+type breakpoints struct{ tr *tracer }
+
 // signalStop handles a signal-delivery-stop: one of our breakpoints, the
 // end of a Step slot, the temporary entry breakpoint, the watcher's wake-up,
 // or the tracee's own signal, re-injected as it came.
@@ -30,10 +34,10 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 	p := th.p
 	runs := th.sigRuns
 	th.sigRuns = 0
-	if th.held != nil && tr.releaseSignal(th, sig, &si) {
+	if th.held != nil && tr.sigs.releaseSignal(th, sig, &si) {
 		return
 	}
-	if sig == int(unix.SIGTRAP) && si.Code <= 0 && th.trapBlocked && tr.ourTrapAt(th, &regs) {
+	if sig == int(unix.SIGTRAP) && si.Code <= 0 && th.trapBlocked && tr.sigs.ourTrapAt(th, &regs) {
 		// Our int3 met the program's own SIGTRAP, blocked and pending: the
 		// kernel unblocked it, and our trap merged into it. Take the trap;
 		// the program's goes back to pending once blocked again (sent by
@@ -42,18 +46,18 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		defer unix.Tgkill(p.pid, th.tid, unix.SIGTRAP)
 	}
 	if st := th.step; st != nil && st.single && sig == int(unix.SIGTRAP) && si.Code > 0 && regs.Rip != st.bp.slot {
-		tr.singleDone(th, &regs)
-		tr.trapTaken(th)
+		tr.bp.singleDone(th, &regs)
+		tr.sigs.trapTaken(th)
 		return
 	}
 	if sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel {
 		if st := th.step; st != nil && regs.Rip == st.end() {
 			if st.touch != nil {
-				tr.touchDone(th, &regs)
+				tr.bp.touchDone(th, &regs)
 			} else {
-				tr.stepDone(th, &regs)
+				tr.bp.stepDone(th, &regs)
 			}
-			tr.trapTaken(th)
+			tr.sigs.trapTaken(th)
 			return
 		}
 
@@ -62,24 +66,24 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			if bp.sigHook != 0 {
 				args = regs
 			}
-			tr.hit(th, bp, &regs)
-			tr.trapTaken(th)
+			tr.bp.hit(th, bp, &regs)
+			tr.sigs.trapTaken(th)
 			if bp.loader {
-				tr.rescan(th)
+				tr.ld.rescan(th)
 			}
 			if bp.sigHook != 0 {
-				tr.sigCall(th, bp.sigHook, &args)
+				tr.sigs.sigCall(th, bp.sigHook, &args)
 			}
 			return
 		}
 		if p.tramp != 0 && regs.Rip-1 == p.tramp {
-			tr.trampoline(th, &regs)
-			tr.trapTaken(th)
+			tr.rets.trampoline(th, &regs)
+			tr.sigs.trapTaken(th)
 			return
 		}
 		if p.armed && regs.Rip-1 == p.armAt {
-			tr.trapTaken(th)
-			tr.atLoaded(th, &regs)
+			tr.sigs.trapTaken(th)
+			tr.ld.atLoaded(th, &regs)
 			return
 		}
 		if p.removed[regs.Rip-1] {
@@ -87,7 +91,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			// original instruction.
 			regs.Rip--
 			tr.setRegs(th, &regs)
-			tr.trapTaken(th)
+			tr.sigs.trapTaken(th)
 			return
 		}
 	}
@@ -99,18 +103,18 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		// A signal arriving as a hijacked call returns, before the
 		// trampoline's int3: its frame would save the trampoline as the
 		// resume point, which is gone once detached. Return now.
-		tr.returnAt(th, &regs)
+		tr.rets.returnAt(th, &regs)
 		th.sig = sig
 		return
 	}
-	if p.pads != nil && (syncFault(sig, &si) || sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel) && tr.padBroken(th, &regs, sig, &si) {
+	if p.pads != nil && (syncFault(sig, &si) || sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel) && tr.pads.padBroken(th, &regs, sig, &si) {
 		return // another tracer's uprobe hit our jmp: repaired
 	}
-	if syncFault(sig, &si) && p.pads != nil && tr.padFault(th, &regs, &si) {
+	if syncFault(sig, &si) && p.pads != nil && tr.pads.padFault(th, &regs, &si) {
 		return // ours: the thread goes on from the site's instructions
 	}
 	if !syncFault(sig, &si) && p.pads != nil && th.step == nil && p.pads.inPad(regs.Rip) {
-		tr.padEscape(th, &regs, sig, &si)
+		tr.pads.padEscape(th, &regs, sig, &si)
 		return
 	}
 	if st := th.step; st != nil {
@@ -131,12 +135,12 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		// The slot instruction faulted: deliver the fault at the original
 		// address, as if it had run there; the signals held come after.
 		// A touch's fault is the emulated instruction's own, as raised.
-		tr.abortStep(th, &regs)
+		tr.bp.abortStep(th, &regs)
 		if th.sig != 0 {
 			unix.Tgkill(p.pid, th.tid, unix.Signal(th.sig))
 		}
 		if st.touch == nil {
-			tr.fixFaultAddr(th, &si, st.bp)
+			tr.bp.fixFaultAddr(th, &si, st.bp)
 		}
 		th.sig = sig
 		return
@@ -159,7 +163,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		regs.Rip = bp.in.SlotPC(regs.Rip, bp.slot)
 		tr.setRegs(th, &regs)
 		if syncFault(sig, &si) {
-			tr.fixFaultAddr(th, &si, bp)
+			tr.bp.fixFaultAddr(th, &si, bp)
 		}
 	}
 	if !syncFault(sig, &si) && th.stuck(regs.Rip, runs) && stepFirst(th, &si) {
@@ -180,7 +184,7 @@ func syncFault(sig int, si *proc.Siginfo) bool {
 
 // fixFaultAddr rewrites a si_addr that points into a slot to the
 // original instruction's address.
-func (tr *tracer) fixFaultAddr(th *thread, si *proc.Siginfo, bp *breakpoint) {
+func (bk *breakpoints) fixFaultAddr(th *thread, si *proc.Siginfo, bp *breakpoint) {
 	if si.Addr >= bp.slot && si.Addr < bp.slot+ssol.SlotSize {
 		si.Addr = bp.in.SlotPC(si.Addr, bp.slot)
 		proc.SetSiginfo(th.tid, si)
@@ -195,16 +199,17 @@ func (tr *tracer) setRegs(th *thread, regs *unix.PtraceRegs) {
 
 // hit reports a breakpoint hit and sets the thread up to run the
 // displaced instruction: emulated now, or from its slot.
-func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+func (bk *breakpoints) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	regs.Rip = bp.addr
 	p := th.p
 	if p.report {
-		tr.report(th, bp, regs)
+		bk.report(th, bp, regs)
 	}
-	tr.retHit(th, bp, regs)
+	tr.rets.retHit(th, bp, regs)
 	switch bp.action {
 	case ssol.Emulate:
-		tr.emulate(th, bp, regs, nil) // or a touch of its access (touch.go)
+		bk.emulate(th, bp, regs, nil) // or a touch of its access (touch.go)
 	case ssol.Boost:
 		regs.Rip = bp.slot
 	case ssol.Step:
@@ -223,20 +228,21 @@ type asProgram struct{ *proc.Memory }
 func (m asProgram) WriteAt(p []byte, addr uint64) error { return m.WriteChecked(p, addr) }
 
 // stepDone finishes a Step slot at its trailing int3.
-func (tr *tracer) stepDone(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) stepDone(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	if err := st.bp.in.PostStep(regs, st.st, th.p.mem); err != nil {
 		tr.fail(fmt.Errorf("pid %d: after %s at %#x: %w", th.p.pid, st.bp.text, st.bp.addr, err))
 	}
 	tr.setRegs(th, regs)
-	tr.releaseHeld(th, st)
+	bk.releaseHeld(th, st)
 }
 
 // releaseHeld hands back the signals held during st's step: the first to
 // deliver as th resumes, the others queued again (the step is over, so
 // they no longer come back before it).
-func (tr *tracer) releaseHeld(th *thread, st *stepping) {
+func (bk *breakpoints) releaseHeld(th *thread, st *stepping) {
 	if st.masked {
 		proc.SetSigmask(th.tid, st.mask)
 	}
@@ -270,12 +276,13 @@ func (st *stepping) holds(sig int) bool {
 // singleDone finishes a boosted instruction single-stepped in its slot:
 // rip goes to the equivalent original address and the held signal is
 // delivered there.
-func (tr *tracer) singleDone(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) singleDone(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
 	tr.setRegs(th, regs)
-	tr.releaseHeld(th, st)
+	bk.releaseHeld(th, st)
 }
 
 // isPushf tells pushf (9c, maybe after 66 or REX), which would push the
@@ -292,7 +299,8 @@ func isPushf(code []byte) bool {
 
 // abortStep moves a thread that has not run its Step slot (or touch) back
 // to the original instruction, undoing PreStep.
-func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) abortStep(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	if st.touch != nil {
@@ -304,16 +312,17 @@ func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
 		setReg(regs, st.st.Scratch, st.st.SavedValue)
 	}
 	tr.setRegs(th, regs)
-	tr.releaseHeld(th, st)
+	bk.releaseHeld(th, st)
 }
 
 // report queues one event per site at bp whose condition holds.
-func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
-	env := tr.hitEnvFor(th, regs)
+func (bk *breakpoints) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	tr := bk.tr
+	env := tr.out.hitEnvFor(th, regs)
 	var now int64
-	defer tr.withStack(th, regs, len(tr.pending))
+	defer tr.stacks.withStack(th, regs, len(tr.out.pending))
 	for _, sp := range bp.sites {
-		ev := tr.newEvent(th, sp, env, "entry")
+		ev := tr.out.newEvent(th, sp, env, "entry")
 		if ev == nil {
 			continue
 		}
@@ -321,6 +330,6 @@ func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 			now = tr.clock.now()
 		}
 		ev.TimeNs = now
-		tr.queue(ev)
+		tr.out.queue(ev)
 	}
 }

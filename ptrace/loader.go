@@ -17,6 +17,13 @@ import (
 // breakpoints in an object that is gone are forgotten, so that nothing is
 // ever written back into code mapped at their addresses since.
 
+// loader puts the probes in once a process image is loaded (armLoaded,
+// atLoaded), again at each dlopen (rescan), with the USDT semaphores.
+type loader struct {
+	tr   *tracer
+	elfs map[string]*objInfo // by path, read once
+}
+
 // debugStateSym is the loader's r_brk function.
 const debugStateSym = "_dl_debug_state"
 
@@ -76,7 +83,7 @@ func (pl *planner) internalWatch(bps func(*objInfo) []internalBP) {
 		if !ok || !pl.planning(o) {
 			continue
 		}
-		oi := pl.tr.objInfo(m.Path)
+		oi := pl.tr.ld.objInfo(m.Path)
 		if oi == nil {
 			continue
 		}
@@ -105,7 +112,8 @@ func (pl *planner) planning(o object) bool { return pl.only == nil || pl.only[o]
 // rescan runs at the loader's breakpoint, th stopped there with its
 // registers set to run on: new objects get their probes, gone objects
 // lose their breakpoints.
-func (tr *tracer) rescan(th *thread) {
+func (ld *loader) rescan(th *thread) {
+	tr := ld.tr
 	p := th.p
 	if p.holding || p.shared != nil || tr.wake.cancelled.Load() {
 		return
@@ -114,7 +122,7 @@ func (tr *tracer) rescan(th *thread) {
 	if err != nil {
 		return
 	}
-	tr.unwinder.Maps.Forget(p.pid)
+	tr.stacks.unwinder.Maps.Forget(p.pid)
 	now := execObjects(ms)
 	fresh := map[object]bool{}
 	for o := range now {
@@ -150,7 +158,7 @@ func (tr *tracer) rescan(th *thread) {
 			sites = more
 		}
 	}
-	if err := tr.installIn(p, th, sites, fresh); err != nil {
+	if err := tr.bp.installIn(p, th, sites, fresh); err != nil {
 		tr.fail(err)
 	}
 }

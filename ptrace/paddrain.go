@@ -19,8 +19,8 @@ const drainEvery = time.Millisecond
 // shares: a millisecond's worth.
 const drainBatch = 1024
 
-func newPads(off bool, verbose func(string), emit func(*probe.Event)) *pads {
-	return &pads{off: off, rings: map[int]*padRing{}, verbose: verbose, emit: emit}
+func newPads(tr *tracer, off bool, verbose func(string), emit func(*probe.Event)) *pads {
+	return &pads{tr: tr, off: off, rings: map[int]*padRing{}, verbose: verbose, emit: emit}
 }
 
 // start runs the drainer once the first ring exists: events flow while
@@ -195,15 +195,15 @@ func (ps *pads) drainUntil(ns int64) {
 }
 
 // drainLocked is drainAll for the loop's goroutine, under mu.
-func (tr *tracer) drainLocked() {
-	if tr.pads != nil && tr.pads.clock != nil {
-		tr.pads.drainAll()
+func (pd *pads) drainLocked() {
+	if pd != nil && pd.clock != nil {
+		pd.drainAll()
 	}
 }
 
 // ringGone drains p's ring a last time, counts its drops, and unmaps the
 // tracer's view (the process's own mapping goes with it, or by munmap).
-func (tr *tracer) ringGone(p *process) {
+func (pd *pads) ringGone(p *process) {
 	if p.pads == nil || p.pads.ring == nil {
 		return
 	}
@@ -212,19 +212,19 @@ func (tr *tracer) ringGone(p *process) {
 	if r.view == nil {
 		return // a fork child's copy of its parent's
 	}
-	tr.pads.mu.Lock()
-	if tr.pads.rings[r.pid] == r {
-		tr.pads.drainAll()
-		r.r.DrainLast(func(rec *pad.Record) { tr.pads.record(r, rec) })
-		delete(tr.pads.rings, r.pid)
-		if tr.pads.tally {
-			for id := range min(len(tr.pads.ids), pad.MaxCounted) {
-				tr.pads.count(uint32(id), r.r.Count(id))
+	pd.mu.Lock()
+	if pd.rings[r.pid] == r {
+		pd.drainAll()
+		r.r.DrainLast(func(rec *pad.Record) { pd.record(r, rec) })
+		delete(pd.rings, r.pid)
+		if pd.tally {
+			for id := range min(len(pd.ids), pad.MaxCounted) {
+				pd.count(uint32(id), r.r.Count(id))
 			}
 		}
 	}
-	tr.pads.lost += r.r.Drops()
+	pd.lost += r.r.Drops()
 	r.gone = true
-	tr.pads.mu.Unlock()
+	pd.mu.Unlock()
 	unix.Munmap(r.view)
 }

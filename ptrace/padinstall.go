@@ -16,7 +16,8 @@ import (
 // time) into p, whose threads are all stopped, then their jmps. A pad that
 // cannot be built where its area landed gives its breakpoint back to
 // pl.bps, which install then places as usual.
-func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
+func (pd *pads) padPlace(p *process, th *thread, pl *planned) error {
+	tr := pd.tr
 	if len(pl.pads) == 0 {
 		return nil
 	}
@@ -24,11 +25,11 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: fsOwners{}}
 	}
 	back := func(ps *padSite, why string) {
-		tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
+		pd.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
 		pl.bps[ps.addr] = ps.bp
 	}
 	if p.pads.ring == nil {
-		r, err := tr.newRing(p, th, 0)
+		r, err := pd.newRing(p, th, 0)
 		if err != nil {
 			for _, ps := range pl.pads {
 				back(ps, err.Error())
@@ -36,7 +37,7 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 			return nil
 		}
 		p.pads.ring = r
-		tr.fsAll(p)
+		pd.fsAll(p)
 	}
 	for _, group := range byRegion(pl.pads, func(ps *padSite) uint64 { return ps.addr }) {
 		size := pageRound(uint64(len(group)) * pad.MaxSize)
@@ -47,7 +48,7 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 		p.pads.areas = append(p.pads.areas, area{start: start, size: size})
 		for i, ps := range group {
 			at := start + uint64(i)*pad.MaxSize
-			if err := tr.padWrite(p, ps, at); err != nil {
+			if err := pd.padWrite(p, ps, at); err != nil {
 				back(ps, err.Error())
 			}
 		}
@@ -56,18 +57,19 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 }
 
 // padWrite builds ps's pad at `at`, writes it, then the jmp to it.
-func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
+func (pd *pads) padWrite(p *process, ps *padSite, at uint64) error {
+	tr := pd.tr
 	jmp, err := ps.disp.Jump(at)
 	if err != nil {
 		return err
 	}
 	sp := ps.sp
-	tr.pads.mu.Lock()
-	id := uint32(len(tr.pads.ids))
-	tr.pads.mu.Unlock()
+	pd.mu.Lock()
+	id := uint32(len(pd.ids))
+	pd.mu.Unlock()
 	code, lay, err := pad.Build(pad.Spec{
 		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
-		Ring: p.pads.ring.addr, Records: p.pads.ring.n, Displaced: ps.disp.Code, Count: tr.pads.tally,
+		Ring: p.pads.ring.addr, Records: p.pads.ring.n, Displaced: ps.disp.Code, Count: pd.tally,
 	}, at)
 	if err != nil {
 		return err
@@ -88,12 +90,12 @@ func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
 		return err
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay = orig, jmp, at, id, nil, lay
-	tr.pads.mu.Lock()
-	tr.pads.ids = append(tr.pads.ids, ps)
-	tr.pads.mu.Unlock()
+	pd.mu.Lock()
+	pd.ids = append(pd.ids, ps)
+	pd.mu.Unlock()
 	p.pads.sites[ps.addr] = ps
 	tr.stats.pads++
-	tr.padSay(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
+	pd.padSay(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
 	return nil
 }
 
@@ -120,10 +122,11 @@ type padRing struct {
 // newRing makes a ring for p: a memfd created by an injected call, mapped
 // shared in p (at fixed, when not 0: a fork child's replacement) and in
 // the tracer through /proc/PID/fd, the descriptor then closed in p.
-func (tr *tracer) newRing(p *process, th *thread, fixed uint64) (*padRing, error) {
+func (pd *pads) newRing(p *process, th *thread, fixed uint64) (*padRing, error) {
+	tr := pd.tr
 	n := pad.DefaultRecords
 	size := uint64(pad.Size(n))
-	scratch, err := tr.scratchPage(p, th)
+	scratch, err := tr.sigs.scratchPage(p, th)
 	if err != nil {
 		return nil, err
 	}
@@ -163,22 +166,22 @@ func (tr *tracer) newRing(p *process, th *thread, fixed uint64) (*padRing, error
 		return nil, err
 	}
 	pr := &padRing{pid: p.pid, addr: addr, n: n, size: size, view: view, r: r, fs: p.pads.fs}
-	tr.pads.mu.Lock()
-	tr.pads.rings[p.pid] = pr
-	tr.pads.mu.Unlock()
-	tr.pads.start()
+	pd.mu.Lock()
+	pd.rings[p.pid] = pr
+	pd.mu.Unlock()
+	pd.start()
 	return pr, nil
 }
 
 // fsAll records the fs base of every stopped thread of p.
-func (tr *tracer) fsAll(p *process) {
+func (pd *pads) fsAll(p *process) {
 	for _, th := range p.threads {
-		tr.fsOf(th)
+		pd.fsOf(th)
 	}
 }
 
 // fsOf records th's fs base, once, at a stop: before it can run a pad.
-func (tr *tracer) fsOf(th *thread) {
+func (pd *pads) fsOf(th *thread) {
 	pp := th.p.pads
 	if pp == nil || th.fsKnown || !th.stopped {
 		return
@@ -189,16 +192,16 @@ func (tr *tracer) fsOf(th *thread) {
 	}
 	th.fsKnown = true
 	if pp.ring == nil || pp.ring.r == nil {
-		tr.pads.mu.Lock()
+		pd.mu.Lock()
 		pp.fs.add(regs.Fs_base, th.tid, 0, 0)
-		tr.pads.mu.Unlock()
+		pd.mu.Unlock()
 		return
 	}
 	// Not under mu, which the drainer may hold for a batch: the drains
 	// take it in before their next records (padfs.go).
-	tr.pads.fsMu.Lock()
-	tr.pads.fsNew = append(tr.pads.fsNew, fsAdd{ring: pp.ring, fs: regs.Fs_base, tid: th.tid, head: pp.ring.r.Reserved()})
-	tr.pads.fsMu.Unlock()
+	pd.fsMu.Lock()
+	pd.fsNew = append(pd.fsNew, fsAdd{ring: pp.ring, fs: regs.Fs_base, tid: th.tid, head: pp.ring.r.Reserved()})
+	pd.fsMu.Unlock()
 }
 
 // forked is the pads of a fork child: the same sites, jumps and pad areas
@@ -224,17 +227,18 @@ func (pp *padProc) forked(own bool) *padProc {
 // padsBeforeRun readies a stopped thread of a process with pads: its fs
 // base recorded, and a followed fork child's ring replaced by its own at
 // the same address, before it runs a pad.
-func (tr *tracer) padsBeforeRun(th *thread) {
+func (pd *pads) padsBeforeRun(th *thread) {
+	tr := pd.tr
 	pp := th.p.pads
 	if pp.newRing {
 		pp.newRing = false
 		old := pp.ring
 		pp.ring = nil
-		if r, err := tr.newRing(th.p, th, old.addr); err != nil {
+		if r, err := pd.newRing(th.p, th, old.addr); err != nil {
 			tr.fail(fmt.Errorf("pid %d: a ring for the fork child's pads: %w", th.p.pid, err))
 		} else {
 			pp.ring = r
 		}
 	}
-	tr.fsOf(th)
+	pd.fsOf(th)
 }

@@ -54,6 +54,7 @@ type padProc struct {
 // pads is the tracer's side of every ring: the drainer goroutine and the
 // loop share it under mu, which also orders every emit.
 type pads struct {
+	tr    *tracer
 	mu    sync.Mutex
 	off   bool // --no-pads, or the machine cannot (padsOK)
 	clock *pad.Clock
@@ -94,7 +95,8 @@ func padsOK() error {
 
 // padWanted says why bp cannot have a pad ("" if it can, as far as its
 // probes go: the instructions are ssol's to judge).
-func (tr *tracer) padWanted(bp *breakpoint) string {
+func (pd *pads) padWanted(bp *breakpoint) string {
+	tr := pd.tr
 	switch {
 	case len(bp.sites) != 1:
 		if len(bp.sites) == 0 {
@@ -147,7 +149,7 @@ func (pl *planner) padPlan() {
 	stacks := pl.threadWords()
 	for _, a := range addrs {
 		bp := pl.bps[a]
-		why := tr.padWanted(bp)
+		why := tr.pads.padWanted(bp)
 		var d *ssol.Displaced
 		if why == "" {
 			d, why = pl.displace(bp, busy)
@@ -157,7 +159,7 @@ func (pl *planner) padPlan() {
 		}
 		if why != "" {
 			if len(bp.sites) > 0 {
-				tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
+				tr.pads.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
 			}
 			continue
 		}
@@ -230,9 +232,9 @@ func (p *process) padAt(addr uint64) *padSite {
 }
 
 // padSay reports one site's placement when verbose.
-func (tr *tracer) padSay(line string) {
-	if tr.pads != nil && tr.pads.verbose != nil {
-		tr.pads.verbose(line)
+func (pd *pads) padSay(line string) {
+	if pd != nil && pd.verbose != nil {
+		pd.verbose(line)
 	}
 }
 

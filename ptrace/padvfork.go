@@ -34,7 +34,7 @@ type vforkWindow struct {
 // vforkBegin opens child's window at the vfork event of th, its parent's
 // thread, before the child runs. A counting trace's pads write records
 // meanwhile (pad.OffDivert): a counter cannot say whose call it was.
-func (tr *tracer) vforkBegin(th *thread, child *process) {
+func (pd *pads) vforkBegin(th *thread, child *process) {
 	pp := th.p.pads
 	if pp == nil || pp.ring == nil || pp.ring.view == nil {
 		return
@@ -44,8 +44,8 @@ func (tr *tracer) vforkBegin(th *thread, child *process) {
 		return
 	}
 	r := pp.ring
-	tr.pads.mu.Lock()
-	defer tr.pads.mu.Unlock()
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
 	if r.gone {
 		return
 	}
@@ -57,12 +57,12 @@ func (tr *tracer) vforkBegin(th *thread, child *process) {
 
 // vforkEnd closes w once its child is done with the memory: at the
 // parent's vfork-done, the child's exec or exit, whichever is seen first.
-func (tr *tracer) vforkEnd(w *vforkWindow) {
+func (pd *pads) vforkEnd(w *vforkWindow) {
 	if w == nil {
 		return
 	}
-	tr.pads.mu.Lock()
-	defer tr.pads.mu.Unlock()
+	pd.mu.Lock()
+	defer pd.mu.Unlock()
 	if w.to != windowOpen {
 		return
 	}

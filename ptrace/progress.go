@@ -60,7 +60,7 @@ func stepFirst(th *thread, si *proc.Siginfo) bool {
 // and the signal is delivered now if this stop is the step's own trap, or
 // queued again otherwise (another stop came first: a breakpoint, an event).
 // It reports whether the stop was the step's trap.
-func (tr *tracer) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
+func (sg *signals) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
 	h := th.held
 	th.held = nil
 	proc.SetSigmask(th.tid, h.mask)

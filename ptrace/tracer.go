@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/utap/utap/internal/proc"
-	"github.com/utap/utap/internal/ustack"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 )
@@ -17,12 +16,10 @@ import (
 type tracer struct {
 	target probe.Target
 	sites  []probe.Site
-	emit   func(*probe.Event)
 
 	threads map[int]*thread
 	procs   map[int]*process
 	early   map[int]bool // tids that stopped before their parent's clone/fork event
-	elfs    map[string]*objInfo
 
 	leader   int   // run mode: the command's pid
 	exitCode int   // its status; -1 until it exits (still running when the trace ends)
@@ -30,24 +27,26 @@ type tracer struct {
 	// overwritten names breakpoints found gone at detach (countOverwritten).
 	overwritten []string
 
-	clock   clock
-	fast    *wakeups // nil: idle CPUs left alone (wakeup.go)
-	wake    waker
-	stats   runStats
-	env     hitEnv         // reused at every hit
-	pending []*probe.Event // reported, emitted once the thread runs on
-	poll    poller
-	// sys is the system call side, nil when no call is probed (syscall.go).
-	sys *sysTrace
+	clock clock
+	fast  *wakeups // nil: idle CPUs left alone (wakeup.go)
+	wake  waker
+	stats runStats
+	poll  poller
 	// shepherd: the trace was stopped while a seccomp filter is in; events
 	// are dropped and the command runs to its end (seccomp.go).
 	shepherd bool
-	// unwinder walks user stacks for -k (stack.go).
-	unwinder ustack.Unwinder
-	// pads: the in-process probes' rings (pads.go); nil with --no-pads.
-	pads *pads
 	// notices are lines for Result.Notices.
 	notices []string
+
+	// The components, each owning its state (docs/internals.md).
+	bp     *breakpoints // int3s, SSOL slots, stepping (hit.go)
+	pads   *pads        // in-process pads and their rings (pads.go)
+	sys    *sysTrace    // system calls; nil when none is probed (syscall.go)
+	rets   *returns     // return probes (ret.go)
+	sigs   *signals     // SIGTRAP ownership, held signals (sigtrap.go)
+	ld     *loader      // probes going in at load and dlopen (loader.go)
+	stacks *stacks      // -k (stack.go)
+	out    *events      // events queued at a stop, emitted after (prog.go)
 }
 
 // process is one traced address space (a thread group).
@@ -174,19 +173,27 @@ type waker struct {
 
 func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tracer {
 	sys, sites := newSysTrace(sites, t.StrSize)
-	return &tracer{
+	tr := &tracer{
 		target:  t,
 		sites:   sites,
 		sys:     sys,
-		emit:    emit,
 		threads: map[int]*thread{},
 		procs:   map[int]*process{},
 		early:   map[int]bool{},
-		elfs:    map[string]*objInfo{},
 		clock:   newClock(),
 
 		exitCode: -1,
 	}
+	if sys != nil {
+		sys.tr = tr
+	}
+	tr.bp = &breakpoints{tr: tr}
+	tr.rets = &returns{tr: tr}
+	tr.sigs = &signals{tr: tr}
+	tr.ld = &loader{tr: tr, elfs: map[string]*objInfo{}}
+	tr.stacks = &stacks{tr: tr}
+	tr.out = &events{tr: tr, emit: emit}
+	return tr
 }
 
 func newProcess(pid int) (*process, error) {
@@ -219,9 +226,9 @@ func (tr *tracer) dropThread(th *thread) {
 }
 
 func (tr *tracer) dropProcess(p *process) {
-	tr.vforkEnd(p.vforkWin)
+	tr.pads.vforkEnd(p.vforkWin)
 	if p.shared == nil {
-		tr.ringGone(p)
+		tr.pads.ringGone(p)
 	}
 	for _, th := range p.threads {
 		delete(tr.threads, th.tid)
