@@ -76,6 +76,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}
 	tr.pads = newPads(tr, e.NoPads, e.Verbose, emit)
 	tr.pads.tally = t.Tally
+	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
 			tr.pads.off = true

@@ -5,6 +5,7 @@ package ptrace
 import (
 	"strings"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -22,6 +23,18 @@ import (
 type loader struct {
 	tr   *tracer
 	elfs map[string]*objInfo // by path, read once
+}
+
+// loadProc is a process's loading state.
+type loadProc struct {
+	armAt uint64           // run mode: the temporary int3 where probes go in (armLoaded)
+	armB  byte             // the byte it replaced
+	armed bool             // it is in
+	armRV *proc.Rendezvous // the loader's, when armAt is its hook; nil at the entry point
+	seen  map[object]bool  // objects mapped executable when probes last went in
+	// sems are the USDT semaphores incremented in this address space, by
+	// runtime address, with the object of their probes (usdt.go).
+	sems map[uint64]object
 }
 
 // debugStateSym is the loader's r_brk function.
@@ -161,4 +174,15 @@ func (ld *loader) rescan(th *thread) {
 	if err := tr.bp.installIn(p, th, sites, fresh); err != nil {
 		tr.fail(err)
 	}
+}
+
+// ownTrap takes the temporary int3 of armLoaded.
+func (ld *loader) ownTrap(s *stop) bool {
+	p := s.th.p
+	if !s.kernelTrap() || !p.armed || s.regs.Rip-1 != p.armAt {
+		return false
+	}
+	ld.tr.sigs.trapTaken(s.th)
+	ld.atLoaded(s.th, &s.regs)
+	return true
 }

@@ -38,6 +38,20 @@ type padSite struct {
 	lay  pad.Layout
 }
 
+// padHold is a process's pads.
+type padHold struct {
+	pads *padProc // nil until the first
+	// vforkWin: a vfork child's records in its parent's ring (padvfork.go).
+	vforkWin *vforkWindow
+}
+
+// padThread is a thread's side of the pads.
+type padThread struct {
+	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
+	// vforkWin: blocked in vfork, its child's records (padvfork.go).
+	vforkWin *vforkWindow
+}
+
 // padProc is one process's pads and ring.
 type padProc struct {
 	sites map[uint64]*padSite // by site address
@@ -264,4 +278,26 @@ func (pl *planner) inFlight(addr uint64, d *ssol.Displaced, stacks map[int][]uin
 		}
 	}
 	return ""
+}
+
+// ownSignal takes a signal of a pad: a fault of a jump another tracer
+// changed (padBroken), a fault inside a pad (padFault), an asynchronous
+// signal landing in one (padEscape).
+func (pd *pads) ownSignal(s *stop) bool {
+	th, regs, si, sig := s.th, &s.regs, &s.si, s.sig
+	if th.p.pads == nil {
+		return false
+	}
+	sync := syncFault(sig, si)
+	if (sync || s.kernelTrap()) && pd.padBroken(th, regs, sig, si) {
+		return true // another tracer's uprobe hit our jmp: repaired
+	}
+	if sync && pd.padFault(th, regs, si) {
+		return true // ours: the thread goes on from the site's instructions
+	}
+	if !sync && th.step == nil && th.p.pads.inPad(regs.Rip) {
+		pd.padEscape(th, regs, sig, si)
+		return true
+	}
+	return false
 }

@@ -35,6 +35,17 @@ import (
 // trampoline, call pairs.
 type returns struct{ tr *tracer }
 
+// retProc is a process's return probes.
+type retProc struct {
+	tramp   uint64       // return trampoline (an int3 at offset 0 of the first area), 0 if none
+	groups  []*retGroup  // return probes, by Frame.Site / Calls site id
+	calls   *callPairs   // entry/RET pairing of RetProbes functions
+	inherit *shadowStack // fork child without Follow: the forking thread's frames, to restore
+}
+
+// retThread is a thread's hijacked return addresses, nil until the first.
+type retThread struct{ shadow *shadowStack }
+
 // retLimit bounds a thread's hijacked frames: deep enough for 10,000-deep
 // recursion, small enough to bound the tracer's memory (48 bytes a frame).
 const retLimit = 1 << 16
@@ -187,4 +198,28 @@ func (r *returns) restoreReturns(p *process) error {
 		}
 	}
 	return first
+}
+
+// ownTrap takes the trampoline's trap: a hijacked call returned.
+func (r *returns) ownTrap(s *stop) bool {
+	p := s.th.p
+	if !s.kernelTrap() || p.tramp == 0 || s.regs.Rip-1 != p.tramp {
+		return false
+	}
+	r.trampoline(s.th, &s.regs)
+	r.tr.sigs.trapTaken(s.th)
+	return true
+}
+
+// ownSignal takes a signal arriving as a hijacked call returns, before
+// the trampoline's int3: its frame would save the trampoline as the
+// resume point, which is gone once detached. The call returns now.
+func (r *returns) ownSignal(s *stop) bool {
+	th := s.th
+	if p := th.p; p.tramp == 0 || s.regs.Rip != p.tramp || th.shadow == nil {
+		return false
+	}
+	r.returnAt(th, &s.regs)
+	th.sig = s.sig
+	return true
 }

@@ -48,6 +48,28 @@ import (
 // holds signals for a step (progress.go).
 type signals struct{ tr *tracer }
 
+// sigProc is a process's SIGTRAP state.
+type sigProc struct {
+	trap    trapState // SIGTRAP's action as the program set it
+	scratch uint64    // a writable page for injected calls' results, 0 until needed
+	// sigHooked: the hooks on sigaction and pthread_sigmask are in
+	// (sigHooksKept).
+	sigHooked bool
+}
+
+// sigThread is a thread's signal state.
+type sigThread struct {
+	// trapBlocked: the program blocks SIGTRAP in this thread, which each
+	// of our traps undoes.
+	trapBlocked bool
+	// Progress under a signal storm (progress.go): where and how many
+	// times in a row an asynchronous signal was delivered, and the one
+	// held while the thread steps an instruction.
+	sigRip  uint64
+	sigRuns int
+	held    *heldSignal
+}
+
 const (
 	sigDfl    = 0
 	sigIgn    = 1

@@ -28,6 +28,9 @@ type sysTrace struct {
 	strsize  int
 }
 
+// sysThread is the probed system call a thread is inside, nil if none.
+type sysThread struct{ call *sysCall }
+
 // sysCall is a probed call a thread is inside: its entry is seen, its
 // exit not yet.
 type sysCall struct {
