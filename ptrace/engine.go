@@ -14,6 +14,7 @@ import (
 
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ptrace/pads"
 )
 
 // Engine is the ptrace breakpoint engine.
@@ -74,8 +75,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 	}
-	tr.pads = newPads(tr, e.NoPads, e.Verbose, emit)
-	tr.pads.tally = t.Tally
+	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, pads.New(emit, t.Tally))
 	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
@@ -120,7 +120,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 		tr.resumeAll(tr.list()...)
 		tr.loop()
-		tr.pads.halt()
+		tr.pads.d.Halt()
 		tr.fast.stop()
 		stop()
 		if tr.err != nil {
@@ -130,8 +130,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			tr.stats.polled, tr.stats.blocked = tr.poll.hits, tr.poll.blocked
 			*e.stats = tr.stats
 		}
-		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.lost, Notices: tr.notices, Tallies: tr.pads.tallies()}
-		if tr.pads.lost > 0 {
+		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.d.Lost(), Notices: tr.notices, Tallies: tr.pads.d.Tallies()}
+		if tr.pads.d.Lost() > 0 {
 			res.Notices = append(res.Notices, "the lost events came faster than utap could write them: the in-process "+
 				"pads' ring was full (-c or --count-only count every call)")
 		}

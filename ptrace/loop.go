@@ -20,7 +20,7 @@ func (tr *tracer) loop() {
 			// The filter stays with the command: so does the tracer,
 			// silent, until the command exits (seccomp.go).
 			tr.shepherd = true
-			tr.pads.mute.Store(true) // its pads' records are dropped too
+			tr.pads.d.Mute() // its pads' records are dropped too
 		} else if tr.wake.cancelled.Load() || tr.err != nil {
 			tr.detachAll()
 			return

@@ -33,7 +33,7 @@ var errForeign = errors.New("another tracer's breakpoint is there (a uprobe: bpf
 
 // padBroken repairs a fault of th at a padded site whose jmp another
 // tracer changed; it reports whether it did (the fault is swallowed).
-func (pd *pads) padBroken(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) bool {
+func (pd *padEngine) padBroken(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) bool {
 	tr := pd.tr
 	rip := regs.Rip
 	if sig == int(unix.SIGTRAP) {

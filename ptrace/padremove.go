@@ -18,7 +18,7 @@ import (
 // bytes go back first, so no thread enters a pad again; threads inside a
 // pad are stepped out of it; the areas go only if no signal frame on any
 // stack would return into one; the ring is drained last.
-func (pd *pads) padsOut(p *process, th *thread) {
+func (pd *padEngine) padsOut(p *process, th *thread) {
 	tr := pd.tr
 	pp := p.pads
 	if pp == nil {
@@ -44,7 +44,7 @@ func (pd *pads) padsOut(p *process, th *thread) {
 			}
 		}
 		if pp.ring != nil {
-			tr.inject(th, unix.SYS_MUNMAP, pp.ring.addr, pp.ring.size)
+			tr.inject(th, unix.SYS_MUNMAP, pp.ring.Addr, pp.ring.Size)
 		}
 	}
 	if keep {
@@ -68,7 +68,7 @@ func (pp *padProc) inPad(addr uint64) bool {
 // stepOutOfPads single-steps a stopped thread until it leaves the pads:
 // a pad is straight code ending in a jump back, a few dozen instructions.
 // Signals that arrive meanwhile are queued again for after.
-func (pd *pads) stepOutOfPads(th *thread) {
+func (pd *padEngine) stepOutOfPads(th *thread) {
 	pp := th.p.pads
 	if !th.stopped || th.dead {
 		return
@@ -103,7 +103,7 @@ func (pd *pads) stepOutOfPads(th *thread) {
 
 // padFramesLeft says whether any thread's stack holds an address inside a
 // pad: a signal frame whose handler will return into it.
-func (pd *pads) padFramesLeft(p *process) bool {
+func (pd *padEngine) padFramesLeft(p *process) bool {
 	ms, err := readMaps(p.pid)
 	if err != nil {
 		return true
@@ -140,7 +140,7 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 // fault, or not, as the program would. A fault of the first displaced
 // instruction is reported at the site's address. It reports whether it
 // took the fault (to be swallowed).
-func (pd *pads) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
+func (pd *padEngine) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
 	tr := pd.tr
 	ps := th.p.pads.padOf(regs.Rip)
 	if ps == nil {
@@ -176,4 +176,17 @@ func (pd *pads) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bo
 		}
 	}
 	return false
+}
+
+// ringGone drains p's ring a last time, counts its drops, and unmaps the
+// tracer's view (the process's own mapping goes with it, or by munmap).
+func (pd *padEngine) ringGone(p *process) {
+	if p.pads == nil || p.pads.ring == nil {
+		return
+	}
+	r := p.pads.ring
+	p.pads.ring = nil
+	if view := pd.d.Gone(r); view != nil {
+		unix.Munmap(view)
+	}
 }

@@ -32,7 +32,7 @@ const dr7Exec0 = 1
 
 // padEscape takes th, stopped for async signal sig (siginfo si) with regs
 // inside a pad, out of the pad, then has the signal delivered there.
-func (pd *pads) padEscape(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) {
+func (pd *padEngine) padEscape(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) {
 	tr := pd.tr
 	tr.stats.padEscapes++
 	mask, err := proc.BlockAsync(th.tid)
@@ -81,7 +81,7 @@ func padExit(ps *padSite, rip uint64) uint64 {
 // padRun runs th to addr under a hardware breakpoint; false if th is no
 // longer stopped here (gone, or handed to the loop). A debug register
 // refused leaves th where it was, to be stepped.
-func (pd *pads) padRun(th *thread, addr uint64, mask uint64, sig int) bool {
+func (pd *padEngine) padRun(th *thread, addr uint64, mask uint64, sig int) bool {
 	tr := pd.tr
 	if proc.SetDebugReg(th.tid, 0, addr) != nil || proc.SetDebugReg(th.tid, 7, dr7Exec0) != nil {
 		return true
@@ -99,7 +99,7 @@ func (pd *pads) padRun(th *thread, addr uint64, mask uint64, sig int) bool {
 // SIGTRAP (the step's, the breakpoint's). A thread that died is reported
 // gone; another stop (a fault in the pad, padFault's) is the loop's, the
 // held signal pending again behind it.
-func (pd *pads) padWait(th *thread, mask uint64, sig int) bool {
+func (pd *padEngine) padWait(th *thread, mask uint64, sig int) bool {
 	tr := pd.tr
 	_, ws, err := proc.Wait(th.tid, 0)
 	switch {

@@ -122,7 +122,7 @@ func (eo *events) queue(ev *probe.Event) {
 		eo.pending = append(eo.pending, ev)
 		if tr.pads != nil {
 			// The drainer waits: records after this stop must not pass it.
-			tr.pads.held.Store(true)
+			tr.pads.d.Hold()
 		}
 	}
 }
@@ -130,17 +130,17 @@ func (eo *events) queue(ev *probe.Event) {
 // flush emits the queued events, in order, after the pads' records
 // so far.
 func (eo *events) flush() {
-	tr := eo.tr
 	// A stop without events (a signal's) leaves the rings to the drainer:
 	// no lock, no drain on the loop's path.
-	if tr.pads != nil && len(eo.pending) > 0 {
-		tr.pads.mu.Lock()
-		defer tr.pads.mu.Unlock()
-		tr.pads.held.Store(false)
-		// Records made before the stop go first; those after it, once the
-		// thread ran on, wait for the next drain.
-		tr.pads.drainUntil(eo.pending[0].TimeNs)
+	if pd := eo.tr.pads; pd != nil && len(eo.pending) > 0 {
+		pd.d.Release(eo.pending[0].TimeNs, eo.emitPending)
+		return
 	}
+	eo.emitPending()
+}
+
+// emitPending emits the queued events, in order.
+func (eo *events) emitPending() {
 	for i, ev := range eo.pending {
 		eo.emit(ev)
 		eo.pending[i] = nil

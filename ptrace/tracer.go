@@ -40,7 +40,7 @@ type tracer struct {
 
 	// The components, each owning its state (docs/internals.md).
 	bp     *breakpoints // int3s, SSOL slots, stepping (hit.go)
-	pads   *pads        // in-process pads and their rings (pads.go)
+	pads   *padEngine   // in-process pads (pads.go); their rings: package pads
 	sys    *sysTrace    // system calls; nil when none is probed (syscall.go)
 	rets   *returns     // return probes (ret.go)
 	sigs   *signals     // SIGTRAP ownership, held signals (sigtrap.go)
