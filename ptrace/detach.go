@@ -73,7 +73,7 @@ func (tr *tracer) detachProcess(p *process) {
 	// Calls still blocking are shown as never returning, as strace
 	// shows them when it detaches.
 	for _, th := range p.threads {
-		tr.sys.sysGone(th)
+		tr.sys.gone(th)
 	}
 	tr.out.flush()
 	for _, th := range p.threads {
@@ -91,7 +91,7 @@ func (tr *tracer) detachProcess(p *process) {
 		}
 	}
 	if p.shared == nil {
-		tr.pads.padsOut(p, tr.injectionThread(p))
+		tr.pads.takeOut(p, tr.injectionThread(p))
 		tr.bp.countOverwritten(p)
 		// Return addresses first: restoring reads the trampoline's frames.
 		tr.rets.restoreReturns(p)

@@ -92,7 +92,7 @@ func (bk *breakpoints) installIn(p *process, th *thread, sites []probe.Site, onl
 	for o := range pl.seen {
 		p.seen[o] = true
 	}
-	if err := tr.pads.padPlace(p, th, pl); err != nil {
+	if err := tr.pads.place(p, th, pl); err != nil {
 		return err
 	}
 	tr.sigs.sigHooksKept(p, pl)

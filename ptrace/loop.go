@@ -175,7 +175,7 @@ func (tr *tracer) resume(th *thread) {
 		return
 	}
 	if th.p.pads != nil && (!th.fsKnown || th.p.pads.newRing) {
-		tr.pads.padsBeforeRun(th)
+		tr.pads.beforeRun(th)
 	}
 	th.stopped, th.inSyscall = false, false
 	var err error
@@ -203,7 +203,7 @@ func (tr *tracer) exited(tid int, th *thread, ws unix.WaitStatus) {
 		return
 	}
 	p := th.p
-	tr.sys.sysGone(th)
+	tr.sys.gone(th)
 	if tr.target.ProcessEvents && p.report {
 		// strace -f shows every thread's end.
 		tr.out.queue(&probe.Event{TimeNs: tr.clock.now(), PID: p.pid, TID: tid, Kind: "exit", Status: int(ws)})
@@ -325,7 +325,7 @@ func (tr *tracer) releaseChild(p *process) {
 	for _, bp := range p.bps {
 		p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 	}
-	tr.pads.padsOut(p, th)
+	tr.pads.takeOut(p, th)
 	semsDown(p)
 	if p.armed {
 		p.mem.WriteAt([]byte{p.armB}, p.armAt)

@@ -13,11 +13,11 @@ import (
 	"github.com/utap/utap/ptrace/pads"
 )
 
-// padPlace writes the pads planned in pl (and their ring, the first
+// place writes the pads planned in pl (and their ring, the first
 // time) into p, whose threads are all stopped, then their jmps. A pad that
 // cannot be built where its area landed gives its breakpoint back to
 // pl.bps, which install then places as usual.
-func (pd *padEngine) padPlace(p *process, th *thread, pl *planned) error {
+func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 	tr := pd.tr
 	if len(pl.pads) == 0 {
 		return nil
@@ -26,7 +26,7 @@ func (pd *padEngine) padPlace(p *process, th *thread, pl *planned) error {
 		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: pads.Owners{}}
 	}
 	back := func(ps *padSite, why string) {
-		pd.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
+		pd.say(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
 		pl.bps[ps.addr] = ps.bp
 	}
 	if p.pads.ring == nil {
@@ -49,7 +49,7 @@ func (pd *padEngine) padPlace(p *process, th *thread, pl *planned) error {
 		p.pads.areas = append(p.pads.areas, area{start: start, size: size})
 		for i, ps := range group {
 			at := start + uint64(i)*pad.MaxSize
-			if err := pd.padWrite(p, ps, at); err != nil {
+			if err := pd.write(p, ps, at); err != nil {
 				back(ps, err.Error())
 			}
 		}
@@ -57,8 +57,8 @@ func (pd *padEngine) padPlace(p *process, th *thread, pl *planned) error {
 	return nil
 }
 
-// padWrite builds ps's pad at `at`, writes it, then the jmp to it.
-func (pd *padEngine) padWrite(p *process, ps *padSite, at uint64) error {
+// write builds ps's pad at `at`, writes it, then the jmp to it.
+func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	tr := pd.tr
 	jmp, err := ps.disp.Jump(at)
 	if err != nil {
@@ -92,7 +92,7 @@ func (pd *padEngine) padWrite(p *process, ps *padSite, at uint64) error {
 	pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
 	p.pads.sites[ps.addr] = ps
 	tr.stats.pads++
-	pd.padSay(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
+	pd.say(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
 	return nil
 }
 
@@ -169,7 +169,7 @@ func (pd *padEngine) fsOf(th *thread) {
 // forked is the pads of a fork child: the same sites, jumps and pad areas
 // (fork copied them), and the parent's ring, shared by the copy of its
 // mapping: own tells a followed child, which gets a ring of its own before
-// it runs (padsBeforeRun); one let go only has all of it taken out.
+// it runs (beforeRun); one let go only has all of it taken out.
 func (pp *padProc) forked(own bool) *padProc {
 	if pp == nil {
 		return nil
@@ -186,10 +186,10 @@ func (pp *padProc) forked(own bool) *padProc {
 	return np
 }
 
-// padsBeforeRun readies a stopped thread of a process with pads: its fs
+// beforeRun readies a stopped thread of a process with pads: its fs
 // base recorded, and a followed fork child's ring replaced by its own at
 // the same address, before it runs a pad.
-func (pd *padEngine) padsBeforeRun(th *thread) {
+func (pd *padEngine) beforeRun(th *thread) {
 	tr := pd.tr
 	pp := th.p.pads
 	if pp.newRing {

@@ -14,11 +14,11 @@ import (
 	"github.com/utap/utap/internal/proc"
 )
 
-// padsOut takes p's pads out; its threads are all stopped. The original
+// takeOut takes p's pads out; its threads are all stopped. The original
 // bytes go back first, so no thread enters a pad again; threads inside a
 // pad are stepped out of it; the areas go only if no signal frame on any
 // stack would return into one; the ring is drained last.
-func (pd *padEngine) padsOut(p *process, th *thread) {
+func (pd *padEngine) takeOut(p *process, th *thread) {
 	tr := pd.tr
 	pp := p.pads
 	if pp == nil {
@@ -34,9 +34,9 @@ func (pd *padEngine) padsOut(p *process, th *thread) {
 	}
 	pp.sites = map[uint64]*padSite{}
 	for _, t := range p.threads {
-		pd.stepOutOfPads(t)
+		pd.stepOut(t)
 	}
-	keep := pd.padFramesLeft(p)
+	keep := pd.framesLeft(p)
 	if th != nil {
 		if !keep {
 			for _, a := range pp.areas {
@@ -65,10 +65,10 @@ func (pp *padProc) inPad(addr uint64) bool {
 	return false
 }
 
-// stepOutOfPads single-steps a stopped thread until it leaves the pads:
+// stepOut single-steps a stopped thread until it leaves the pads:
 // a pad is straight code ending in a jump back, a few dozen instructions.
 // Signals that arrive meanwhile are queued again for after.
-func (pd *padEngine) stepOutOfPads(th *thread) {
+func (pd *padEngine) stepOut(th *thread) {
 	pp := th.p.pads
 	if !th.stopped || th.dead {
 		return
@@ -101,9 +101,9 @@ func (pd *padEngine) stepOutOfPads(th *thread) {
 	}
 }
 
-// padFramesLeft says whether any thread's stack holds an address inside a
+// framesLeft says whether any thread's stack holds an address inside a
 // pad: a signal frame whose handler will return into it.
-func (pd *padEngine) padFramesLeft(p *process) bool {
+func (pd *padEngine) framesLeft(p *process) bool {
 	ms, err := readMaps(p.pid)
 	if err != nil {
 		return true
@@ -132,7 +132,7 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 	return nil
 }
 
-// padFault handles a fault raised inside a pad. While the pad saves the
+// fault handles a fault raised inside a pad. While the pad saves the
 // registers, its stores below the red zone can fault where the program
 // itself would not have (a stack next to a read-only page): the thread is
 // put back as it was at the site, its hit reported from the stop as a
@@ -140,7 +140,7 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 // fault, or not, as the program would. A fault of the first displaced
 // instruction is reported at the site's address. It reports whether it
 // took the fault (to be swallowed).
-func (pd *padEngine) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
+func (pd *padEngine) fault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
 	tr := pd.tr
 	ps := th.p.pads.padOf(regs.Rip)
 	if ps == nil {

@@ -89,9 +89,9 @@ func padsOK() error {
 	return nil
 }
 
-// padWanted says why bp cannot have a pad ("" if it can, as far as its
+// wanted says why bp cannot have a pad ("" if it can, as far as its
 // probes go: the instructions are ssol's to judge).
-func (pd *padEngine) padWanted(bp *breakpoint) string {
+func (pd *padEngine) wanted(bp *breakpoint) string {
 	tr := pd.tr
 	switch {
 	case len(bp.sites) != 1:
@@ -145,7 +145,7 @@ func (pl *planner) padPlan() {
 	stacks := pl.threadWords()
 	for _, a := range addrs {
 		bp := pl.bps[a]
-		why := tr.pads.padWanted(bp)
+		why := tr.pads.wanted(bp)
 		var d *ssol.Displaced
 		if why == "" {
 			d, why = pl.displace(bp, busy)
@@ -155,7 +155,7 @@ func (pl *planner) padPlan() {
 		}
 		if why != "" {
 			if len(bp.sites) > 0 {
-				tr.pads.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
+				tr.pads.say(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
 			}
 			continue
 		}
@@ -227,8 +227,8 @@ func (p *process) padAt(addr uint64) *padSite {
 	return nil
 }
 
-// padSay reports one site's placement when verbose.
-func (pd *padEngine) padSay(line string) {
+// say reports one site's placement when verbose.
+func (pd *padEngine) say(line string) {
 	if pd != nil && pd.verbose != nil {
 		pd.verbose(line)
 	}
@@ -263,22 +263,22 @@ func (pl *planner) inFlight(addr uint64, d *ssol.Displaced, stacks map[int][]uin
 }
 
 // ownSignal takes a signal of a pad: a fault of a jump another tracer
-// changed (padBroken), a fault inside a pad (padFault), an asynchronous
-// signal landing in one (padEscape).
+// changed (repair), a fault inside a pad (fault), an asynchronous
+// signal landing in one (escape).
 func (pd *padEngine) ownSignal(s *stop) bool {
 	th, regs, si, sig := s.th, &s.regs, &s.si, s.sig
 	if th.p.pads == nil {
 		return false
 	}
 	sync := syncFault(sig, si)
-	if (sync || s.kernelTrap()) && pd.padBroken(th, regs, sig, si) {
+	if (sync || s.kernelTrap()) && pd.repair(th, regs, sig, si) {
 		return true // another tracer's uprobe hit our jmp: repaired
 	}
-	if sync && pd.padFault(th, regs, si) {
+	if sync && pd.fault(th, regs, si) {
 		return true // ours: the thread goes on from the site's instructions
 	}
 	if !sync && th.step == nil && th.p.pads.inPad(regs.Rip) {
-		pd.padEscape(th, regs, sig, si)
+		pd.escape(th, regs, sig, si)
 		return true
 	}
 	return false

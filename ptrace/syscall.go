@@ -86,16 +86,16 @@ func (sy *sysTrace) syscallStop(th *thread) {
 	}
 	switch si.Op {
 	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
-		sy.sysEnter(th, &si)
+		sy.enter(th, &si)
 	case unix.PTRACE_SYSCALL_INFO_EXIT:
 		if c := th.call; c != nil {
 			th.call = nil
-			sy.sysExit(th, c, si.Ret(), true)
+			sy.exit(th, c, si.Ret(), true)
 		}
 	}
 }
 
-func (sy *sysTrace) sysEnter(th *thread, si *proc.SyscallInfo) {
+func (sy *sysTrace) enter(th *thread, si *proc.SyscallInfo) {
 	tr := sy.tr
 	th.call = nil
 	sites := sy.byNr[si.Nr()]
@@ -110,7 +110,7 @@ func (sy *sysTrace) sysEnter(th *thread, si *proc.SyscallInfo) {
 	if info != nil && info.NoReturn {
 		// exit, exit_group: nothing follows but the thread's end, so the
 		// line ends now, "= ?", as strace ends it.
-		sy.sysExit(th, c, 0, false)
+		sy.exit(th, c, 0, false)
 		return
 	}
 	th.call = c
@@ -118,7 +118,7 @@ func (sy *sysTrace) sysEnter(th *thread, si *proc.SyscallInfo) {
 	// others run (<unfinished ...>); a condition is known only at exit.
 	for _, s := range sites {
 		if syscalls.Plain(s) {
-			ev := sy.sysEvent(th, s, c, "entry")
+			ev := sy.event(th, s, c, "entry")
 			ev.TimeNs = c.start
 			tr.out.queue(ev)
 			c.entered = true
@@ -127,9 +127,9 @@ func (sy *sysTrace) sysEnter(th *thread, si *proc.SyscallInfo) {
 	}
 }
 
-// sysExit reports a probed call once it returned (or its thread left it
+// exit reports a probed call once it returned (or its thread left it
 // for good: ret is then meaningless and returned false).
-func (sy *sysTrace) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
+func (sy *sysTrace) exit(th *thread, c *sysCall, ret int64, returned bool) {
 	tr := sy.tr
 	now := tr.clock.now()
 	info := syscalls.Lookup(c.nr)
@@ -139,7 +139,7 @@ func (sy *sysTrace) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 	}
 	env := &syscalls.Env{Call: &probe.Syscall{Nr: c.nr, Args: c.args, Ret: ret}, PID: th.p.pid, TID: th.tid, Mem: th.p.readMem}
 	report := func(s *probe.Site) {
-		ev := sy.sysEvent(th, s, c, "return")
+		ev := sy.event(th, s, c, "return")
 		ev.TimeNs, ev.DurationNs = now, now-c.start
 		ev.Sys.Ret, ev.Sys.Returned, ev.Sys.Exit = ret, returned, exit
 		for _, f := range s.Fetches {
@@ -168,18 +168,18 @@ func (sy *sysTrace) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 	}
 }
 
-func (sy *sysTrace) sysEvent(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
+func (sy *sysTrace) event(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
 	ev := baseEvent(th, s, kind)
 	ev.Sys = &probe.Syscall{Nr: c.nr, Args: c.args, Entry: c.entry}
 	return ev
 }
 
-// sysGone reports the call th was inside as never returning: the thread
+// gone reports the call th was inside as never returning: the thread
 // exited (exit_group), or the trace ends while it blocks.
-func (sy *sysTrace) sysGone(th *thread) {
+func (sy *sysTrace) gone(th *thread) {
 	if c := th.call; c != nil {
 		th.call = nil
-		sy.sysExit(th, c, 0, false)
+		sy.exit(th, c, 0, false)
 	}
 }
 
@@ -234,5 +234,5 @@ func (sy *sysTrace) execLine(th *thread) {
 		return
 	}
 	c := &sysCall{nr: call.Nr, args: call.Args, start: tr.clock.now(), entry: call.Entry, sites: sites}
-	sy.sysExit(th, c, 0, true)
+	sy.exit(th, c, 0, true)
 }
