@@ -28,7 +28,7 @@ func (tr *tracer) attach(pid int) (*process, error) {
 		return nil, fmt.Errorf("pid %d: %w", pid, err)
 	}
 	tr.procs[pid] = p
-	err = proc.SeizeThreads(pid, tr.seizeOptions(),
+	err = proc.SeizeThreads(pid, tr.sys.seizeOptions(),
 		func(tid int) bool { return tr.threads[tid] != nil },
 		func(tid int) { tr.addThread(p, tid) })
 	return p, err

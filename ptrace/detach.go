@@ -55,7 +55,8 @@ func (tr *tracer) consumeWake() {
 // while we traced: the kernel puts back the original byte over our int3
 // when another tracer's uprobe at the same address goes, and the calls
 // there are no longer seen. Said when the trace ends.
-func (tr *tracer) countOverwritten(p *process) {
+func (bk *breakpoints) countOverwritten(p *process) {
+	tr := bk.tr
 	var b [1]byte
 	for addr, bp := range p.bps {
 		if p.mem.ReadByMem(b[:], addr) == nil && b[0] != 0xcc {
@@ -72,28 +73,28 @@ func (tr *tracer) detachProcess(p *process) {
 	// Calls still blocking are shown as never returning, as strace
 	// shows them when it detaches.
 	for _, th := range p.threads {
-		tr.sysGone(th)
+		tr.sys.gone(th)
 	}
-	tr.flush()
+	tr.out.flush()
 	for _, th := range p.threads {
 		if th.held != nil && th.stopped {
-			tr.releaseSignal(th, 0, nil)
+			tr.sigs.releaseSignal(th, 0, nil)
 		}
 		if !th.stopped || proc.GetRegs(th.tid, &regs) != nil {
 			continue
 		}
 		if th.step != nil {
-			tr.abortStep(th, &regs)
+			tr.bp.abortStep(th, &regs)
 		} else if bp, ok := p.slotOf(regs.Rip); ok {
 			regs.Rip = bp.in.SlotPC(regs.Rip, bp.slot)
 			tr.setRegs(th, &regs)
 		}
 	}
 	if p.shared == nil {
-		tr.padsOut(p, tr.injectionThread(p))
-		tr.countOverwritten(p)
+		tr.pads.takeOut(p, tr.injectionThread(p))
+		tr.bp.countOverwritten(p)
 		// Return addresses first: restoring reads the trampoline's frames.
-		tr.restoreReturns(p)
+		tr.rets.restoreReturns(p)
 		for _, bp := range p.bps {
 			p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 		}
@@ -109,7 +110,7 @@ func (tr *tracer) detachProcess(p *process) {
 				}
 			}
 		}
-		tr.trapCleanup(p, tr.injectionThread(p))
+		tr.sigs.trapCleanup(p, tr.injectionThread(p))
 	}
 	for _, th := range p.threads {
 		if th.stopped {
@@ -194,7 +195,7 @@ func (tr *tracer) injectionThread(p *process) *thread {
 // stopped outside any system call.
 func (tr *tracer) leaveSyscall(th *thread) bool {
 	th.stopped, th.inSyscall = false, false
-	if tr.cont(th, 0) != nil || proc.Interrupt(th.tid) != nil {
+	if tr.sys.cont(th, 0) != nil || proc.Interrupt(th.tid) != nil {
 		th.dead = true
 		return false
 	}
@@ -202,7 +203,7 @@ func (tr *tracer) leaveSyscall(th *thread) bool {
 	for !th.stopped || th.inSyscall {
 		if th.inSyscall { // another event on the way: let it go on
 			th.stopped, th.inSyscall = false, false
-			tr.cont(th, 0)
+			tr.sys.cont(th, 0)
 		}
 		tid, ws, err := proc.Wait(th.tid, 0)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ptrace/pads"
 )
 
 // Engine is the ptrace breakpoint engine.
@@ -74,8 +75,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 	}
-	tr.pads = newPads(e.NoPads, e.Verbose, tr.emit)
-	tr.pads.tally = t.Tally
+	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, pads.New(emit, t.Tally))
+	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
 			tr.pads.off = true
@@ -119,7 +120,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 		tr.resumeAll(tr.list()...)
 		tr.loop()
-		tr.pads.halt()
+		tr.pads.d.Halt()
 		tr.fast.stop()
 		stop()
 		if tr.err != nil {
@@ -129,8 +130,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			tr.stats.polled, tr.stats.blocked = tr.poll.hits, tr.poll.blocked
 			*e.stats = tr.stats
 		}
-		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.lost, Notices: tr.notices, Tallies: tr.pads.tallies()}
-		if tr.pads.lost > 0 {
+		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.d.Lost(), Notices: tr.notices, Tallies: tr.pads.d.Tallies()}
+		if tr.pads.d.Lost() > 0 {
 			res.Notices = append(res.Notices, "the lost events came faster than utap could write them: the in-process "+
 				"pads' ring was full (-c or --count-only count every call)")
 		}
@@ -188,8 +189,8 @@ func (tr *tracer) attachAll() error {
 		if th == nil {
 			continue
 		}
-		tr.trapSnapshot(p, th)
-		if err := tr.install(p, th, sites); err != nil {
+		tr.sigs.trapSnapshot(p, th)
+		if err := tr.bp.install(p, th, sites); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ package ptrace
 
 import (
 	"fmt"
-	"os"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -13,174 +12,24 @@ import (
 	"github.com/utap/utap/ssol"
 )
 
-// signalStop handles a signal-delivery-stop: one of our breakpoints, the
-// end of a Step slot, the temporary entry breakpoint, the watcher's wake-up,
-// or the tracee's own signal, re-injected as it came.
-func (tr *tracer) signalStop(th *thread, sig int) {
-	var si proc.Siginfo
-	if proc.GetSiginfo(th.tid, &si) != nil {
-		th.sig = sig
-		return
-	}
-	var regs unix.PtraceRegs
-	if proc.GetRegs(th.tid, &regs) != nil {
-		th.sig = sig
-		return
-	}
-	p := th.p
-	runs := th.sigRuns
-	th.sigRuns = 0
-	if th.held != nil && tr.releaseSignal(th, sig, &si) {
-		return
-	}
-	if sig == int(unix.SIGTRAP) && si.Code <= 0 && th.trapBlocked && tr.ourTrapAt(th, &regs) {
-		// Our int3 met the program's own SIGTRAP, blocked and pending: the
-		// kernel unblocked it, and our trap merged into it. Take the trap;
-		// the program's goes back to pending once blocked again (sent by
-		// us: its sender is lost).
-		si.Code = proc.SIKernel
-		defer unix.Tgkill(p.pid, th.tid, unix.SIGTRAP)
-	}
-	if st := th.step; st != nil && st.single && sig == int(unix.SIGTRAP) && si.Code > 0 && regs.Rip != st.bp.slot {
-		tr.singleDone(th, &regs)
-		tr.trapTaken(th)
-		return
-	}
-	if sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel {
-		if st := th.step; st != nil && regs.Rip == st.end() {
-			if st.touch != nil {
-				tr.touchDone(th, &regs)
-			} else {
-				tr.stepDone(th, &regs)
-			}
-			tr.trapTaken(th)
-			return
-		}
+// breakpoints is the int3 side: hits, their displaced instructions
+// emulated or run in SSOL slots, stepping, and their installation.
+type breakpoints struct{ tr *tracer }
 
-		if bp := p.bps[regs.Rip-1]; bp != nil {
-			var args unix.PtraceRegs
-			if bp.sigHook != 0 {
-				args = regs
-			}
-			tr.hit(th, bp, &regs)
-			tr.trapTaken(th)
-			if bp.loader {
-				tr.rescan(th)
-			}
-			if bp.sigHook != 0 {
-				tr.sigCall(th, bp.sigHook, &args)
-			}
-			return
-		}
-		if p.tramp != 0 && regs.Rip-1 == p.tramp {
-			tr.trampoline(th, &regs)
-			tr.trapTaken(th)
-			return
-		}
-		if p.armed && regs.Rip-1 == p.armAt {
-			tr.trapTaken(th)
-			tr.atLoaded(th, &regs)
-			return
-		}
-		if p.removed[regs.Rip-1] {
-			// A late trap from a breakpoint taken out since: run the
-			// original instruction.
-			regs.Rip--
-			tr.setRegs(th, &regs)
-			tr.trapTaken(th)
-			return
-		}
-	}
-	if sig == int(unix.SIGSTOP) && si.Code == proc.SITkill && si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
-		tr.wake.consumed = true
-		return
-	}
-	if p.tramp != 0 && regs.Rip == p.tramp && th.shadow != nil {
-		// A signal arriving as a hijacked call returns, before the
-		// trampoline's int3: its frame would save the trampoline as the
-		// resume point, which is gone once detached. Return now.
-		tr.returnAt(th, &regs)
-		th.sig = sig
-		return
-	}
-	if p.pads != nil && (syncFault(sig, &si) || sig == int(unix.SIGTRAP) && si.Code == proc.SIKernel) && tr.padBroken(th, &regs, sig, &si) {
-		return // another tracer's uprobe hit our jmp: repaired
-	}
-	if syncFault(sig, &si) && p.pads != nil && tr.padFault(th, &regs, &si) {
-		return // ours: the thread goes on from the site's instructions
-	}
-	if !syncFault(sig, &si) && p.pads != nil && th.step == nil && p.pads.inPad(regs.Rip) {
-		tr.padEscape(th, &regs, sig, &si)
-		return
-	}
-	if st := th.step; st != nil {
-		if !syncFault(sig, &si) {
-			// uprobes' deny-signal: hold it until the slot's int3. Sent
-			// again now, a signal would be dequeued again before the slot
-			// ran, for ever under a flood (a livelock): held too, and sent
-			// again once the step is over. A standard signal already held
-			// merges with it, as the kernel merges a pending one.
-			if st.deferred == 0 {
-				st.deferred = sig
-			} else if sig >= sigRTMin || !st.holds(sig) {
-				st.more = append(st.more, sig)
-			}
-			holdSignals(th, st)
-			return
-		}
-		// The slot instruction faulted: deliver the fault at the original
-		// address, as if it had run there; the signals held come after.
-		// A touch's fault is the emulated instruction's own, as raised.
-		tr.abortStep(th, &regs)
-		if th.sig != 0 {
-			unix.Tgkill(p.pid, th.tid, unix.Signal(th.sig))
-		}
-		if st.touch == nil {
-			tr.fixFaultAddr(th, &si, st.bp)
-		}
-		th.sig = sig
-		return
-	}
-	if bp, ok := p.slotOf(regs.Rip); ok {
-		if regs.Rip == bp.slot && !syncFault(sig, &si) {
-			// An async signal before a boosted instruction ran: its hit is
-			// reported already, so moving rip back would report it twice
-			// (on whichever thread the handler's return lands, in Go).
-			// Single-step the slot instead, then deliver the signal.
-			if !isPushf(bp.code) {
-				th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, single: true}
-				holdSignals(th, th.step)
-				return
-			}
-			// pushf would push the trap flag: deliver in the slot.
-			th.sig = sig
-			return
-		}
-		regs.Rip = bp.in.SlotPC(regs.Rip, bp.slot)
-		tr.setRegs(th, &regs)
-		if syncFault(sig, &si) {
-			tr.fixFaultAddr(th, &si, bp)
-		}
-	}
-	if !syncFault(sig, &si) && th.stuck(regs.Rip, runs) && stepFirst(th, &si) {
-		return // delivered after one instruction (progress.go)
-	}
-	th.sig = sig
+// bpProc is a process's breakpoints.
+type bpProc struct {
+	bps     map[uint64]*breakpoint // by runtime address
+	slots   map[uint64]*breakpoint // by slot address
+	removed map[uint64]bool        // addresses of breakpoints taken out: a late trap there is swallowed
+	areas   []area                 // SSOL areas
 }
 
-// syncFault tells a fault raised by an instruction from a signal sent by
-// someone (si_code <= 0) or raised asynchronously.
-func syncFault(sig int, si *proc.Siginfo) bool {
-	switch unix.Signal(sig) {
-	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL:
-		return si.Code > 0
-	}
-	return false
-}
+// bpThread is a thread's stepping of a slot (or the touch code).
+type bpThread struct{ step *stepping }
 
 // fixFaultAddr rewrites a si_addr that points into a slot to the
 // original instruction's address.
-func (tr *tracer) fixFaultAddr(th *thread, si *proc.Siginfo, bp *breakpoint) {
+func (bk *breakpoints) fixFaultAddr(th *thread, si *proc.Siginfo, bp *breakpoint) {
 	if si.Addr >= bp.slot && si.Addr < bp.slot+ssol.SlotSize {
 		si.Addr = bp.in.SlotPC(si.Addr, bp.slot)
 		proc.SetSiginfo(th.tid, si)
@@ -195,16 +44,17 @@ func (tr *tracer) setRegs(th *thread, regs *unix.PtraceRegs) {
 
 // hit reports a breakpoint hit and sets the thread up to run the
 // displaced instruction: emulated now, or from its slot.
-func (tr *tracer) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+func (bk *breakpoints) hit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	regs.Rip = bp.addr
 	p := th.p
 	if p.report {
-		tr.report(th, bp, regs)
+		bk.report(th, bp, regs)
 	}
-	tr.retHit(th, bp, regs)
+	tr.rets.retHit(th, bp, regs)
 	switch bp.action {
 	case ssol.Emulate:
-		tr.emulate(th, bp, regs, nil) // or a touch of its access (touch.go)
+		bk.emulate(th, bp, regs, nil) // or a touch of its access (touch.go)
 	case ssol.Boost:
 		regs.Rip = bp.slot
 	case ssol.Step:
@@ -223,20 +73,21 @@ type asProgram struct{ *proc.Memory }
 func (m asProgram) WriteAt(p []byte, addr uint64) error { return m.WriteChecked(p, addr) }
 
 // stepDone finishes a Step slot at its trailing int3.
-func (tr *tracer) stepDone(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) stepDone(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	if err := st.bp.in.PostStep(regs, st.st, th.p.mem); err != nil {
 		tr.fail(fmt.Errorf("pid %d: after %s at %#x: %w", th.p.pid, st.bp.text, st.bp.addr, err))
 	}
 	tr.setRegs(th, regs)
-	tr.releaseHeld(th, st)
+	bk.releaseHeld(th, st)
 }
 
 // releaseHeld hands back the signals held during st's step: the first to
 // deliver as th resumes, the others queued again (the step is over, so
 // they no longer come back before it).
-func (tr *tracer) releaseHeld(th *thread, st *stepping) {
+func (bk *breakpoints) releaseHeld(th *thread, st *stepping) {
 	if st.masked {
 		proc.SetSigmask(th.tid, st.mask)
 	}
@@ -270,12 +121,13 @@ func (st *stepping) holds(sig int) bool {
 // singleDone finishes a boosted instruction single-stepped in its slot:
 // rip goes to the equivalent original address and the held signal is
 // delivered there.
-func (tr *tracer) singleDone(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) singleDone(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	regs.Rip = st.bp.in.SlotPC(regs.Rip, st.bp.slot)
 	tr.setRegs(th, regs)
-	tr.releaseHeld(th, st)
+	bk.releaseHeld(th, st)
 }
 
 // isPushf tells pushf (9c, maybe after 66 or REX), which would push the
@@ -292,7 +144,8 @@ func isPushf(code []byte) bool {
 
 // abortStep moves a thread that has not run its Step slot (or touch) back
 // to the original instruction, undoing PreStep.
-func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) abortStep(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	if st.touch != nil {
@@ -304,16 +157,17 @@ func (tr *tracer) abortStep(th *thread, regs *unix.PtraceRegs) {
 		setReg(regs, st.st.Scratch, st.st.SavedValue)
 	}
 	tr.setRegs(th, regs)
-	tr.releaseHeld(th, st)
+	bk.releaseHeld(th, st)
 }
 
 // report queues one event per site at bp whose condition holds.
-func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
-	env := tr.hitEnvFor(th, regs)
+func (bk *breakpoints) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	tr := bk.tr
+	env := tr.out.hitEnvFor(th, regs)
 	var now int64
-	defer tr.withStack(th, regs, len(tr.pending))
+	defer tr.stacks.withStack(th, regs, len(tr.out.pending))
 	for _, sp := range bp.sites {
-		ev := tr.newEvent(th, sp, env, "entry")
+		ev := tr.out.newEvent(th, sp, env, "entry")
 		if ev == nil {
 			continue
 		}
@@ -321,6 +175,116 @@ func (tr *tracer) report(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 			now = tr.clock.now()
 		}
 		ev.TimeNs = now
-		tr.queue(ev)
+		tr.out.queue(ev)
 	}
+}
+
+// ownTrap takes the traps of the breakpoints: a single-stepped slot's, a
+// Step slot's or touch's trailing int3, a hit, a late trap of one taken
+// out since.
+func (bk *breakpoints) ownTrap(s *stop) bool {
+	tr, th, regs := bk.tr, s.th, &s.regs
+	p := th.p
+	if st := th.step; st != nil && st.single && s.si.Code > 0 && regs.Rip != st.bp.slot {
+		bk.singleDone(th, regs)
+		tr.sigs.trapTaken(th)
+		return true
+	}
+	if !s.kernelTrap() {
+		return false
+	}
+	if st := th.step; st != nil && regs.Rip == st.end() {
+		if st.touch != nil {
+			bk.touchDone(th, regs)
+		} else {
+			bk.stepDone(th, regs)
+		}
+		tr.sigs.trapTaken(th)
+		return true
+	}
+	if bp := p.bps[regs.Rip-1]; bp != nil {
+		var args unix.PtraceRegs
+		if bp.sigHook != 0 {
+			args = *regs
+		}
+		bk.hit(th, bp, regs)
+		tr.sigs.trapTaken(th)
+		// Internal breakpoints: their owners follow the call.
+		if bp.loader {
+			tr.ld.rescan(th)
+		}
+		if bp.sigHook != 0 {
+			tr.sigs.sigCall(th, bp.sigHook, &args)
+		}
+		return true
+	}
+	if p.removed[regs.Rip-1] {
+		// A late trap from a breakpoint taken out since: run the
+		// original instruction.
+		regs.Rip--
+		tr.setRegs(th, regs)
+		tr.sigs.trapTaken(th)
+		return true
+	}
+	return false
+}
+
+// ownSignal takes a signal that comes while a thread steps a slot or a
+// touch (held, or a fault of the instruction), and puts a thread stopped
+// inside a slot back at the original instruction.
+func (bk *breakpoints) ownSignal(s *stop) bool {
+	tr, th, regs, si, sig := bk.tr, s.th, &s.regs, &s.si, s.sig
+	p := th.p
+	if st := th.step; st != nil {
+		if !syncFault(sig, si) {
+			// uprobes' deny-signal: hold it until the slot's int3. Sent
+			// again now, a signal would be dequeued again before the slot
+			// ran, for ever under a flood (a livelock): held too, and sent
+			// again once the step is over. A standard signal already held
+			// merges with it, as the kernel merges a pending one.
+			if st.deferred == 0 {
+				st.deferred = sig
+			} else if sig >= sigRTMin || !st.holds(sig) {
+				st.more = append(st.more, sig)
+			}
+			holdSignals(th, st)
+			return true
+		}
+		// The slot instruction faulted: deliver the fault at the original
+		// address, as if it had run there; the signals held come after.
+		// A touch's fault is the emulated instruction's own, as raised.
+		bk.abortStep(th, regs)
+		if th.sig != 0 {
+			unix.Tgkill(p.pid, th.tid, unix.Signal(th.sig))
+		}
+		if st.touch == nil {
+			bk.fixFaultAddr(th, si, st.bp)
+		}
+		th.sig = sig
+		return true
+	}
+	bp, ok := p.slotOf(regs.Rip)
+	if !ok {
+		return false
+	}
+	if regs.Rip == bp.slot && !syncFault(sig, si) {
+		// An async signal before a boosted instruction ran: its hit is
+		// reported already, so moving rip back would report it twice
+		// (on whichever thread the handler's return lands, in Go).
+		// Single-step the slot instead, then deliver the signal.
+		if !isPushf(bp.code) {
+			th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, single: true}
+			holdSignals(th, th.step)
+			return true
+		}
+		// pushf would push the trap flag: deliver in the slot.
+		th.sig = sig
+		return true
+	}
+	regs.Rip = bp.in.SlotPC(regs.Rip, bp.slot)
+	tr.setRegs(th, regs)
+	if syncFault(sig, si) {
+		bk.fixFaultAddr(th, si, bp)
+	}
+	return false // delivered, where the signal owners say
 }

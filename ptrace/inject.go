@@ -60,7 +60,7 @@ func (tr *tracer) injectIn(th *thread, ud bool, nr uint64, args ...uint64) (uint
 	}
 	res, err := in.Syscall(nr, args...)
 	if err != proc.ErrGone && !ud {
-		tr.trapTaken(th) // its int3 is a trap like ours
+		tr.sigs.trapTaken(th) // its int3 is a trap like ours
 	}
 	return res, err
 }

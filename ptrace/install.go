@@ -16,7 +16,8 @@ import (
 
 // atLoaded runs at the temporary breakpoint of armLoaded: once the loader
 // has mapped and relocated the libraries, the probes go in.
-func (tr *tracer) atLoaded(th *thread, regs *unix.PtraceRegs) {
+func (ld *loader) atLoaded(th *thread, regs *unix.PtraceRegs) {
+	tr := ld.tr
 	p := th.p
 	if p.armRV != nil {
 		// The loader's calls before its link map is complete are passed.
@@ -46,7 +47,7 @@ func (tr *tracer) atLoaded(th *thread, regs *unix.PtraceRegs) {
 		}
 	}
 	tr.quiesce(p)
-	if err := tr.install(p, th, sites); err != nil {
+	if err := tr.bp.install(p, th, sites); err != nil {
 		tr.fail(err)
 	}
 	tr.resumeAll(p)
@@ -73,14 +74,15 @@ func siteName(s *probe.Site) string {
 
 // install puts sites' breakpoints into p, whose threads are all stopped;
 // th is one of them, to run the injected mmap.
-func (tr *tracer) install(p *process, th *thread, sites []probe.Site) error {
-	return tr.installIn(p, th, sites, nil)
+func (bk *breakpoints) install(p *process, th *thread, sites []probe.Site) error {
+	return bk.installIn(p, th, sites, nil)
 }
 
 // installIn installs the sites in the objects only holds (nil: in every
 // object mapped).
-func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map[object]bool) error {
-	pl, err := tr.plan(p, sites, only)
+func (bk *breakpoints) installIn(p *process, th *thread, sites []probe.Site, only map[object]bool) error {
+	tr := bk.tr
+	pl, err := bk.plan(p, sites, only)
 	if err != nil {
 		return err
 	}
@@ -90,15 +92,15 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 	for o := range pl.seen {
 		p.seen[o] = true
 	}
-	if err := tr.padPlace(p, th, pl); err != nil {
+	if err := tr.pads.place(p, th, pl); err != nil {
 		return err
 	}
-	tr.sigHooksKept(p, pl)
+	tr.sigs.sigHooksKept(p, pl)
 	bps := pl.bps
 	if len(bps) == 0 {
 		return nil
 	}
-	if err := tr.placeSlots(p, th, bps, pl.hijacks); err != nil {
+	if err := bk.placeSlots(p, th, bps, pl.hijacks); err != nil {
 		return err
 	}
 	if p.tramp == 0 && len(p.areas) > 0 {
@@ -134,13 +136,14 @@ func (tr *tracer) installIn(p *process, th *thread, sites []probe.Site, only map
 		p.bps[bp.addr] = bp
 		delete(p.removed, bp.addr)
 	}
-	return tr.semsUp(p, pl.sems)
+	return tr.ld.semsUp(p, pl.sems)
 }
 
 // placeSlots maps SSOL areas and gives each Boost and Step breakpoint its
 // slot. Slot 0 of each area is the return trampoline's int3, then int3s
 // and the touch code (touch.go).
-func (tr *tracer) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint, tramp bool) error {
+func (bk *breakpoints) placeSlots(p *process, th *thread, bps map[uint64]*breakpoint, tramp bool) error {
+	tr := bk.tr
 	var need []*breakpoint
 	touch := false
 	for _, bp := range bps {

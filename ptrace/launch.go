@@ -29,7 +29,7 @@ func (tr *tracer) launch() (copied <-chan struct{}, err error) {
 func (tr *tracer) seizeChild(c *proc.Child) error {
 	// No PTRACE_O_EXITKILL: a trace dying must not take the command with
 	// it (the supervisor in cmd/utap makes utap's own death a clean detach).
-	if err := c.Seize(tr.seizeOptions()); err != nil {
+	if err := c.Seize(tr.sys.seizeOptions()); err != nil {
 		return err
 	}
 	pid := c.Pid
@@ -42,13 +42,13 @@ func (tr *tracer) seizeChild(c *proc.Child) error {
 	th.stopped = true
 	launchTrapState(p, th)
 	if tr.sys != nil {
-		tr.execLine(th)
+		tr.sys.execLine(th)
 	}
-	if err := tr.armLoaded(p); err != nil {
+	if err := tr.ld.armLoaded(p); err != nil {
 		return err
 	}
-	if tr.useFilter() {
-		tr.installFilter(p, th)
+	if tr.sys.useFilter() {
+		tr.sys.installFilter(p, th)
 	}
 	// SIGCONT ends the group-stop; it stays pending until we resume the
 	// thread, which then sees and passes it on like any signal.

@@ -5,6 +5,7 @@ package ptrace
 import (
 	"strings"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -16,6 +17,25 @@ import (
 // it, and its unwinders their breakpoints, while the process is quiesced;
 // breakpoints in an object that is gone are forgotten, so that nothing is
 // ever written back into code mapped at their addresses since.
+
+// loader puts the probes in once a process image is loaded (armLoaded,
+// atLoaded), again at each dlopen (rescan), with the USDT semaphores.
+type loader struct {
+	tr   *tracer
+	elfs map[string]*objInfo // by path, read once
+}
+
+// loadProc is a process's loading state.
+type loadProc struct {
+	armAt uint64           // run mode: the temporary int3 where probes go in (armLoaded)
+	armB  byte             // the byte it replaced
+	armed bool             // it is in
+	armRV *proc.Rendezvous // the loader's, when armAt is its hook; nil at the entry point
+	seen  map[object]bool  // objects mapped executable when probes last went in
+	// sems are the USDT semaphores incremented in this address space, by
+	// runtime address, with the object of their probes (usdt.go).
+	sems map[uint64]object
+}
 
 // debugStateSym is the loader's r_brk function.
 const debugStateSym = "_dl_debug_state"
@@ -76,7 +96,7 @@ func (pl *planner) internalWatch(bps func(*objInfo) []internalBP) {
 		if !ok || !pl.planning(o) {
 			continue
 		}
-		oi := pl.tr.objInfo(m.Path)
+		oi := pl.tr.ld.objInfo(m.Path)
 		if oi == nil {
 			continue
 		}
@@ -105,7 +125,8 @@ func (pl *planner) planning(o object) bool { return pl.only == nil || pl.only[o]
 // rescan runs at the loader's breakpoint, th stopped there with its
 // registers set to run on: new objects get their probes, gone objects
 // lose their breakpoints.
-func (tr *tracer) rescan(th *thread) {
+func (ld *loader) rescan(th *thread) {
+	tr := ld.tr
 	p := th.p
 	if p.holding || p.shared != nil || tr.wake.cancelled.Load() {
 		return
@@ -114,7 +135,7 @@ func (tr *tracer) rescan(th *thread) {
 	if err != nil {
 		return
 	}
-	tr.unwinder.Maps.Forget(p.pid)
+	tr.stacks.unwinder.Maps.Forget(p.pid)
 	now := execObjects(ms)
 	fresh := map[object]bool{}
 	for o := range now {
@@ -150,7 +171,18 @@ func (tr *tracer) rescan(th *thread) {
 			sites = more
 		}
 	}
-	if err := tr.installIn(p, th, sites, fresh); err != nil {
+	if err := tr.bp.installIn(p, th, sites, fresh); err != nil {
 		tr.fail(err)
 	}
+}
+
+// ownTrap takes the temporary int3 of armLoaded.
+func (ld *loader) ownTrap(s *stop) bool {
+	p := s.th.p
+	if !s.kernelTrap() || !p.armed || s.regs.Rip-1 != p.armAt {
+		return false
+	}
+	ld.tr.sigs.trapTaken(s.th)
+	ld.atLoaded(s.th, &s.regs)
+	return true
 }

@@ -16,11 +16,11 @@ import (
 // is cancelled, then takes everything out and detaches.
 func (tr *tracer) loop() {
 	for len(tr.procs) > 0 {
-		if tr.wake.cancelled.Load() && tr.err == nil && tr.filtered() {
+		if tr.wake.cancelled.Load() && tr.err == nil && tr.sys.filtered() {
 			// The filter stays with the command: so does the tracer,
 			// silent, until the command exits (seccomp.go).
 			tr.shepherd = true
-			tr.pads.mute.Store(true) // its pads' records are dropped too
+			tr.pads.d.Mute() // its pads' records are dropped too
 		} else if tr.wake.cancelled.Load() || tr.err != nil {
 			tr.detachAll()
 			return
@@ -56,7 +56,7 @@ func (tr *tracer) fail(err error) {
 // being quiesced, resumes the thread; then it emits the events reported.
 func (tr *tracer) handle(tid int, ws unix.WaitStatus) {
 	tr.handleStop(tid, ws)
-	tr.flush()
+	tr.out.flush()
 }
 
 func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
@@ -84,21 +84,21 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	if ev != 0 {
 		th.sigRuns = 0 // it got somewhere
 		if th.held != nil {
-			tr.releaseSignal(th, 0, nil)
+			tr.sigs.releaseSignal(th, 0, nil)
 		}
 	}
 	switch ev {
 	case 0:
 		if sig == proc.SyscallStopSig && tr.sys != nil {
-			tr.syscallStop(th)
+			tr.sys.syscallStop(th)
 			break
 		}
 		tr.signalStop(th, sig)
 		if th.sig != 0 && tr.target.ProcessEvents && th.p.report {
-			tr.signalEvent(th)
+			tr.sigs.signalEvent(th)
 		}
 		if th.sig == int(unix.SIGTRAP) && (th.p.trap.reset || th.trapBlocked) {
-			tr.trapDelivered(th)
+			tr.sigs.trapDelivered(th)
 		}
 	case unix.PTRACE_EVENT_STOP:
 		tr.eventStop(th, sig)
@@ -106,11 +106,11 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 		tr.newChild(th, ev)
 	case unix.PTRACE_EVENT_VFORK_DONE:
 		th.vfork = false
-		tr.vforkEnd(th.vforkWin)
+		tr.pads.vforkEnd(th.vforkWin)
 		th.vforkWin = nil
 	case unix.PTRACE_EVENT_SECCOMP:
 		if tr.sys != nil {
-			tr.syscallStop(th)
+			tr.sys.syscallStop(th)
 		}
 	case unix.PTRACE_EVENT_EXEC:
 		tr.exec(th)
@@ -145,7 +145,7 @@ func (tr *tracer) eventStop(th *thread, sig int) {
 	// trap now, as a hit, rather than find a removed breakpoint later.
 	if tr.ourTrapPending(th) {
 		th.stopped = false
-		tr.cont(th, 0)
+		tr.sys.cont(th, 0)
 	}
 }
 
@@ -175,7 +175,7 @@ func (tr *tracer) resume(th *thread) {
 		return
 	}
 	if th.p.pads != nil && (!th.fsKnown || th.p.pads.newRing) {
-		tr.padsBeforeRun(th)
+		tr.pads.beforeRun(th)
 	}
 	th.stopped, th.inSyscall = false, false
 	var err error
@@ -188,7 +188,7 @@ func (tr *tracer) resume(th *thread) {
 		if (th.step != nil && th.step.single) || th.held != nil {
 			err = proc.Step(th.tid, sig)
 		} else {
-			err = tr.cont(th, sig)
+			err = tr.sys.cont(th, sig)
 		}
 	}
 	if err != nil && !errors.Is(err, unix.ESRCH) {
@@ -203,10 +203,10 @@ func (tr *tracer) exited(tid int, th *thread, ws unix.WaitStatus) {
 		return
 	}
 	p := th.p
-	tr.sysGone(th)
+	tr.sys.gone(th)
 	if tr.target.ProcessEvents && p.report {
 		// strace -f shows every thread's end.
-		tr.queue(&probe.Event{TimeNs: tr.clock.now(), PID: p.pid, TID: tid, Kind: "exit", Status: int(ws)})
+		tr.out.queue(&probe.Event{TimeNs: tr.clock.now(), PID: p.pid, TID: tid, Kind: "exit", Status: int(ws)})
 	}
 	tr.dropThread(th)
 	if tid != p.pid {
@@ -267,8 +267,8 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			np.pads = p.pads
 			np.report = tr.target.Follow
 			th.vfork = true
-			tr.vforkBegin(th, np)
-		case tr.target.Follow || tr.filtered():
+			tr.pads.vforkBegin(th, np)
+		case tr.target.Follow || tr.sys.filtered():
 			// fork copied the int3 bytes and the SSOL area: same tables.
 			// (The seccomp filter too: a child not asked for is traced,
 			// silently, for it would fail the filtered calls untraced.)
@@ -325,7 +325,7 @@ func (tr *tracer) releaseChild(p *process) {
 	for _, bp := range p.bps {
 		p.mem.WriteAt([]byte{bp.orig}, bp.addr)
 	}
-	tr.padsOut(p, th)
+	tr.pads.takeOut(p, th)
 	semsDown(p)
 	if p.armed {
 		p.mem.WriteAt([]byte{p.armB}, p.armAt)
@@ -339,7 +339,7 @@ func (tr *tracer) releaseChild(p *process) {
 	for _, a := range p.areas {
 		tr.inject(th, unix.SYS_MUNMAP, a.start, a.size)
 	}
-	tr.trapCleanup(p, th)
+	tr.sigs.trapCleanup(p, th)
 	proc.Detach(th.tid, th.sig)
 	tr.dropProcess(p)
 }
@@ -362,7 +362,7 @@ func (tr *tracer) exec(th *thread) {
 		}
 	}
 	if p.shared == nil {
-		tr.ringGone(p) // gone with the old image, as its pads
+		tr.pads.ringGone(p) // gone with the old image, as its pads
 	}
 	p.pads = nil
 	th.fsKnown = false
@@ -373,7 +373,7 @@ func (tr *tracer) exec(th *thread) {
 		return
 	}
 	p.mem = mem
-	tr.unwinder.Maps.Forget(p.pid)
+	tr.stacks.unwinder.Maps.Forget(p.pid)
 	p.bps, p.slots, p.removed, p.areas = map[uint64]*breakpoint{}, map[uint64]*breakpoint{}, map[uint64]bool{}, nil
 	p.armed = false
 	p.tramp, p.groups, p.calls, p.inherit, th.shadow = 0, nil, nil, nil, nil
@@ -388,15 +388,15 @@ func (tr *tracer) exec(th *thread) {
 	p.scratch, p.sigHooked = 0, false
 	vforked := p.shared != nil
 	p.shared = nil
-	tr.vforkEnd(p.vforkWin)
+	tr.pads.vforkEnd(p.vforkWin)
 	p.vforkWin = nil
-	if vforked && !p.report && !tr.filtered() {
+	if vforked && !p.report && !tr.sys.filtered() {
 		// A vfork child that is not followed: its new image has no probes.
 		proc.Detach(th.tid, 0)
 		tr.dropProcess(p)
 		return
 	}
-	if err := tr.armLoaded(p); err != nil {
+	if err := tr.ld.armLoaded(p); err != nil {
 		tr.fail(err)
 	}
 	tr.resume(th)
@@ -406,7 +406,7 @@ func (tr *tracer) exec(th *thread) {
 // loader's rendezvous, hit with a complete link map once every library is
 // mapped and relocated and before any constructor runs; or, for a program
 // without a loader, its entry point.
-func (tr *tracer) armLoaded(p *process) error {
+func (ld *loader) armLoaded(p *process) error {
 	entry, err := proc.Entry(p.pid)
 	if err != nil {
 		return err

@@ -31,8 +31,8 @@ type unwinderSym struct {
 }
 
 // objInfo reads path once per trace; nil if it is not a readable ELF.
-func (tr *tracer) objInfo(path string) *objInfo {
-	if oi, ok := tr.elfs[path]; ok {
+func (ld *loader) objInfo(path string) *objInfo {
+	if oi, ok := ld.elfs[path]; ok {
 		return oi
 	}
 	var oi *objInfo
@@ -40,7 +40,7 @@ func (tr *tracer) objInfo(path string) *objInfo {
 		oi = readObjInfo(f)
 		f.Close()
 	}
-	tr.elfs[path] = oi
+	ld.elfs[path] = oi
 	return oi
 }
 

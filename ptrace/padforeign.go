@@ -31,9 +31,10 @@ import (
 // errForeign: a foreign int3 at a site.
 var errForeign = errors.New("another tracer's breakpoint is there (a uprobe: bpftrace, perf probe, tracefs)")
 
-// padBroken repairs a fault of th at a padded site whose jmp another
+// repair repairs a fault of th at a padded site whose jmp another
 // tracer changed; it reports whether it did (the fault is swallowed).
-func (tr *tracer) padBroken(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) bool {
+func (pd *padEngine) repair(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) bool {
+	tr := pd.tr
 	rip := regs.Rip
 	if sig == int(unix.SIGTRAP) {
 		rip-- // an int3 among the bytes: rip is after it

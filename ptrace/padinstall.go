@@ -10,25 +10,27 @@ import (
 
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/ptrace/pads"
 )
 
-// padPlace writes the pads planned in pl (and their ring, the first
+// place writes the pads planned in pl (and their ring, the first
 // time) into p, whose threads are all stopped, then their jmps. A pad that
 // cannot be built where its area landed gives its breakpoint back to
 // pl.bps, which install then places as usual.
-func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
+func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
+	tr := pd.tr
 	if len(pl.pads) == 0 {
 		return nil
 	}
 	if p.pads == nil {
-		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: fsOwners{}}
+		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: pads.Owners{}}
 	}
 	back := func(ps *padSite, why string) {
-		tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
+		pd.say(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
 		pl.bps[ps.addr] = ps.bp
 	}
 	if p.pads.ring == nil {
-		r, err := tr.newRing(p, th, 0)
+		r, err := pd.newRing(p, th, 0)
 		if err != nil {
 			for _, ps := range pl.pads {
 				back(ps, err.Error())
@@ -36,7 +38,7 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 			return nil
 		}
 		p.pads.ring = r
-		tr.fsAll(p)
+		pd.fsAll(p)
 	}
 	for _, group := range byRegion(pl.pads, func(ps *padSite) uint64 { return ps.addr }) {
 		size := pageRound(uint64(len(group)) * pad.MaxSize)
@@ -47,7 +49,7 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 		p.pads.areas = append(p.pads.areas, area{start: start, size: size})
 		for i, ps := range group {
 			at := start + uint64(i)*pad.MaxSize
-			if err := tr.padWrite(p, ps, at); err != nil {
+			if err := pd.write(p, ps, at); err != nil {
 				back(ps, err.Error())
 			}
 		}
@@ -55,19 +57,18 @@ func (tr *tracer) padPlace(p *process, th *thread, pl *planned) error {
 	return nil
 }
 
-// padWrite builds ps's pad at `at`, writes it, then the jmp to it.
-func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
+// write builds ps's pad at `at`, writes it, then the jmp to it.
+func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
+	tr := pd.tr
 	jmp, err := ps.disp.Jump(at)
 	if err != nil {
 		return err
 	}
 	sp := ps.sp
-	tr.pads.mu.Lock()
-	id := uint32(len(tr.pads.ids))
-	tr.pads.mu.Unlock()
+	id := pd.d.NextID()
 	code, lay, err := pad.Build(pad.Spec{
 		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
-		Ring: p.pads.ring.addr, Records: p.pads.ring.n, Displaced: ps.disp.Code, Count: tr.pads.tally,
+		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
 	}, at)
 	if err != nil {
 		return err
@@ -88,42 +89,21 @@ func (tr *tracer) padWrite(p *process, ps *padSite, at uint64) error {
 		return err
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay = orig, jmp, at, id, nil, lay
-	tr.pads.mu.Lock()
-	tr.pads.ids = append(tr.pads.ids, ps)
-	tr.pads.mu.Unlock()
+	pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
 	p.pads.sites[ps.addr] = ps
 	tr.stats.pads++
-	tr.padSay(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
+	pd.say(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
 	return nil
-}
-
-// padRing is one process's ring, as mapped in it and in the tracer.
-type padRing struct {
-	pid  int
-	addr uint64 // in the process
-	n    int    // records
-	size uint64 // bytes mapped
-	view []byte // the tracer's mapping
-	r    *pad.Ring
-	fs   fsOwners // shared with padProc.fs, read under pads.mu
-	// The last fs base looked up, and its tid (paddrain.go); lastOK is
-	// cleared whenever fs changes.
-	lastFS  uint64
-	lastTID int
-	lastOK  bool
-	lastNs  int64 // the last event's time: times never go back
-	// vforks: the records of vfork children (padvfork.go).
-	vforks []*vforkWindow
-	gone   bool // unmapped here (ringGone)
 }
 
 // newRing makes a ring for p: a memfd created by an injected call, mapped
 // shared in p (at fixed, when not 0: a fork child's replacement) and in
 // the tracer through /proc/PID/fd, the descriptor then closed in p.
-func (tr *tracer) newRing(p *process, th *thread, fixed uint64) (*padRing, error) {
+func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, error) {
+	tr := pd.tr
 	n := pad.DefaultRecords
 	size := uint64(pad.Size(n))
-	scratch, err := tr.scratchPage(p, th)
+	scratch, err := tr.sigs.scratchPage(p, th)
 	if err != nil {
 		return nil, err
 	}
@@ -157,28 +137,23 @@ func (tr *tracer) newRing(p *process, th *thread, fixed uint64) (*padRing, error
 		tr.inject(th, unix.SYS_MUNMAP, addr, size)
 		return nil, fmt.Errorf("pid %d: mapping the pads' ring here: %w", p.pid, err)
 	}
-	r, err := pad.NewRing(view, n)
+	r, err := pd.d.Add(p.pid, addr, n, size, view, p.pads.fs)
 	if err != nil {
 		unix.Munmap(view)
 		return nil, err
 	}
-	pr := &padRing{pid: p.pid, addr: addr, n: n, size: size, view: view, r: r, fs: p.pads.fs}
-	tr.pads.mu.Lock()
-	tr.pads.rings[p.pid] = pr
-	tr.pads.mu.Unlock()
-	tr.pads.start()
-	return pr, nil
+	return r, nil
 }
 
 // fsAll records the fs base of every stopped thread of p.
-func (tr *tracer) fsAll(p *process) {
+func (pd *padEngine) fsAll(p *process) {
 	for _, th := range p.threads {
-		tr.fsOf(th)
+		pd.fsOf(th)
 	}
 }
 
 // fsOf records th's fs base, once, at a stop: before it can run a pad.
-func (tr *tracer) fsOf(th *thread) {
+func (pd *padEngine) fsOf(th *thread) {
 	pp := th.p.pads
 	if pp == nil || th.fsKnown || !th.stopped {
 		return
@@ -188,53 +163,44 @@ func (tr *tracer) fsOf(th *thread) {
 		return
 	}
 	th.fsKnown = true
-	if pp.ring == nil || pp.ring.r == nil {
-		tr.pads.mu.Lock()
-		pp.fs.add(regs.Fs_base, th.tid, 0, 0)
-		tr.pads.mu.Unlock()
-		return
-	}
-	// Not under mu, which the drainer may hold for a batch: the drains
-	// take it in before their next records (padfs.go).
-	tr.pads.fsMu.Lock()
-	tr.pads.fsNew = append(tr.pads.fsNew, fsAdd{ring: pp.ring, fs: regs.Fs_base, tid: th.tid, head: pp.ring.r.Reserved()})
-	tr.pads.fsMu.Unlock()
+	pd.d.SeeFS(pp.ring, pp.fs, regs.Fs_base, th.tid)
 }
 
 // forked is the pads of a fork child: the same sites, jumps and pad areas
 // (fork copied them), and the parent's ring, shared by the copy of its
 // mapping: own tells a followed child, which gets a ring of its own before
-// it runs (padsBeforeRun); one let go only has all of it taken out.
+// it runs (beforeRun); one let go only has all of it taken out.
 func (pp *padProc) forked(own bool) *padProc {
 	if pp == nil {
 		return nil
 	}
-	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: fsOwners{}}
+	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}}
 	for a, ps := range pp.sites {
 		np.sites[a] = ps
 	}
 	if pp.ring != nil {
 		// Its copy of the mapping: no view of the tracer's.
-		np.ring = &padRing{addr: pp.ring.addr, n: pp.ring.n, size: pp.ring.size}
+		np.ring = pp.ring.Copy()
 		np.newRing = own
 	}
 	return np
 }
 
-// padsBeforeRun readies a stopped thread of a process with pads: its fs
+// beforeRun readies a stopped thread of a process with pads: its fs
 // base recorded, and a followed fork child's ring replaced by its own at
 // the same address, before it runs a pad.
-func (tr *tracer) padsBeforeRun(th *thread) {
+func (pd *padEngine) beforeRun(th *thread) {
+	tr := pd.tr
 	pp := th.p.pads
 	if pp.newRing {
 		pp.newRing = false
 		old := pp.ring
 		pp.ring = nil
-		if r, err := tr.newRing(th.p, th, old.addr); err != nil {
+		if r, err := pd.newRing(th.p, th, old.Addr); err != nil {
 			tr.fail(fmt.Errorf("pid %d: a ring for the fork child's pads: %w", th.p.pid, err))
 		} else {
 			pp.ring = r
 		}
 	}
-	tr.fsOf(th)
+	pd.fsOf(th)
 }

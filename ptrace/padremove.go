@@ -14,11 +14,12 @@ import (
 	"github.com/utap/utap/internal/proc"
 )
 
-// padsOut takes p's pads out; its threads are all stopped. The original
+// takeOut takes p's pads out; its threads are all stopped. The original
 // bytes go back first, so no thread enters a pad again; threads inside a
 // pad are stepped out of it; the areas go only if no signal frame on any
 // stack would return into one; the ring is drained last.
-func (tr *tracer) padsOut(p *process, th *thread) {
+func (pd *padEngine) takeOut(p *process, th *thread) {
+	tr := pd.tr
 	pp := p.pads
 	if pp == nil {
 		return
@@ -33,9 +34,9 @@ func (tr *tracer) padsOut(p *process, th *thread) {
 	}
 	pp.sites = map[uint64]*padSite{}
 	for _, t := range p.threads {
-		tr.stepOutOfPads(t)
+		pd.stepOut(t)
 	}
-	keep := tr.padFramesLeft(p)
+	keep := pd.framesLeft(p)
 	if th != nil {
 		if !keep {
 			for _, a := range pp.areas {
@@ -43,7 +44,7 @@ func (tr *tracer) padsOut(p *process, th *thread) {
 			}
 		}
 		if pp.ring != nil {
-			tr.inject(th, unix.SYS_MUNMAP, pp.ring.addr, pp.ring.size)
+			tr.inject(th, unix.SYS_MUNMAP, pp.ring.Addr, pp.ring.Size)
 		}
 	}
 	if keep {
@@ -51,7 +52,7 @@ func (tr *tracer) padsOut(p *process, th *thread) {
 			"the pad area stays mapped (its sites are restored)", p.pid))
 	}
 	pp.areas = nil
-	tr.ringGone(p)
+	pd.ringGone(p)
 }
 
 // inPad says whether addr is in one of p's pad areas.
@@ -64,10 +65,10 @@ func (pp *padProc) inPad(addr uint64) bool {
 	return false
 }
 
-// stepOutOfPads single-steps a stopped thread until it leaves the pads:
+// stepOut single-steps a stopped thread until it leaves the pads:
 // a pad is straight code ending in a jump back, a few dozen instructions.
 // Signals that arrive meanwhile are queued again for after.
-func (tr *tracer) stepOutOfPads(th *thread) {
+func (pd *padEngine) stepOut(th *thread) {
 	pp := th.p.pads
 	if !th.stopped || th.dead {
 		return
@@ -100,9 +101,9 @@ func (tr *tracer) stepOutOfPads(th *thread) {
 	}
 }
 
-// padFramesLeft says whether any thread's stack holds an address inside a
+// framesLeft says whether any thread's stack holds an address inside a
 // pad: a signal frame whose handler will return into it.
-func (tr *tracer) padFramesLeft(p *process) bool {
+func (pd *padEngine) framesLeft(p *process) bool {
 	ms, err := readMaps(p.pid)
 	if err != nil {
 		return true
@@ -131,7 +132,7 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 	return nil
 }
 
-// padFault handles a fault raised inside a pad. While the pad saves the
+// fault handles a fault raised inside a pad. While the pad saves the
 // registers, its stores below the red zone can fault where the program
 // itself would not have (a stack next to a read-only page): the thread is
 // put back as it was at the site, its hit reported from the stop as a
@@ -139,7 +140,8 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 // fault, or not, as the program would. A fault of the first displaced
 // instruction is reported at the site's address. It reports whether it
 // took the fault (to be swallowed).
-func (tr *tracer) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
+func (pd *padEngine) fault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) bool {
+	tr := pd.tr
 	ps := th.p.pads.padOf(regs.Rip)
 	if ps == nil {
 		return false
@@ -156,10 +158,10 @@ func (tr *tracer) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) 
 		}
 		regs.Rip = ps.addr
 		if th.p.report {
-			env := tr.hitEnvFor(th, regs)
-			if ev := tr.newEvent(th, ps.sp, env, "entry"); ev != nil {
+			env := tr.out.hitEnvFor(th, regs)
+			if ev := tr.out.newEvent(th, ps.sp, env, "entry"); ev != nil {
 				ev.TimeNs = tr.clock.now()
-				tr.queue(ev)
+				tr.out.queue(ev)
 			}
 		}
 		regs.Rip = ps.pad + uint64(ps.lay.Displaced)
@@ -174,4 +176,17 @@ func (tr *tracer) padFault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) 
 		}
 	}
 	return false
+}
+
+// ringGone drains p's ring a last time, counts its drops, and unmaps the
+// tracer's view (the process's own mapping goes with it, or by munmap).
+func (pd *padEngine) ringGone(p *process) {
+	if p.pads == nil || p.pads.ring == nil {
+		return
+	}
+	r := p.pads.ring
+	p.pads.ring = nil
+	if view := pd.d.Gone(r); view != nil {
+		unix.Munmap(view)
+	}
 }

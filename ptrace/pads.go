@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ptrace/pads"
 	"github.com/utap/utap/ssol"
 )
 
@@ -38,48 +37,46 @@ type padSite struct {
 	lay  pad.Layout
 }
 
+// padHold is a process's pads.
+type padHold struct {
+	pads *padProc // nil until the first
+	// vforkWin: a vfork child's records in its parent's ring (padvfork.go).
+	vforkWin *pads.Window
+}
+
+// padThread is a thread's side of the pads.
+type padThread struct {
+	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
+	// vforkWin: blocked in vfork, its child's records (padvfork.go).
+	vforkWin *pads.Window
+}
+
 // padProc is one process's pads and ring.
 type padProc struct {
 	sites map[uint64]*padSite // by site address
 	areas []area              // pad areas (the SSOL areas are p.areas)
-	ring  *padRing            // nil until the first pad goes in
+	ring  *pads.Ring          // nil until the first pad goes in
 	// fs maps a thread's fs base, the identity a record carries, to its
-	// tid (padfs.go); read at each thread's first stop.
-	fs fsOwners
+	// tid (pads.Owners); read at each thread's first stop.
+	fs pads.Owners
 	// newRing: a fork child followed, whose shared mapping of the parent's
 	// ring must be replaced by its own before it runs (padsFork).
 	newRing bool
 }
 
-// pads is the tracer's side of every ring: the drainer goroutine and the
-// loop share it under mu, which also orders every emit.
-type pads struct {
-	mu    sync.Mutex
-	off   bool // --no-pads, or the machine cannot (padsOK)
-	clock *pad.Clock
-	ids   []*padSite       // by record site id
-	rings map[int]*padRing // by pid
-	lost  uint64           // drops of rings gone
-	stop  chan struct{}
-	done  chan struct{}
-	emit  func(*probe.Event) // the trace's, called under mu only
-	// tally: counts per site id instead of events (probe.Target.Tally),
-	// for Result.Tallies: no event is made.
-	tally  bool
-	counts []uint64
-	slab   []padEvent // events to fill (paddrain.go)
-	// held: the loop holds events of a stop not emitted yet; the drainer
-	// leaves the rings alone until flush has emitted them in order.
-	held atomic.Bool
-	// mute: the trace is over but the tracer stays (seccomp.go's
-	// shepherd): records are read and dropped.
-	mute atomic.Bool
-	// fsNew: owners of fs bases seen by the loop, for the next drain to
-	// take in (padfs.go); under fsMu.
-	fsMu  sync.Mutex
-	fsNew []fsAdd
+// padEngine is the in-process pads' component: their placement, removal
+// and the stops they cause; the rings' records are the drainer's
+// (package pads).
+type padEngine struct {
+	tr  *tracer
+	off bool // --no-pads, or the machine cannot (padsOK)
+	d   *pads.Drainer
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
+}
+
+func newPadEngine(tr *tracer, off bool, verbose func(string), d *pads.Drainer) *padEngine {
+	return &padEngine{tr: tr, off: off, verbose: verbose, d: d}
 }
 
 // padsOK says whether pads can run here: the pad reads its thread's
@@ -92,9 +89,10 @@ func padsOK() error {
 	return nil
 }
 
-// padWanted says why bp cannot have a pad ("" if it can, as far as its
+// wanted says why bp cannot have a pad ("" if it can, as far as its
 // probes go: the instructions are ssol's to judge).
-func (tr *tracer) padWanted(bp *breakpoint) string {
+func (pd *padEngine) wanted(bp *breakpoint) string {
+	tr := pd.tr
 	switch {
 	case len(bp.sites) != 1:
 		if len(bp.sites) == 0 {
@@ -147,7 +145,7 @@ func (pl *planner) padPlan() {
 	stacks := pl.threadWords()
 	for _, a := range addrs {
 		bp := pl.bps[a]
-		why := tr.padWanted(bp)
+		why := tr.pads.wanted(bp)
 		var d *ssol.Displaced
 		if why == "" {
 			d, why = pl.displace(bp, busy)
@@ -157,7 +155,7 @@ func (pl *planner) padPlan() {
 		}
 		if why != "" {
 			if len(bp.sites) > 0 {
-				tr.padSay(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
+				tr.pads.say(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
 			}
 			continue
 		}
@@ -229,10 +227,10 @@ func (p *process) padAt(addr uint64) *padSite {
 	return nil
 }
 
-// padSay reports one site's placement when verbose.
-func (tr *tracer) padSay(line string) {
-	if tr.pads != nil && tr.pads.verbose != nil {
-		tr.pads.verbose(line)
+// say reports one site's placement when verbose.
+func (pd *padEngine) say(line string) {
+	if pd != nil && pd.verbose != nil {
+		pd.verbose(line)
 	}
 }
 
@@ -262,4 +260,26 @@ func (pl *planner) inFlight(addr uint64, d *ssol.Displaced, stacks map[int][]uin
 		}
 	}
 	return ""
+}
+
+// ownSignal takes a signal of a pad: a fault of a jump another tracer
+// changed (repair), a fault inside a pad (fault), an asynchronous
+// signal landing in one (escape).
+func (pd *padEngine) ownSignal(s *stop) bool {
+	th, regs, si, sig := s.th, &s.regs, &s.si, s.sig
+	if th.p.pads == nil {
+		return false
+	}
+	sync := syncFault(sig, si)
+	if (sync || s.kernelTrap()) && pd.repair(th, regs, sig, si) {
+		return true // another tracer's uprobe hit our jmp: repaired
+	}
+	if sync && pd.fault(th, regs, si) {
+		return true // ours: the thread goes on from the site's instructions
+	}
+	if !sync && th.step == nil && th.p.pads.inPad(regs.Rip) {
+		pd.escape(th, regs, sig, si)
+		return true
+	}
+	return false
 }

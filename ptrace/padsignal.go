@@ -30,9 +30,10 @@ const maxPadSteps = 4096
 // dr7Exec0 enables DR0 as a local execution breakpoint (length and type 0).
 const dr7Exec0 = 1
 
-// padEscape takes th, stopped for async signal sig (siginfo si) with regs
+// escape takes th, stopped for async signal sig (siginfo si) with regs
 // inside a pad, out of the pad, then has the signal delivered there.
-func (tr *tracer) padEscape(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) {
+func (pd *padEngine) escape(th *thread, regs *unix.PtraceRegs, sig int, si *proc.Siginfo) {
+	tr := pd.tr
 	tr.stats.padEscapes++
 	mask, err := proc.BlockAsync(th.tid)
 	if err != nil {
@@ -40,10 +41,10 @@ func (tr *tracer) padEscape(th *thread, regs *unix.PtraceRegs, sig int, si *proc
 		return
 	}
 	th.sigRuns = 0
-	defer tr.trapTaken(th)
+	defer tr.sigs.trapTaken(th)
 	pp := th.p.pads
 	if ps := pp.padOf(regs.Rip); ps != nil {
-		if to := padExit(ps, regs.Rip); to != 0 && !tr.padRun(th, to, mask, sig) {
+		if to := padExit(ps, regs.Rip); to != 0 && !pd.runTo(th, to, mask, sig) {
 			return
 		}
 	}
@@ -52,7 +53,7 @@ func (tr *tracer) padEscape(th *thread, regs *unix.PtraceRegs, sig int, si *proc
 			break
 		}
 		tr.stats.padSteps++
-		if proc.Step(th.tid, 0) != nil || !tr.padWait(th, mask, sig) {
+		if proc.Step(th.tid, 0) != nil || !pd.wait(th, mask, sig) {
 			return
 		}
 	}
@@ -77,15 +78,16 @@ func padExit(ps *padSite, rip uint64) uint64 {
 	return 0
 }
 
-// padRun runs th to addr under a hardware breakpoint; false if th is no
+// runTo runs th to addr under a hardware breakpoint; false if th is no
 // longer stopped here (gone, or handed to the loop). A debug register
 // refused leaves th where it was, to be stepped.
-func (tr *tracer) padRun(th *thread, addr uint64, mask uint64, sig int) bool {
+func (pd *padEngine) runTo(th *thread, addr uint64, mask uint64, sig int) bool {
+	tr := pd.tr
 	if proc.SetDebugReg(th.tid, 0, addr) != nil || proc.SetDebugReg(th.tid, 7, dr7Exec0) != nil {
 		return true
 	}
 	tr.stats.padRuns++
-	ok := proc.Cont(th.tid, 0) == nil && tr.padWait(th, mask, sig)
+	ok := proc.Cont(th.tid, 0) == nil && pd.wait(th, mask, sig)
 	if ok || !th.dead {
 		proc.SetDebugReg(th.tid, 7, 0)
 		proc.SetDebugReg(th.tid, 6, 0)
@@ -93,11 +95,12 @@ func (tr *tracer) padRun(th *thread, addr uint64, mask uint64, sig int) bool {
 	return ok
 }
 
-// padWait waits for th's stop after a step or run in a pad: true at a
+// wait waits for th's stop after a step or run in a pad: true at a
 // SIGTRAP (the step's, the breakpoint's). A thread that died is reported
-// gone; another stop (a fault in the pad, padFault's) is the loop's, the
+// gone; another stop (a fault in the pad, fault's) is the loop's, the
 // held signal pending again behind it.
-func (tr *tracer) padWait(th *thread, mask uint64, sig int) bool {
+func (pd *padEngine) wait(th *thread, mask uint64, sig int) bool {
+	tr := pd.tr
 	_, ws, err := proc.Wait(th.tid, 0)
 	switch {
 	case err != nil:

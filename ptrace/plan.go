@@ -36,7 +36,8 @@ type planner struct {
 	planned
 }
 
-func (tr *tracer) plan(p *process, sites []probe.Site, only map[object]bool) (*planned, error) {
+func (bk *breakpoints) plan(p *process, sites []probe.Site, only map[object]bool) (*planned, error) {
+	tr := bk.tr
 	ms, err := readMaps(p.pid)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,15 @@ import (
 	"github.com/utap/utap/probe"
 )
 
+// events is the output of the loop: the events of one stop, queued until
+// its thread runs on, then emitted in order with the pads' records.
+type events struct {
+	tr      *tracer
+	emit    func(*probe.Event)
+	env     hitEnv         // reused at every hit
+	pending []*probe.Event // reported, emitted once the thread runs on
+}
+
 // siteProg is a site with its condition and fetches compiled once, when
 // its breakpoint goes in. The programs carry their own scratch state: they
 // are evaluated only on the tracer's goroutine.
@@ -64,7 +73,7 @@ func (e *hitEnv) loadArgs(abi probe.ABI) {
 
 // newEvent returns the event of sp at env, nil if its condition is false.
 // Every read of tracee memory happens here, before the thread runs on.
-func (tr *tracer) newEvent(th *thread, sp *siteProg, env *hitEnv, kind string) *probe.Event {
+func (eo *events) newEvent(th *thread, sp *siteProg, env *hitEnv, kind string) *probe.Event {
 	s := sp.site
 	env.loadArgs(s.ABI)
 	if sp.ref {
@@ -99,42 +108,44 @@ func refEvent(th *thread, s *probe.Site, env *hitEnv, kind string) *probe.Event 
 }
 
 // hitEnvFor returns the tracer's reused environment set for a hit of th.
-func (tr *tracer) hitEnvFor(th *thread, regs *unix.PtraceRegs) *hitEnv {
-	e := &tr.env
+func (eo *events) hitEnvFor(th *thread, regs *unix.PtraceRegs) *hitEnv {
+	e := &eo.env
 	e.regs, e.pid, e.tid, e.mem = regs, th.p.pid, th.tid, th.p.mem
 	return e
 }
 
 // queue holds an event until the thread that produced it runs again:
 // formatting and writing it is off the path from the stop to PTRACE_CONT.
-func (tr *tracer) queue(ev *probe.Event) {
+func (eo *events) queue(ev *probe.Event) {
+	tr := eo.tr
 	if !tr.shepherd {
-		tr.pending = append(tr.pending, ev)
+		eo.pending = append(eo.pending, ev)
 		if tr.pads != nil {
 			// The drainer waits: records after this stop must not pass it.
-			tr.pads.held.Store(true)
+			tr.pads.d.Hold()
 		}
 	}
 }
 
 // flush emits the queued events, in order, after the pads' records
 // so far.
-func (tr *tracer) flush() {
+func (eo *events) flush() {
 	// A stop without events (a signal's) leaves the rings to the drainer:
 	// no lock, no drain on the loop's path.
-	if tr.pads != nil && len(tr.pending) > 0 {
-		tr.pads.mu.Lock()
-		defer tr.pads.mu.Unlock()
-		tr.pads.held.Store(false)
-		// Records made before the stop go first; those after it, once the
-		// thread ran on, wait for the next drain.
-		tr.pads.drainUntil(tr.pending[0].TimeNs)
+	if pd := eo.tr.pads; pd != nil && len(eo.pending) > 0 {
+		pd.d.Release(eo.pending[0].TimeNs, eo.emitPending)
+		return
 	}
-	for i, ev := range tr.pending {
-		tr.emit(ev)
-		tr.pending[i] = nil
+	eo.emitPending()
+}
+
+// emitPending emits the queued events, in order.
+func (eo *events) emitPending() {
+	for i, ev := range eo.pending {
+		eo.emit(ev)
+		eo.pending[i] = nil
 	}
-	tr.pending = tr.pending[:0]
+	eo.pending = eo.pending[:0]
 }
 
 // baseEvent is the event of a hit of s on th, before its values.

@@ -60,7 +60,7 @@ func stepFirst(th *thread, si *proc.Siginfo) bool {
 // and the signal is delivered now if this stop is the step's own trap, or
 // queued again otherwise (another stop came first: a breakpoint, an event).
 // It reports whether the stop was the step's trap.
-func (tr *tracer) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
+func (sg *signals) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
 	h := th.held
 	th.held = nil
 	proc.SetSigmask(th.tid, h.mask)
@@ -72,4 +72,27 @@ func (tr *tracer) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
 	}
 	unix.Tgkill(th.p.pid, th.tid, unix.Signal(h.si.Signo))
 	return false
+}
+
+// ownSignal makes a thread that an asynchronous signal keeps at one
+// instruction step it first (stepFirst); the signal is delivered after.
+func (sg *signals) ownSignal(s *stop) bool {
+	return !syncFault(s.sig, &s.si) && s.th.stuck(s.regs.Rip, s.runs) && stepFirst(s.th, &s.si)
+}
+
+// before takes the stop that ends a held signal's step; and, when our
+// int3 met the program's own SIGTRAP, blocked and pending, it makes the
+// stop ours: the kernel unblocked the program's, and ours merged into it.
+// The trap is taken; the program's, sent again once the stop is handled
+// (resend), goes back to pending once blocked again (its sender is lost).
+func (sg *signals) before(s *stop) (took, resend bool) {
+	th := s.th
+	if th.held != nil && sg.releaseSignal(th, s.sig, &s.si) {
+		return true, false
+	}
+	if s.sig == int(unix.SIGTRAP) && s.si.Code <= 0 && th.trapBlocked && sg.ourTrapAt(th, &s.regs) {
+		s.si.Code = proc.SIKernel
+		return false, true
+	}
+	return false, false
 }

@@ -28,7 +28,7 @@ func (tr *tracer) quiesce(ps ...*process) {
 	for _, p := range ps {
 		p.holding = true
 	}
-	tr.interruptRunning(ps)
+	interruptRunning(ps)
 	last := time.Now()
 	for backoff := time.Duration(0); tr.running(ps); {
 		tid, ws, err := proc.WaitNoHang()
@@ -44,7 +44,7 @@ func (tr *tracer) quiesce(ps ...*process) {
 			continue
 		}
 		if time.Since(last) > reinterruptAfter {
-			tr.reinterrupt(ps)
+			reinterrupt(ps)
 			last = time.Now()
 		}
 		backoff = min(max(2*backoff, 20*time.Microsecond), time.Millisecond)
@@ -54,7 +54,7 @@ func (tr *tracer) quiesce(ps ...*process) {
 
 // interruptRunning sends PTRACE_INTERRUPT to every thread of ps that may
 // run and has none pending.
-func (tr *tracer) interruptRunning(ps []*process) {
+func interruptRunning(ps []*process) {
 	for _, p := range ps {
 		for _, th := range p.threads {
 			if !th.stopped && !th.vfork && !th.interrupted {
@@ -72,7 +72,7 @@ func (tr *tracer) interruptRunning(ps []*process) {
 
 // reinterrupt interrupts again the threads of ps whose interrupt has not
 // stopped them.
-func (tr *tracer) reinterrupt(ps []*process) {
+func reinterrupt(ps []*process) {
 	for _, p := range ps {
 		for _, th := range p.threads {
 			if !th.stopped && !th.vfork && !th.dead && th.interrupted {
@@ -80,7 +80,7 @@ func (tr *tracer) reinterrupt(ps []*process) {
 			}
 		}
 	}
-	tr.interruptRunning(ps)
+	interruptRunning(ps)
 }
 
 // running reports whether a thread of ps can still run. A vfork parent

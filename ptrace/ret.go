@@ -31,6 +31,21 @@ import (
 //     survive the runtime copying the stack. Assembly (ABI0) functions do
 //     not keep r14 = g: their durations may be missing, never their events.
 
+// returns is the return probes' side of the trace: hijacks, the
+// trampoline, call pairs.
+type returns struct{ tr *tracer }
+
+// retProc is a process's return probes.
+type retProc struct {
+	tramp   uint64       // return trampoline (an int3 at offset 0 of the first area), 0 if none
+	groups  []*retGroup  // return probes, by Frame.Site / Calls site id
+	calls   *callPairs   // entry/RET pairing of RetProbes functions
+	inherit *shadowStack // fork child without Follow: the forking thread's frames, to restore
+}
+
+// retThread is a thread's hijacked return addresses, nil until the first.
+type retThread struct{ shadow *shadowStack }
+
 // retLimit bounds a thread's hijacked frames: deep enough for 10,000-deep
 // recursion, small enough to bound the tracer's memory (48 bytes a frame).
 const retLimit = 1 << 16
@@ -53,7 +68,8 @@ func (p *process) shadowOf(th *thread) *shadowStack {
 
 // retHit does the return-probe work of bp at a hit, regs as at the
 // breakpoint (rip = bp.addr, before the displaced instruction runs).
-func (tr *tracer) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+func (r *returns) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
+	tr := r.tr
 	p := th.p
 	if bp.unwinder && th.shadow != nil {
 		// The unwinder reads every return address above it: put them back.
@@ -67,7 +83,7 @@ func (tr *tracer) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 		key, pos := p.callKey(th, g, regs)
 		dur, _ := p.calls.Return(key, g.id, pos, now)
 		if p.report {
-			tr.reportReturn(th, g, regs, now, dur)
+			r.reportReturn(th, g, regs, now, dur)
 		}
 	}
 	for _, g := range bp.enter {
@@ -95,8 +111,9 @@ func (p *process) callKey(th *thread, g *retGroup, regs *unix.PtraceRegs) (key, 
 }
 
 // trampoline handles a trap on the trampoline: a hijacked call returned.
-func (tr *tracer) trampoline(th *thread, regs *unix.PtraceRegs) {
-	if err := tr.returnAt(th, regs); err != nil {
+func (r *returns) trampoline(th *thread, regs *unix.PtraceRegs) {
+	tr := r.tr
+	if err := r.returnAt(th, regs); err != nil {
 		// Nowhere to return to: what the kernel does for a lost uretprobe.
 		tr.fail(fmt.Errorf("pid %d tid %d: return trampoline: %w", th.p.pid, th.tid, err))
 		th.sig = int(unix.SIGILL)
@@ -106,7 +123,8 @@ func (tr *tracer) trampoline(th *thread, regs *unix.PtraceRegs) {
 // returnAt completes the return of a thread on the trampoline (rsp just
 // above the hijacked slot): pops its frames, reports them and sets rip to
 // the original return address.
-func (tr *tracer) returnAt(th *thread, regs *unix.PtraceRegs) error {
+func (r *returns) returnAt(th *thread, regs *unix.PtraceRegs) error {
+	tr := r.tr
 	p := th.p
 	var frames []retFrame
 	err := errLost
@@ -123,7 +141,7 @@ func (tr *tracer) returnAt(th *thread, regs *unix.PtraceRegs) error {
 	if p.report {
 		now := tr.clock.now()
 		for _, f := range frames {
-			tr.reportReturn(th, p.groups[f.Site], regs, now, now-f.EntryTime)
+			r.reportReturn(th, p.groups[f.Site], regs, now, now-f.EntryTime)
 		}
 	}
 	tr.setRegs(th, regs)
@@ -132,14 +150,15 @@ func (tr *tracer) returnAt(th *thread, regs *unix.PtraceRegs) error {
 
 // reportReturn emits the return events of g whose condition holds, with
 // the registers at the return.
-func (tr *tracer) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64) {
-	env := tr.hitEnvFor(th, regs)
-	defer tr.withStack(th, regs, len(tr.pending))
+func (r *returns) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64) {
+	tr := r.tr
+	env := tr.out.hitEnvFor(th, regs)
+	defer tr.stacks.withStack(th, regs, len(tr.out.pending))
 	for _, sp := range g.sites {
-		if ev := tr.newEvent(th, sp, env, "return"); ev != nil {
+		if ev := tr.out.newEvent(th, sp, env, "return"); ev != nil {
 			ev.TimeNs, ev.DurationNs = now, dur
 			ev.Ret = &probe.Value{Int: regs.Rax, Signed: true}
-			tr.queue(ev)
+			tr.out.queue(ev)
 		}
 	}
 }
@@ -147,7 +166,8 @@ func (tr *tracer) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, n
 // leaveTrampoline moves a thread stopped on the trampoline (about to trap
 // there, or with the trap pending) to its original return address, before
 // the area goes away.
-func (tr *tracer) leaveTrampoline(th *thread, regs *unix.PtraceRegs) {
+func (r *returns) leaveTrampoline(th *thread, regs *unix.PtraceRegs) {
+	tr := r.tr
 	p := th.p
 	if p.tramp == 0 || (regs.Rip != p.tramp && regs.Rip != p.tramp+1) {
 		return
@@ -165,17 +185,41 @@ func (tr *tracer) leaveTrampoline(th *thread, regs *unix.PtraceRegs) {
 
 // restoreReturns puts back every return address p's threads have
 // hijacked; they are all stopped.
-func (tr *tracer) restoreReturns(p *process) error {
+func (r *returns) restoreReturns(p *process) error {
 	var first error
 	var regs unix.PtraceRegs
 	for _, th := range p.threads {
 		if th.shadow == nil || th.shadow.Len() == 0 || !th.stopped || proc.GetRegs(th.tid, &regs) != nil {
 			continue
 		}
-		tr.leaveTrampoline(th, &regs)
+		r.leaveTrampoline(th, &regs)
 		if _, err := th.shadow.Restore(p.mem, regs.Rsp); err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
+}
+
+// ownTrap takes the trampoline's trap: a hijacked call returned.
+func (r *returns) ownTrap(s *stop) bool {
+	p := s.th.p
+	if !s.kernelTrap() || p.tramp == 0 || s.regs.Rip-1 != p.tramp {
+		return false
+	}
+	r.trampoline(s.th, &s.regs)
+	r.tr.sigs.trapTaken(s.th)
+	return true
+}
+
+// ownSignal takes a signal arriving as a hijacked call returns, before
+// the trampoline's int3: its frame would save the trampoline as the
+// resume point, which is gone once detached. The call returns now.
+func (r *returns) ownSignal(s *stop) bool {
+	th := s.th
+	if p := th.p; p.tramp == 0 || s.regs.Rip != p.tramp || th.shadow == nil {
+		return false
+	}
+	r.returnAt(th, &s.regs)
+	th.sig = s.sig
+	return true
 }

@@ -17,7 +17,7 @@ import (
 // selftests emit them; glibc registers rseq but has none of its own).
 // Descriptors built at run time elsewhere are not seen.
 func (pl *planner) checkRseq(s *probe.Site, m mapping, addr uint64) error {
-	oi := pl.tr.objInfo(m.Path)
+	oi := pl.tr.ld.objInfo(m.Path)
 	if oi == nil || oi.rseq == nil || oi.rseq.Size == 0 {
 		return nil
 	}

@@ -19,17 +19,18 @@ import (
 // command exits (tr.shepherd) instead of detaching.
 
 // useFilter reports whether a seccomp filter applies to this trace.
-func (tr *tracer) useFilter() bool {
-	return tr.sys != nil && !tr.sys.noFilter && len(tr.target.Argv) > 0
+func (sy *sysTrace) useFilter() bool {
+	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0
 }
 
 // filtered reports whether the filter is in.
-func (tr *tracer) filtered() bool { return tr.sys != nil && tr.sys.seccomp }
+func (sy *sysTrace) filtered() bool { return sy != nil && sy.seccomp }
 
 // installFilter puts the filter into p, held at its exec; on any failure
 // the trace stops at every system call instead (PTRACE_SYSCALL).
-func (tr *tracer) installFilter(p *process, th *thread) {
-	prog := filterProgram(tr.sys.numbers())
+func (sy *sysTrace) installFilter(p *process, th *thread) {
+	tr := sy.tr
+	prog := filterProgram(sy.numbers())
 	size := uint64(16 + 8*len(prog))
 	addr, err := tr.inject(th, unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
@@ -59,7 +60,7 @@ func (tr *tracer) installFilter(p *process, th *thread) {
 	if _, err := tr.inject(th, unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, addr); err != nil {
 		return
 	}
-	tr.sys.seccomp = true
+	sy.seccomp = true
 }
 
 // numbers are the probed calls' numbers, sorted; nil for all of them.

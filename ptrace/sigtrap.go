@@ -3,7 +3,6 @@
 package ptrace
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -44,6 +43,32 @@ import (
 // rt_sigprocmask system calls (Go's runtime, binaries without these
 // symbols), and masks set by a signal's delivery (sa_mask).
 
+// signals keeps SIGTRAP as the program set it across our traps, and
+// holds signals for a step (progress.go).
+type signals struct{ tr *tracer }
+
+// sigProc is a process's SIGTRAP state.
+type sigProc struct {
+	trap    trapState // SIGTRAP's action as the program set it
+	scratch uint64    // a writable page for injected calls' results, 0 until needed
+	// sigHooked: the hooks on sigaction and pthread_sigmask are in
+	// (sigHooksKept).
+	sigHooked bool
+}
+
+// sigThread is a thread's signal state.
+type sigThread struct {
+	// trapBlocked: the program blocks SIGTRAP in this thread, which each
+	// of our traps undoes.
+	trapBlocked bool
+	// Progress under a signal storm (progress.go): where and how many
+	// times in a row an asynchronous signal was delivered, and the one
+	// held while the thread steps an instruction.
+	sigRip  uint64
+	sigRuns int
+	held    *heldSignal
+}
+
 const (
 	sigDfl    = 0
 	sigIgn    = 1
@@ -57,17 +82,9 @@ type trapState struct {
 	reset   bool   // one of our traps made it SIG_DFL: put it back before a SIGTRAP is delivered
 }
 
-// sigHook marks the internal breakpoints on libc's signal calls.
-type sigHook uint8
-
-const (
-	hookAction sigHook = 1 + iota // sigaction(sig, act, oact)
-	hookMask                      // pthread_sigmask(how, set, oset)
-)
-
 // trapTaken follows one of our traps in th (a breakpoint, a slot's end,
 // a single-step, an injected call's int3).
-func (tr *tracer) trapTaken(th *thread) {
+func (sg *signals) trapTaken(th *thread) {
 	p := th.p
 	if th.trapBlocked {
 		if m, err := proc.GetSigmask(th.tid); err == nil && m&trapBit == 0 {
@@ -81,7 +98,8 @@ func (tr *tracer) trapTaken(th *thread) {
 
 // trapDelivered runs when th is about to receive a SIGTRAP that is not
 // ours, and its mask or action may differ from what the program set.
-func (tr *tracer) trapDelivered(th *thread) {
+func (sg *signals) trapDelivered(th *thread) {
+	tr := sg.tr
 	p := th.p
 	var si proc.Siginfo
 	if proc.GetSiginfo(th.tid, &si) != nil {
@@ -109,7 +127,7 @@ func (tr *tracer) trapDelivered(th *thread) {
 	if tr.procs[p.pid] != p || tr.threads[th.tid] != th {
 		return
 	}
-	if err := tr.putTrapBack(th); err != nil {
+	if err := sg.putTrapBack(th); err != nil {
 		return
 	}
 	// The injection's int3 is the stop th resumes from: deliver the
@@ -118,56 +136,11 @@ func (tr *tracer) trapDelivered(th *thread) {
 	th.sig = int(unix.SIGTRAP)
 }
 
-// sigCall runs at the entry of libc's sigaction or pthread_sigmask in
-// th, with args the registers as called: it records what the call is
-// about to do to SIGTRAP.
-func (tr *tracer) sigCall(th *thread, hook sigHook, args *unix.PtraceRegs) {
-	p := th.p
-	switch hook {
-	case hookAction:
-		if args.Rdi != uint64(unix.SIGTRAP) {
-			return
-		}
-		if args.Rdx != 0 && p.trap.reset && !p.holding {
-			// It asks what the action is: the one it set.
-			tr.quiesce(p)
-			tr.putTrapBack(th)
-			tr.resumeAll(p)
-		}
-		var b [8]byte
-		if args.Rsi == 0 || p.mem.ReadAt(b[:], args.Rsi) != nil {
-			return // a query, or a bad pointer: no change
-		}
-		p.trap = trapState{handler: binary.LittleEndian.Uint64(b[:])}
-	case hookMask:
-		var b [8]byte
-		if args.Rsi == 0 || p.mem.ReadAt(b[:], args.Rsi) != nil {
-			return
-		}
-		in := binary.LittleEndian.Uint64(b[:])&trapBit != 0
-		blocked := th.trapBlocked
-		switch args.Rdi {
-		case unix.SIG_BLOCK:
-			blocked = blocked || in
-		case unix.SIG_UNBLOCK:
-			blocked = blocked && !in
-		case unix.SIG_SETMASK:
-			blocked = in
-		default:
-			return // EINVAL
-		}
-		if blocked && !th.trapBlocked {
-			// From now on a trap in th resets a caught handler: know it.
-			tr.readTrapAction(p, th)
-		}
-		th.trapBlocked = blocked
-	}
-}
-
 // readTrapAction reads SIGTRAP's action when the program may have set it
 // without libc's sigaction; a caught one's handler is fetched with an
 // injected rt_sigaction, the process quiesced unless it already is.
-func (tr *tracer) readTrapAction(p *process, th *thread) {
+func (sg *signals) readTrapAction(p *process, th *thread) {
+	tr := sg.tr
 	if p.trap.reset {
 		return // what /proc shows is our doing
 	}
@@ -197,7 +170,7 @@ func (tr *tracer) readTrapAction(p *process, th *thread) {
 	if tr.procs[p.pid] != p {
 		return
 	}
-	act, err := tr.trapAction(p, th, nil, false)
+	act, err := sg.trapAction(p, th, nil, false)
 	if err == nil && act.handler != sigDfl {
 		p.trap.handler = uint64(act.handler)
 	}
@@ -205,19 +178,19 @@ func (tr *tracer) readTrapAction(p *process, th *thread) {
 
 // putTrapBack gives SIGTRAP its handler back, keeping the flags, mask and
 // restorer the kernel left. Every thread of th's process is stopped.
-func (tr *tracer) putTrapBack(th *thread) error {
+func (sg *signals) putTrapBack(th *thread) error {
 	p := th.p
 	if p.trap.handler == sigUnread {
 		return errUnread
 	}
-	act, err := tr.trapAction(p, th, nil, false)
+	act, err := sg.trapAction(p, th, nil, false)
 	if err != nil {
 		return err
 	}
 	if act.handler == sigDfl {
 		act.handler = uintptr(p.trap.handler)
 		// Set ignored, the call cannot end with an int3 (proc.Injection.UD2).
-		if _, err := tr.trapAction(p, th, &act, p.trap.handler == sigIgn); err != nil {
+		if _, err := sg.trapAction(p, th, &act, p.trap.handler == sigIgn); err != nil {
 			return err
 		}
 	}
@@ -233,7 +206,8 @@ var errUnread = errors.New("SIGTRAP's handler unknown")
 // with a ud2, whose SIGILL must then be neither blocked nor ignored. The
 // injections' int3s (the scratch page's mmap's too) must not reset the
 // action again: SIGTRAP is unblocked in the thread meanwhile.
-func (tr *tracer) trapAction(p *process, th *thread, set *kernelSigaction, ud bool) (kernelSigaction, error) {
+func (sg *signals) trapAction(p *process, th *thread, set *kernelSigaction, ud bool) (kernelSigaction, error) {
+	tr := sg.tr
 	var old kernelSigaction
 	if th == nil || th.inSyscall || !th.stopped {
 		if th = tr.injectionThread(p); th == nil {
@@ -250,7 +224,7 @@ func (tr *tracer) trapAction(p *process, th *thread, set *kernelSigaction, ud bo
 			}()
 		}
 	}
-	scratch, err := tr.scratchPage(p, th)
+	scratch, err := sg.scratchPage(p, th)
 	if err != nil {
 		return old, err
 	}
@@ -286,7 +260,8 @@ func (tr *tracer) trapAction(p *process, th *thread, set *kernelSigaction, ud bo
 // scratchPage maps, once, a page the injected rt_sigaction writes its
 // result to (the SSOL areas are not writable, and no stack is safe to
 // borrow: a goroutine's may end just below its stack pointer).
-func (tr *tracer) scratchPage(p *process, th *thread) (uint64, error) {
+func (sg *signals) scratchPage(p *process, th *thread) (uint64, error) {
+	tr := sg.tr
 	if p.scratch != 0 {
 		return p.scratch, nil
 	}
@@ -301,12 +276,13 @@ func (tr *tracer) scratchPage(p *process, th *thread) (uint64, error) {
 
 // trapCleanup puts SIGTRAP's handler back and unmaps the scratch page
 // before p runs on untraced; its threads are stopped.
-func (tr *tracer) trapCleanup(p *process, th *thread) {
+func (sg *signals) trapCleanup(p *process, th *thread) {
+	tr := sg.tr
 	if th == nil {
 		return
 	}
 	if p.trap.reset {
-		tr.putTrapBack(th)
+		sg.putTrapBack(th)
 	}
 	if p.scratch != 0 {
 		tr.inject(th, unix.SYS_MUNMAP, p.scratch, 4096)
@@ -316,14 +292,14 @@ func (tr *tracer) trapCleanup(p *process, th *thread) {
 
 // trapSnapshot reads SIGTRAP's state in p, all of whose threads are
 // stopped, as probes go in on a running process.
-func (tr *tracer) trapSnapshot(p *process, th *thread) {
+func (sg *signals) trapSnapshot(p *process, th *thread) {
 	blocked := false
 	for _, t := range p.threads {
 		t.trapBlocked = threadBlocksTrap(t.tid)
 		blocked = blocked || t.trapBlocked
 	}
 	if blocked {
-		tr.readTrapAction(p, th)
+		sg.readTrapAction(p, th)
 		return
 	}
 	// A caught handler's address is read once some thread blocks SIGTRAP.
@@ -365,24 +341,6 @@ func disposition(pid int, bit uint64) (ign, caught bool, err error) {
 	return ignored&bit != 0, handled&bit != 0, err
 }
 
-// signalWatch puts the internal breakpoints on libc's sigaction and
-// pthread_sigmask in the objects being planned that define them.
-// A process without them yet has them planned in every object: they
-// may be needed only now (sigHooksKept).
-func (pl *planner) signalWatch() {
-	only := pl.only
-	if !pl.p.sigHooked {
-		pl.only = nil
-		defer func() { pl.only = only }()
-	}
-	pl.internalWatch(func(oi *objInfo) []internalBP {
-		return []internalBP{
-			{oi.sigAction, "sigaction", func(bp *breakpoint) { bp.sigHook = hookAction }},
-			{oi.sigMask, "pthread_sigmask", func(bp *breakpoint) { bp.sigHook = hookMask }},
-		}
-	})
-}
-
 // launchTrapState reads SIGTRAP's state in a command held at its exec,
 // before its first trap: exec keeps the mask and an ignored action.
 func launchTrapState(p *process, th *thread) {
@@ -396,45 +354,10 @@ func launchTrapState(p *process, th *thread) {
 
 // ourTrapAt says whether th, stopped with regs, has just run one of our
 // int3s.
-func (tr *tracer) ourTrapAt(th *thread, regs *unix.PtraceRegs) bool {
+func (sg *signals) ourTrapAt(th *thread, regs *unix.PtraceRegs) bool {
 	p, at := th.p, regs.Rip-1
 	if st := th.step; st != nil && regs.Rip == st.end() {
 		return true
 	}
 	return p.bps[at] != nil || (p.tramp != 0 && at == p.tramp) || (p.armed && at == p.armAt) || p.removed[at]
-}
-
-// sigHooksKept keeps the planned hooks on sigaction and pthread_sigmask
-// only where they serve: they follow SIGTRAP's state for our traps, and
-// a process whose probes are all pads has none the program runs but
-// the loader's (a dlopen). Without them its sigprocmask and sigaction
-// calls never stop, so it outlives a tracer killed by SIGKILL. They stay
-// when SIGTRAP is blocked in some thread or not at its default action
-// already: then a trap would do damage that only they let us undo.
-func (tr *tracer) sigHooksKept(p *process, pl *planned) {
-	if p.sigHooked {
-		return
-	}
-	need := pl.hijacks || p.tramp != 0 || p.trap.handler != sigDfl
-	for _, th := range p.threads {
-		need = need || th.trapBlocked
-	}
-	traps := func(bp *breakpoint) bool {
-		return len(bp.sites) > 0 || bp.unwinder || bp.hijack != nil || len(bp.enter) > 0 || len(bp.rets) > 0
-	}
-	for _, bp := range p.bps {
-		need = need || traps(bp)
-	}
-	for _, bp := range pl.bps {
-		need = need || traps(bp)
-	}
-	for a, bp := range pl.bps {
-		switch {
-		case bp.sigHook == 0:
-		case need:
-			p.sigHooked = true
-		case !traps(bp):
-			delete(pl.bps, a)
-		}
-	}
 }

@@ -3,16 +3,24 @@
 package ptrace
 
 import (
+	"github.com/utap/utap/internal/ustack"
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/probe"
 )
 
+// stacks walks user stacks for -k (Target.StackDepth).
+type stacks struct {
+	tr       *tracer
+	unwinder ustack.Unwinder
+}
+
 // stackOf returns the user stack of th, stopped with regs, for -k
 // (Target.StackDepth): return addresses, innermost first. A slot holding
 // the return trampoline (a hijacked call) shows the return address the
 // thread's shadow stack keeps for it.
-func (tr *tracer) stackOf(th *thread, regs *unix.PtraceRegs) []probe.Frame {
+func (sk *stacks) stackOf(th *thread, regs *unix.PtraceRegs) []probe.Frame {
+	tr := sk.tr
 	p := th.p
 	var fix func(slot, ra uint64) uint64
 	if p.tramp != 0 {
@@ -29,7 +37,7 @@ func (tr *tracer) stackOf(th *thread, regs *unix.PtraceRegs) []probe.Frame {
 			return ra
 		}
 	}
-	pcs := tr.unwinder.Walk(p.pid, regs, p.mem, fix, tr.target.StackDepth)
+	pcs := sk.unwinder.Walk(p.pid, regs, p.mem, fix, tr.target.StackDepth)
 	frames := make([]probe.Frame, len(pcs))
 	for i, pc := range pcs {
 		frames[i].Addr = pc
@@ -38,12 +46,13 @@ func (tr *tracer) stackOf(th *thread, regs *unix.PtraceRegs) []probe.Frame {
 }
 
 // withStack gives the events queued since mark th's stack, walked once.
-func (tr *tracer) withStack(th *thread, regs *unix.PtraceRegs, mark int) {
-	if tr.target.StackDepth <= 0 || mark >= len(tr.pending) {
+func (sk *stacks) withStack(th *thread, regs *unix.PtraceRegs, mark int) {
+	tr := sk.tr
+	if tr.target.StackDepth <= 0 || mark >= len(sk.tr.out.pending) {
 		return
 	}
-	st := tr.stackOf(th, regs)
-	for _, ev := range tr.pending[mark:] {
+	st := sk.stackOf(th, regs)
+	for _, ev := range sk.tr.out.pending[mark:] {
 		ev.Stack = st
 	}
 }

@@ -20,12 +20,16 @@ import (
 // (PTRACE_EVENT_SECCOMP), and the thread is then resumed with
 // PTRACE_SYSCALL to see that call's exit.
 type sysTrace struct {
+	tr       *tracer
 	byNr     map[int][]*probe.Site
 	all      bool // every call is probed
 	seccomp  bool // the filter is in (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
 	strsize  int
 }
+
+// sysThread is the probed system call a thread is inside, nil if none.
+type sysThread struct{ call *sysCall }
 
 // sysCall is a probed call a thread is inside: its entry is seen, its
 // exit not yet.
@@ -64,15 +68,15 @@ func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
 }
 
 // cont resumes th, delivering sig, so that the syscall-stops it owes come.
-func (tr *tracer) cont(th *thread, sig int) error {
-	if st := tr.sys; st != nil && (!st.seccomp || th.call != nil) {
+func (sy *sysTrace) cont(th *thread, sig int) error {
+	if st := sy; st != nil && (!st.seccomp || th.call != nil) {
 		return proc.ContSyscall(th.tid, sig)
 	}
 	return proc.Cont(th.tid, sig)
 }
 
 // syscallStop handles a syscall-stop or a seccomp stop of th.
-func (tr *tracer) syscallStop(th *thread) {
+func (sy *sysTrace) syscallStop(th *thread) {
 	// Injected code must not run from here: the call's return would
 	// overwrite its registers (inject.go).
 	th.inSyscall = true
@@ -82,30 +86,31 @@ func (tr *tracer) syscallStop(th *thread) {
 	}
 	switch si.Op {
 	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
-		tr.sysEnter(th, &si)
+		sy.enter(th, &si)
 	case unix.PTRACE_SYSCALL_INFO_EXIT:
 		if c := th.call; c != nil {
 			th.call = nil
-			tr.sysExit(th, c, si.Ret(), true)
+			sy.exit(th, c, si.Ret(), true)
 		}
 	}
 }
 
-func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
+func (sy *sysTrace) enter(th *thread, si *proc.SyscallInfo) {
+	tr := sy.tr
 	th.call = nil
-	sites := tr.sys.byNr[si.Nr()]
+	sites := sy.byNr[si.Nr()]
 	if len(sites) == 0 || !th.p.report {
 		return
 	}
 	c := &sysCall{nr: si.Nr(), args: si.Args, sp: si.SP, start: tr.clock.now(), sites: sites}
 	info := syscalls.Lookup(c.nr)
 	if info != nil {
-		c.entry = tr.capture(th.p, info, c, false, 0)
+		c.entry = sy.capture(th.p, info, c, false, 0)
 	}
 	if info != nil && info.NoReturn {
 		// exit, exit_group: nothing follows but the thread's end, so the
 		// line ends now, "= ?", as strace ends it.
-		tr.sysExit(th, c, 0, false)
+		sy.exit(th, c, 0, false)
 		return
 	}
 	th.call = c
@@ -113,33 +118,34 @@ func (tr *tracer) sysEnter(th *thread, si *proc.SyscallInfo) {
 	// others run (<unfinished ...>); a condition is known only at exit.
 	for _, s := range sites {
 		if syscalls.Plain(s) {
-			ev := tr.sysEvent(th, s, c, "entry")
+			ev := sy.event(th, s, c, "entry")
 			ev.TimeNs = c.start
-			tr.queue(ev)
+			tr.out.queue(ev)
 			c.entered = true
 			break
 		}
 	}
 }
 
-// sysExit reports a probed call once it returned (or its thread left it
+// exit reports a probed call once it returned (or its thread left it
 // for good: ret is then meaningless and returned false).
-func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
+func (sy *sysTrace) exit(th *thread, c *sysCall, ret int64, returned bool) {
+	tr := sy.tr
 	now := tr.clock.now()
 	info := syscalls.Lookup(c.nr)
 	var exit [][]byte
 	if returned && info != nil {
-		exit = tr.capture(th.p, info, c, true, ret)
+		exit = sy.capture(th.p, info, c, true, ret)
 	}
 	env := &syscalls.Env{Call: &probe.Syscall{Nr: c.nr, Args: c.args, Ret: ret}, PID: th.p.pid, TID: th.tid, Mem: th.p.readMem}
 	report := func(s *probe.Site) {
-		ev := tr.sysEvent(th, s, c, "return")
+		ev := sy.event(th, s, c, "return")
 		ev.TimeNs, ev.DurationNs = now, now-c.start
 		ev.Sys.Ret, ev.Sys.Returned, ev.Sys.Exit = ret, returned, exit
 		for _, f := range s.Fetches {
 			ev.Args = append(ev.Args, probe.FetchValue(f, env))
 		}
-		tr.queue(ev)
+		tr.out.queue(ev)
 	}
 	// Every spec with a condition or fetches reports the call when its
 	// condition holds; a plain selection (-S, -e trace=) only when none
@@ -162,24 +168,24 @@ func (tr *tracer) sysExit(th *thread, c *sysCall, ret int64, returned bool) {
 	}
 }
 
-func (tr *tracer) sysEvent(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
+func (sy *sysTrace) event(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
 	ev := baseEvent(th, s, kind)
 	ev.Sys = &probe.Syscall{Nr: c.nr, Args: c.args, Entry: c.entry}
 	return ev
 }
 
-// sysGone reports the call th was inside as never returning: the thread
+// gone reports the call th was inside as never returning: the thread
 // exited (exit_group), or the trace ends while it blocks.
-func (tr *tracer) sysGone(th *thread) {
+func (sy *sysTrace) gone(th *thread) {
 	if c := th.call; c != nil {
 		th.call = nil
-		tr.sysExit(th, c, 0, false)
+		sy.exit(th, c, 0, false)
 	}
 }
 
 // capture reads the memory info's line needs, at entry or at exit.
-func (tr *tracer) capture(p *process, info *syscalls.Info, c *sysCall, exit bool, ret int64) [][]byte {
-	return syscalls.ReadSide(info, c.args, ret, c.sp, exit, tr.sys.strsize, p.readMem)
+func (sy *sysTrace) capture(p *process, info *syscalls.Info, c *sysCall, exit bool, ret int64) [][]byte {
+	return syscalls.ReadSide(info, c.args, ret, c.sp, exit, sy.strsize, p.readMem)
 }
 
 // readMem reads p's memory in the argument order of syscalls.ReadFunc
@@ -187,8 +193,8 @@ func (tr *tracer) capture(p *process, info *syscalls.Info, c *sysCall, exit bool
 func (p *process) readMem(addr uint64, b []byte) error { return p.mem.ReadAt(b, addr) }
 
 // seizeOptions are the ptrace options of every tracee of this trace.
-func (tr *tracer) seizeOptions() int {
-	if tr.sys != nil {
+func (sy *sysTrace) seizeOptions() int {
+	if sy != nil {
 		return proc.SeizeOptions | proc.SyscallOptions
 	}
 	return proc.SeizeOptions
@@ -196,7 +202,8 @@ func (tr *tracer) seizeOptions() int {
 
 // signalEvent reports the signal th is about to be given (strace's
 // "--- SIGCHLD {...} ---" line), with its siginfo.
-func (tr *tracer) signalEvent(th *thread) {
+func (sg *signals) signalEvent(th *thread) {
+	tr := sg.tr
 	var si proc.Siginfo
 	if proc.GetSiginfo(th.tid, &si) != nil {
 		return
@@ -206,14 +213,15 @@ func (tr *tracer) signalEvent(th *thread) {
 		return
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&si)), unsafe.Sizeof(si))
-	tr.queue(&probe.Event{TimeNs: tr.clock.now(), PID: th.p.pid, TID: th.tid, Kind: "signal",
+	tr.out.queue(&probe.Event{TimeNs: tr.clock.now(), PID: th.p.pid, TID: th.tid, Kind: "signal",
 		Func: unix.SignalName(unix.Signal(th.sig)), Signal: append([]byte(nil), b...)})
 }
 
 // execLine reports the execve that started the command held at its exec
 // (syscalls.ExecCall), when a probe selects execve.
-func (tr *tracer) execLine(th *thread) {
-	sites := tr.sys.byNr[unix.SYS_EXECVE]
+func (sy *sysTrace) execLine(th *thread) {
+	tr := sy.tr
+	sites := sy.byNr[unix.SYS_EXECVE]
 	if len(sites) == 0 {
 		return
 	}
@@ -221,10 +229,10 @@ func (tr *tracer) execLine(th *thread) {
 	if err != nil {
 		return
 	}
-	call := syscalls.ExecCall(sp, execfn, tr.sys.strsize, th.p.readMem)
+	call := syscalls.ExecCall(sp, execfn, sy.strsize, th.p.readMem)
 	if call == nil {
 		return
 	}
 	c := &sysCall{nr: call.Nr, args: call.Args, start: tr.clock.now(), entry: call.Entry, sites: sites}
-	tr.sysExit(th, c, 0, true)
+	sy.exit(th, c, 0, true)
 }

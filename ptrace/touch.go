@@ -58,7 +58,8 @@ func slotZero() []byte {
 // emulate applies bp's emulated instruction to regs, or starts a touch of
 // the access it could not make. prev is the access a touch has just made:
 // failing again there is not the CPU's doing, but the tracer's.
-func (tr *tracer) emulate(th *thread, bp *breakpoint, regs *unix.PtraceRegs, prev *ssol.FaultError) {
+func (bk *breakpoints) emulate(th *thread, bp *breakpoint, regs *unix.PtraceRegs, prev *ssol.FaultError) {
+	tr := bk.tr
 	before := *regs
 	err := bp.in.Emulate(regs, asProgram{th.p.mem})
 	if err == nil {
@@ -67,7 +68,7 @@ func (tr *tracer) emulate(th *thread, bp *breakpoint, regs *unix.PtraceRegs, pre
 	var fe *ssol.FaultError
 	if errors.As(err, &fe) && th.p.tramp != 0 && (prev == nil || prev.Addr != fe.Addr || prev.Access != fe.Access) {
 		*regs = before
-		tr.startTouch(th, bp, regs, fe)
+		bk.startTouch(th, bp, regs, fe)
 		return
 	}
 	tr.fail(fmt.Errorf("pid %d: %w", th.p.pid, err))
@@ -75,7 +76,7 @@ func (tr *tracer) emulate(th *thread, bp *breakpoint, regs *unix.PtraceRegs, pre
 
 // startTouch points th, stopped at bp with regs, at the touch code for
 // fe's access; signalStop sees it end (touchDone) or fault (abortStep).
-func (tr *tracer) startTouch(th *thread, bp *breakpoint, regs *unix.PtraceRegs, fe *ssol.FaultError) {
+func (bk *breakpoints) startTouch(th *thread, bp *breakpoint, regs *unix.PtraceRegs, fe *ssol.FaultError) {
 	t := &touching{before: *regs, fault: *fe}
 	t.end = fe.Touch(regs, th.p.tramp+touchOff)
 	st := &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, touch: t}
@@ -91,11 +92,12 @@ func (tr *tracer) startTouch(th *thread, bp *breakpoint, regs *unix.PtraceRegs, 
 
 // touchDone: the touch's access went through (a stack grew); th goes back
 // to the breakpoint's registers and the emulation is redone.
-func (tr *tracer) touchDone(th *thread, regs *unix.PtraceRegs) {
+func (bk *breakpoints) touchDone(th *thread, regs *unix.PtraceRegs) {
+	tr := bk.tr
 	st := th.step
 	th.step = nil
 	*regs = st.touch.before
-	tr.releaseHeld(th, st)
-	tr.emulate(th, st.bp, regs, &st.touch.fault)
+	bk.releaseHeld(th, st)
+	bk.emulate(th, st.bp, regs, &st.touch.fault)
 	tr.setRegs(th, regs)
 }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/utap/utap/internal/proc"
-	"github.com/utap/utap/internal/ustack"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ssol"
 )
@@ -17,12 +16,10 @@ import (
 type tracer struct {
 	target probe.Target
 	sites  []probe.Site
-	emit   func(*probe.Event)
 
 	threads map[int]*thread
 	procs   map[int]*process
 	early   map[int]bool // tids that stopped before their parent's clone/fork event
-	elfs    map[string]*objInfo
 
 	leader   int   // run mode: the command's pid
 	exitCode int   // its status; -1 until it exits (still running when the trace ends)
@@ -30,63 +27,50 @@ type tracer struct {
 	// overwritten names breakpoints found gone at detach (countOverwritten).
 	overwritten []string
 
-	clock   clock
-	fast    *wakeups // nil: idle CPUs left alone (wakeup.go)
-	wake    waker
-	stats   runStats
-	env     hitEnv         // reused at every hit
-	pending []*probe.Event // reported, emitted once the thread runs on
-	poll    poller
-	// sys is the system call side, nil when no call is probed (syscall.go).
-	sys *sysTrace
+	clock clock
+	fast  *wakeups // nil: idle CPUs left alone (wakeup.go)
+	wake  waker
+	stats runStats
+	poll  poller
 	// shepherd: the trace was stopped while a seccomp filter is in; events
 	// are dropped and the command runs to its end (seccomp.go).
 	shepherd bool
-	// unwinder walks user stacks for -k (stack.go).
-	unwinder ustack.Unwinder
-	// pads: the in-process probes' rings (pads.go); nil with --no-pads.
-	pads *pads
 	// notices are lines for Result.Notices.
 	notices []string
+
+	// The components, each owning its state (docs/internals.md).
+	bp     *breakpoints // int3s, SSOL slots, stepping (hit.go)
+	pads   *padEngine   // in-process pads (pads.go); their rings: package pads
+	sys    *sysTrace    // system calls; nil when none is probed (syscall.go)
+	rets   *returns     // return probes (ret.go)
+	sigs   *signals     // SIGTRAP ownership, held signals (sigtrap.go)
+	ld     *loader      // probes going in at load and dlopen (loader.go)
+	stacks *stacks      // -k (stack.go)
+	out    *events      // events queued at a stop, emitted after (prog.go)
+
+	// Who owns a signal-delivery-stop, asked in order (stop.go).
+	trapOwners   []trapOwner
+	signalOwners []signalOwner
 }
 
-// process is one traced address space (a thread group).
+// process is one traced address space (a thread group): what the loop
+// needs, then each component's own state, declared with the component.
 type process struct {
 	pid     int
 	mem     *proc.Memory
 	threads map[int]*thread
-	bps     map[uint64]*breakpoint // by runtime address
-	slots   map[uint64]*breakpoint // by slot address
-	removed map[uint64]bool        // addresses of breakpoints taken out: a late trap there is swallowed
-	areas   []area
-	entry   uint64           // AT_ENTRY: scratch code for injected syscalls
-	armAt   uint64           // run mode: the temporary int3 where probes go in (armStart)
-	armB    byte             // the byte it replaced
-	armed   bool             // it is in
-	armRV   *proc.Rendezvous // the loader's, when armAt is its hook; nil at the entry point
-	report  bool             // emit events (false for a vfork child that is not followed)
+	entry   uint64 // AT_ENTRY: scratch code for injected syscalls
+	report  bool   // emit events (false for a vfork child that is not followed)
 	shared  *process
 	release bool // fork child without Follow: clean and detach at its first stop
 	holding bool // quiescing: keep its threads stopped
 	ourCont bool // run mode: the SIGCONT of the launch is still to come, not the program's
 
-	tramp   uint64          // return trampoline (an int3 at offset 0 of the first area), 0 if none
-	groups  []*retGroup     // return probes, by Frame.Site / Calls site id
-	calls   *callPairs      // entry/RET pairing of RetProbes functions
-	inherit *shadowStack    // fork child without Follow: the forking thread's frames, to restore
-	seen    map[object]bool // objects mapped executable when probes last went in (loader.go)
-	// sems are the USDT semaphores incremented in this address space, by
-	// runtime address, with the object of their probes (usdt.go).
-	sems map[uint64]object
-
-	trap    trapState // SIGTRAP's action as the program set it (sigtrap.go)
-	scratch uint64    // a writable page for injected calls' results, 0 until needed
-	pads    *padProc  // in-process probes (pads.go), nil until the first
-	// sigHooked: the hooks on sigaction and pthread_sigmask are in
-	// (sigtrap.go's sigHooksKept).
-	sigHooked bool
-	// vforkWin: a vfork child's records in its parent's ring (padvfork.go).
-	vforkWin *vforkWindow
+	bpProc   // breakpoints and SSOL areas (hit.go)
+	loadProc // the loader's hook, objects seen, semaphores (loader.go)
+	retProc  // return probes (ret.go)
+	sigProc  // SIGTRAP's state (sigtrap.go)
+	padHold  // in-process pads (pads.go)
 }
 
 // area is one SSOL mapping inside the tracee.
@@ -114,7 +98,8 @@ type breakpoint struct {
 	obj      object      // the object it is in: gone with it
 }
 
-// thread is one traced task.
+// thread is one traced task: what the loop needs, then each component's
+// own state, declared with the component.
 type thread struct {
 	tid         int
 	p           *process
@@ -128,23 +113,13 @@ type thread struct {
 	// returned yet (clone, fork, vfork done): its return would overwrite
 	// the registers of code injected now.
 	inSyscall bool
-	// call is the probed system call the thread is inside (syscall.go).
-	call   *sysCall
-	dead   bool // could not be interrupted: exiting
-	step   *stepping
-	shadow *shadowStack // hijacked return addresses, nil until the first
-	// trapBlocked: the program blocks SIGTRAP in this thread, which each
-	// of our traps undoes (sigtrap.go).
-	trapBlocked bool
-	// Progress under a signal storm (progress.go): where and how many
-	// times in a row an asynchronous signal was delivered, and the one
-	// held while the thread steps an instruction.
-	sigRip  uint64
-	sigRuns int
-	held    *heldSignal
-	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
-	// vforkWin: blocked in vfork, its child's records (padvfork.go).
-	vforkWin *vforkWindow
+	dead      bool // could not be interrupted: exiting
+
+	sysThread // the probed call it is inside (syscall.go)
+	bpThread  // the slot it steps (hit.go)
+	retThread // its hijacked return addresses (ret.go)
+	sigThread // its SIGTRAP mask, held signals (sigtrap.go)
+	padThread // its fs base, vfork window (pads.go)
 }
 
 // stepping is a thread running a Step slot, or the touch code, until its
@@ -174,19 +149,28 @@ type waker struct {
 
 func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tracer {
 	sys, sites := newSysTrace(sites, t.StrSize)
-	return &tracer{
+	tr := &tracer{
 		target:  t,
 		sites:   sites,
 		sys:     sys,
-		emit:    emit,
 		threads: map[int]*thread{},
 		procs:   map[int]*process{},
 		early:   map[int]bool{},
-		elfs:    map[string]*objInfo{},
 		clock:   newClock(),
 
 		exitCode: -1,
 	}
+	if sys != nil {
+		sys.tr = tr
+	}
+	tr.bp = &breakpoints{tr: tr}
+	tr.rets = &returns{tr: tr}
+	tr.sigs = &signals{tr: tr}
+	tr.ld = &loader{tr: tr, elfs: map[string]*objInfo{}}
+	tr.stacks = &stacks{tr: tr}
+	tr.out = &events{tr: tr, emit: emit}
+	tr.trapOwners = []trapOwner{tr.bp, tr.rets, tr.ld}
+	return tr
 }
 
 func newProcess(pid int) (*process, error) {
@@ -198,9 +182,7 @@ func newProcess(pid int) (*process, error) {
 		pid:     pid,
 		mem:     mem,
 		threads: map[int]*thread{},
-		bps:     map[uint64]*breakpoint{},
-		slots:   map[uint64]*breakpoint{},
-		removed: map[uint64]bool{},
+		bpProc:  bpProc{bps: map[uint64]*breakpoint{}, slots: map[uint64]*breakpoint{}, removed: map[uint64]bool{}},
 		report:  true,
 	}, nil
 }
@@ -219,9 +201,9 @@ func (tr *tracer) dropThread(th *thread) {
 }
 
 func (tr *tracer) dropProcess(p *process) {
-	tr.vforkEnd(p.vforkWin)
+	tr.pads.vforkEnd(p.vforkWin)
 	if p.shared == nil {
-		tr.ringGone(p)
+		tr.pads.ringGone(p)
 	}
 	for _, th := range p.threads {
 		delete(tr.threads, th.tid)

@@ -27,7 +27,7 @@ func (pl *planner) unwinders() error {
 			continue
 		}
 		seen[m.Path] = true
-		oi := pl.tr.objInfo(m.Path)
+		oi := pl.tr.ld.objInfo(m.Path)
 		if oi == nil {
 			continue
 		}

@@ -55,7 +55,7 @@ func (pl *planner) addSem(at uint64, obj object) {
 
 // semsUp increments the semaphores of sems that p has not incremented
 // yet. p's threads are stopped.
-func (tr *tracer) semsUp(p *process, sems map[uint64]object) error {
+func (ld *loader) semsUp(p *process, sems map[uint64]object) error {
 	for at, obj := range sems {
 		if _, ok := p.sems[at]; ok {
 			continue

@@ -1,6 +1,4 @@
-//go:build linux && amd64
-
-package ptrace
+package pads
 
 // A record names its thread by fs base, and glibc gives a new thread the
 // TCB (so the fs base) of a dead one. Each fs base has its owners, newest
@@ -11,20 +9,20 @@ package ptrace
 // whole ring there, tens of milliseconds under a flood of records, for
 // every thread a program started).
 
-// fsOwner is the thread with an fs base from record index from on.
-type fsOwner struct {
+// owner is the thread with an fs base from record index from on.
+type owner struct {
 	tid  int
 	from uint64
-	prev *fsOwner // the owner before, kept while its records may be unread
+	prev *owner // the owner before, kept while its records may be unread
 }
 
-// fsOwners is a process's fs bases and their owners.
-type fsOwners map[uint64]*fsOwner
+// Owners is a process's fs bases and their owners.
+type Owners map[uint64]*owner
 
 // add makes tid the owner of fs from index head on; tail is the ring's
 // read index: owners before one whose records start below it are gone.
-func (m fsOwners) add(fs uint64, tid int, head, tail uint64) {
-	o := &fsOwner{tid: tid, from: head, prev: m[fs]}
+func (m Owners) add(fs uint64, tid int, head, tail uint64) {
+	o := &owner{tid: tid, from: head, prev: m[fs]}
 	m[fs] = o
 	for ; o != nil; o = o.prev {
 		if o.from <= tail {
@@ -35,7 +33,7 @@ func (m fsOwners) add(fs uint64, tid int, head, tail uint64) {
 }
 
 // owner is the owner of fs when record index was written, nil if none.
-func (m fsOwners) owner(fs, index uint64) *fsOwner {
+func (m Owners) owner(fs, index uint64) *owner {
 	for o := m[fs]; o != nil; o = o.prev {
 		if index >= o.from {
 			return o
@@ -44,22 +42,38 @@ func (m fsOwners) owner(fs, index uint64) *fsOwner {
 	return nil
 }
 
-// fsAdd is an owner the loop saw, for the drains to add (fsTakeIn).
+// fsAdd is an owner the loop saw, for the drains to add (takeIn).
 type fsAdd struct {
-	ring *padRing
+	ring *Ring
 	fs   uint64
 	tid  int
 	head uint64
 }
 
-// fsTakeIn adds the owners the loop saw; under mu, before a drain: a
+// SeeFS records tid's fs base, seen stopped before it can run a pad, in
+// owners, the process's, whose ring is r (nil before the first).
+func (d *Drainer) SeeFS(r *Ring, owners Owners, fs uint64, tid int) {
+	if r == nil || r.r == nil {
+		d.mu.Lock()
+		owners.add(fs, tid, 0, 0)
+		d.mu.Unlock()
+		return
+	}
+	// Not under mu, which the drainer may hold for a batch: the drains
+	// take it in before their next records.
+	d.fsMu.Lock()
+	d.fsNew = append(d.fsNew, fsAdd{ring: r, fs: fs, tid: tid, head: r.r.Reserved()})
+	d.fsMu.Unlock()
+}
+
+// takeIn adds the owners the loop saw; under mu, before a drain: a
 // drain reads records below the head it finds as it starts, no higher
 // than the head these were seen at, so none of their threads' records.
-func (ps *pads) fsTakeIn() {
-	ps.fsMu.Lock()
-	adds := ps.fsNew
-	ps.fsNew = nil
-	ps.fsMu.Unlock()
+func (d *Drainer) takeIn() {
+	d.fsMu.Lock()
+	adds := d.fsNew
+	d.fsNew = nil
+	d.fsMu.Unlock()
 	for _, a := range adds {
 		a.ring.fs.add(a.fs, a.tid, a.head, a.ring.r.Tail())
 		a.ring.lastOK = false

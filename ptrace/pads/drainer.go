@@ -1,0 +1,259 @@
+package pads
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
+)
+
+// drainEvery is how often the drainer reads the rings: at 0.2 µs an event,
+// a default ring (131072 records) fills in no less than 26 ms.
+const drainEvery = time.Millisecond
+
+// drainBatch bounds the records read under one hold of the lock the loop
+// shares: a millisecond's worth.
+const drainBatch = 1024
+
+// Drainer reads every ring: its goroutine and the tracer's loop share it
+// under mu, which also orders every emit.
+type Drainer struct {
+	mu    sync.Mutex
+	clock *pad.Clock
+	sites []*Site       // by record site id
+	rings map[int]*Ring // by pid
+	lost  uint64        // drops of rings gone
+	stop  chan struct{}
+	done  chan struct{}
+	emit  func(*probe.Event) // the trace's, called under mu only
+	// tally: counts per site id instead of events (probe.Target.Tally),
+	// for Result.Tallies: no event is made.
+	tally  bool
+	counts []uint64
+	slab   []padEvent // events to fill
+	// held: the loop holds events of a stop not emitted yet; the drainer
+	// leaves the rings alone until Release has emitted them in order.
+	held atomic.Bool
+	// mute: the trace is over but the tracer stays: records are read and
+	// dropped.
+	mute atomic.Bool
+	// fsNew: owners of fs bases seen by the loop, for the next drain to
+	// take in (owners.go); under fsMu.
+	fsMu  sync.Mutex
+	fsNew []fsAdd
+}
+
+// New returns a drainer emitting with emit; tally counts instead.
+func New(emit func(*probe.Event), tally bool) *Drainer {
+	return &Drainer{rings: map[int]*Ring{}, emit: emit, tally: tally}
+}
+
+// Tally says whether the pads count rather than record.
+func (d *Drainer) Tally() bool { return d.tally }
+
+// NextID is the record site id the next site added gets.
+func (d *Drainer) NextID() uint32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return uint32(len(d.sites))
+}
+
+// AddSite gives s the next record site id.
+func (d *Drainer) AddSite(s *Site) {
+	d.mu.Lock()
+	d.sites = append(d.sites, s)
+	d.mu.Unlock()
+}
+
+// Hold keeps the drainer off the rings: the loop holds events of a stop
+// that the records after it must not pass.
+func (d *Drainer) Hold() { d.held.Store(true) }
+
+// Release emits the records made before CLOCK_MONOTONIC time ns, then
+// runs emit (the loop's events), in order, and lets the drainer go on.
+func (d *Drainer) Release(ns int64, emit func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.held.Store(false)
+	// Records made before the stop go first; those after it, once the
+	// thread ran on, wait for the next drain.
+	d.drainUntil(ns)
+	emit()
+}
+
+// Mute drops the records from now on.
+func (d *Drainer) Mute() { d.mute.Store(true) }
+
+// Lost is the records the full rings dropped.
+func (d *Drainer) Lost() uint64 { return d.lost }
+
+// start runs the drainer once the first ring exists: events flow while
+// the loop sleeps in wait4.
+func (d *Drainer) start() {
+	if d.stop != nil {
+		return
+	}
+	d.clock = pad.NewClock()
+	d.stop, d.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(d.done)
+		// At the tracees' priority, not above: ahead of them it took
+		// the CPU from them and from the loop, whose stops (a thread's
+		// start) they wait for. A ring full blocks no one: its pad drops.
+		wait := drainEvery
+		for {
+			select {
+			case <-d.stop:
+				return
+			case <-time.After(wait):
+			}
+			n := 0
+			d.mu.Lock()
+			if !d.held.Load() {
+				d.clock.Update()
+				n = d.drainSome(drainBatch)
+			}
+			d.mu.Unlock()
+			// While records flow, read again at once; the lock is
+			// released between batches, for the loop (a thread's first
+			// stop, a hit's events) to take it.
+			switch {
+			case n == 0:
+				wait = drainEvery
+			case n < drainBatch/4:
+				wait = drainEvery / 10
+			default:
+				wait = drainEvery / 20
+			}
+		}
+	}()
+}
+
+// Halt stops the drainer; the rings gone are drained by Gone.
+func (d *Drainer) Halt() {
+	if d.stop != nil {
+		close(d.stop)
+		<-d.done
+		d.stop = nil
+	}
+}
+
+// drainSome drains at most max records of each ring, and returns the
+// records read.
+func (d *Drainer) drainSome(max int) int {
+	d.takeIn()
+	n := 0
+	for _, r := range d.rings {
+		n += r.r.DrainMax(max, func(rec *pad.Record) { d.record(r, rec) })
+	}
+	return n
+}
+
+// drainAll turns every committed record into its event and emits it,
+// and returns the records read.
+func (d *Drainer) drainAll() int {
+	d.takeIn()
+	n := 0
+	for _, r := range d.rings {
+		n += r.r.Drain(func(rec *pad.Record) { d.record(r, rec) })
+	}
+	return n
+}
+
+// drainUntil drains the records made before CLOCK_MONOTONIC time ns.
+func (d *Drainer) drainUntil(ns int64) {
+	if d.clock == nil {
+		return
+	}
+	limit := d.clock.TSC(ns)
+	d.takeIn()
+	for _, r := range d.rings {
+		r.r.DrainBefore(limit, func(rec *pad.Record) { d.record(r, rec) })
+	}
+}
+
+// record emits the event of one record.
+func (d *Drainer) record(r *Ring, rec *pad.Record) {
+	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() {
+		return
+	}
+	pid, tid := r.Pid, 0
+	if len(r.vforks) > 0 {
+		if w := r.vforkOf(rec); w != nil {
+			if !w.report {
+				return // a vfork child not followed: not the parent's call
+			}
+			pid, tid = w.pid, w.pid
+		}
+	}
+	if d.tally {
+		d.count(rec.Site, 1)
+		return
+	}
+	s := d.sites[rec.Site]
+	// Consecutive records mostly come from one thread: the last answer
+	// saves a map lookup.
+	if tid == 0 && (!r.lastOK || rec.FS != r.lastFS) {
+		t := r.Pid // a thread whose fs base utap did not see (set by arch_prctl since)
+		o := r.fs.owner(rec.FS, rec.Index)
+		if o != nil {
+			t = o.tid
+		}
+		// Only the newest owner holds for the records after this one.
+		r.lastFS, r.lastTID, r.lastOK = rec.FS, t, o == nil || o == r.fs[rec.FS]
+	}
+	if tid == 0 {
+		tid = r.lastTID
+	}
+	// Events and their values come from slabs: the drainer makes
+	// millions of them, an allocation each would be most of its cost.
+	if len(d.slab) == 0 {
+		d.slab = make([]padEvent, 256)
+	}
+	pe := &d.slab[0]
+	d.slab = d.slab[1:]
+	// Each drain refines the clock's rate: a record converted after it
+	// must not come out earlier than the one before.
+	ns := max(d.clock.Nanos(rec.TSC), r.lastNs)
+	r.lastNs = ns
+	pe.ev = probe.Event{
+		TimeNs: ns, PID: pid, TID: tid,
+		Probe: s.Probe, Func: s.Func, Kind: "entry", ProbeIndex: s.Index,
+	}
+	if len(s.Fetches) > 0 {
+		pe.ev.Args = pe.args[:len(s.Fetches)]
+		for i, f := range s.Fetches {
+			pe.args[i] = f.Value(rec.Vals[i])
+		}
+	}
+	d.emit(&pe.ev)
+}
+
+// count adds n to site id's tally.
+func (d *Drainer) count(id uint32, n uint64) {
+	for int(id) >= len(d.counts) {
+		d.counts = append(d.counts, 0)
+	}
+	d.counts[id] += n
+}
+
+// padEvent is an event with room for its values.
+type padEvent struct {
+	ev   probe.Event
+	args [pad.MaxValues]probe.Value
+}
+
+// Tallies are the counts of a Tally trace, per site.
+func (d *Drainer) Tallies() []probe.Tally {
+	var out []probe.Tally
+	for id, n := range d.counts {
+		if n == 0 {
+			continue
+		}
+		s := d.sites[id]
+		out = append(out, probe.Tally{Probe: s.Probe, Func: s.Func, Kind: probe.Entry, Hits: n})
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+package pads
+
+import (
+	"github.com/utap/utap/internal/bytecode"
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
+)
+
+// Site is what a record's event says of its probe.
+type Site struct {
+	Probe   string // probe.Event.Probe
+	Func    string
+	Index   int                 // probe.Event.ProbeIndex
+	Fetches []*bytecode.Program // the values, in record order
+}
+
+// NewSite is the event side of site s, whose pad fetches with fetches.
+func NewSite(s *probe.Site, fetches []*bytecode.Program) *Site {
+	return &Site{Probe: s.Spec.Text, Func: s.Func, Index: s.Probe, Fetches: fetches}
+}
+
+// Ring is one process's ring, as mapped in it and in the tracer.
+type Ring struct {
+	Pid  int
+	Addr uint64 // in the process
+	N    int    // records
+	Size uint64 // bytes mapped
+	view []byte // the tracer's mapping; nil for a fork child's copy
+	r    *pad.Ring
+	fs   Owners // shared with the process's, read under mu
+	// The last fs base looked up, and its tid (record); lastOK is
+	// cleared whenever fs changes.
+	lastFS  uint64
+	lastTID int
+	lastOK  bool
+	lastNs  int64 // the last event's time: times never go back
+	// vforks: the records of vfork children (vfork.go).
+	vforks []*Window
+	gone   bool // unmapped here (Gone)
+}
+
+// Copy is a fork child's copy of r: the same place in the child, no view
+// of the tracer's.
+func (r *Ring) Copy() *Ring { return &Ring{Addr: r.Addr, N: r.N, Size: r.Size} }
+
+// Mapped says whether the tracer reads r (it is not a fork child's copy).
+func (r *Ring) Mapped() bool { return r.view != nil }
+
+// Reserved is the index of the next record a pad will reserve.
+func (r *Ring) Reserved() uint64 { return r.r.Reserved() }
+
+// Add makes view, the tracer's mapping of pid's ring of n records at addr
+// (size bytes), a ring the drainer reads, with the process's fs owners.
+func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs Owners) (*Ring, error) {
+	r, err := pad.NewRing(view, n)
+	if err != nil {
+		return nil, err
+	}
+	pr := &Ring{Pid: pid, Addr: addr, N: n, Size: size, view: view, r: r, fs: fs}
+	d.mu.Lock()
+	d.rings[pid] = pr
+	d.mu.Unlock()
+	d.start()
+	return pr, nil
+}
+
+// Gone drains r a last time, counts its drops and forgets it; the caller
+// unmaps its view (returned, nil for a copy).
+func (d *Drainer) Gone(r *Ring) []byte {
+	if r.view == nil {
+		return nil // a fork child's copy of its parent's
+	}
+	d.mu.Lock()
+	if d.rings[r.Pid] == r {
+		d.drainAll()
+		r.r.DrainLast(func(rec *pad.Record) { d.record(r, rec) })
+		delete(d.rings, r.Pid)
+		if d.tally {
+			for id := range min(len(d.sites), pad.MaxCounted) {
+				d.count(uint32(id), r.r.Count(id))
+			}
+		}
+	}
+	d.lost += r.r.Drops()
+	r.gone = true
+	d.mu.Unlock()
+	return r.view
+}

@@ -1,0 +1,84 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+)
+
+// The loop hands each signal-delivery-stop to the component that owns it.
+// A SIGTRAP goes first to the trap owners, in order (breakpoints, returns,
+// the loader): each takes the traps of its own int3s. Any other signal,
+// or a trap no one took, goes to the signal owners, in order (returns,
+// pads, breakpoints, signals): each takes a signal that lands in its code
+// or its state, or leaves it. A signal no one takes is delivered as it came.
+
+// stop is one signal-delivery-stop, as the owners see it.
+type stop struct {
+	th   *thread
+	sig  int
+	si   proc.Siginfo
+	regs unix.PtraceRegs
+	// runs is how many times in a row a signal was delivered at this
+	// rip before (progress.go).
+	runs int
+}
+
+// kernelTrap says whether the stop is an int3's SIGTRAP.
+func (s *stop) kernelTrap() bool { return s.sig == int(unix.SIGTRAP) && s.si.Code == proc.SIKernel }
+
+// trapOwner takes the SIGTRAPs of its int3s and single-steps.
+type trapOwner interface{ ownTrap(s *stop) bool }
+
+// signalOwner takes the signals that land in its code or its state.
+type signalOwner interface{ ownSignal(s *stop) bool }
+
+// signalStop handles a signal-delivery-stop: one of our traps, the
+// watcher's wake-up, or the tracee's own signal, re-injected as it came.
+func (tr *tracer) signalStop(th *thread, sig int) {
+	s := &stop{th: th, sig: sig}
+	if proc.GetSiginfo(th.tid, &s.si) != nil || proc.GetRegs(th.tid, &s.regs) != nil {
+		th.sig = sig
+		return
+	}
+	s.runs = th.sigRuns
+	th.sigRuns = 0
+	took, resend := tr.sigs.before(s)
+	if resend {
+		defer unix.Tgkill(th.p.pid, th.tid, unix.SIGTRAP)
+	}
+	if took {
+		return
+	}
+	if sig == int(unix.SIGTRAP) {
+		for _, o := range tr.trapOwners {
+			if o.ownTrap(s) {
+				return
+			}
+		}
+	}
+	if sig == int(unix.SIGSTOP) && s.si.Code == proc.SITkill && s.si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
+		tr.wake.consumed = true
+		return
+	}
+	for _, o := range tr.signalOwners {
+		if o.ownSignal(s) {
+			return
+		}
+	}
+	th.sig = sig
+}
+
+// syncFault tells a fault raised by an instruction from a signal sent by
+// someone (si_code <= 0) or raised asynchronously.
+func syncFault(sig int, si *proc.Siginfo) bool {
+	switch unix.Signal(sig) {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL:
+		return si.Code > 0
+	}
+	return false
+}
