@@ -152,3 +152,19 @@ func direntCapture(nr int) int {
 	}
 	return -1
 }
+
+// running counts the calls still in progress when the links are gone:
+// their entries stay in the open map and no exit will send them, so the
+// trace's notices say how many returns were not seen (as for probes).
+func (y *sysSession) running() int {
+	if y.open == nil {
+		return 0
+	}
+	var key uint64
+	var val []byte
+	n := 0
+	for it := y.open.Iterate(); it.Next(&key, &val); {
+		n++
+	}
+	return n
+}
