@@ -51,6 +51,11 @@ type Target struct {
 	// capture reads (strace's -s, plus one to tell truncation); 0 means
 	// strace's default, 32.
 	StrSize int
+	// FdPaths (-y): an engine that reports a call after the fact (the
+	// uprobe engine's records) reads the paths of the call's fds when it
+	// decodes it, into Syscall.FdPaths, before the process can close them
+	// or exit.
+	FdPaths bool
 	// ProcessEvents asks for the events strace shows between calls:
 	// signals delivered (Kind "signal") and processes exiting ("exit").
 	ProcessEvents bool

@@ -47,6 +47,10 @@ type Syscall struct {
 	// started and when it returned; a nil entry was not read (a fault, or
 	// that side was not seen).
 	Entry, Exit [][]byte
+	// FdPaths (Target.FdPaths) holds the paths of the call's fds as the
+	// engine read them from /proc ("" unknown); nil: the writer reads
+	// /proc itself, which is right while the process is stopped in the call.
+	FdPaths map[int]string
 }
 
 // Value is one fetched value. Exactly one of Int, Str or Err is meaningful.

@@ -87,7 +87,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 	}
 	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
-		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize,
+		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize, fdPaths: t.FdPaths,
 		proc: t.ProcessEvents && !t.Tally}
 	if t.Tally {
 		c.ringSize = os.Getpagesize() // unused: counts stay in maps
@@ -105,12 +105,16 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
 		res.Notices = append(notices(st), s.ex.notices()...)
+		if s.sysRunning > 0 {
+			res.Notices = append(res.Notices, fmt.Sprintf("%d system calls still running when the trace ended: not shown (their returns were not seen)", s.sysRunning))
+		}
 		res.Notices = append(res.Notices, notes...)
 		if err == nil && cerr != nil {
 			err = fmt.Errorf("uprobe: shutting down: %w", cerr)
 		}
 	}()
 	if s.sys != nil {
+		s.sys.fdPaths = t.FdPaths
 		// Before any tgid is in the map: nothing is seen until then.
 		if err := s.sys.attach(s.att); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)

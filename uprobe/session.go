@@ -15,16 +15,18 @@ import (
 // (system call sites) and reader (the events ring). close releases them
 // all, links first so that nothing new arrives while the ring is drained.
 type session struct {
-	spec    *Spec
-	tally   bool // count in place (tally.go), no records
-	objs    *kernelObjs
-	att     *attacher
-	sites   *siteTable
-	traced  *tracedSet
-	ex      *execFollower // with exec following: new images of traced processes
-	sys     *sysSession   // system call sites (syscall.go)
-	reader  *ringReader
-	counted []probe.Tally // read from the tally maps at close
+	spec   *Spec
+	tally  bool // count in place (tally.go), no records
+	objs   *kernelObjs
+	att    *attacher
+	sites  *siteTable
+	traced *tracedSet
+	ex     *execFollower // with exec following: new images of traced processes
+	sys    *sysSession   // system call sites (syscall.go)
+	// sysRunning: system calls still in progress when the trace ended.
+	sysRunning int
+	reader     *ringReader
+	counted    []probe.Tally // read from the tally maps at close
 }
 
 // haveV4 says whether the kernel has signed division (the v4 ISA, 6.6+);
@@ -126,6 +128,7 @@ func (s *session) close() (st stats, err error) {
 	}
 	st = s.objs.readStats()
 	if s.sys != nil {
+		s.sysRunning = s.sys.running() // after detach: no exit can take one
 		s.sys.close()
 	}
 	s.objs.close()

@@ -57,6 +57,7 @@ type specConfig struct {
 	// sys are the system call sites, strSize their -s (syscall.go).
 	sys     []probe.Site
 	strSize int
+	fdPaths bool // -y: wake the reader at every call (syscall_user.go)
 	proc    bool // Target.ProcessEvents (proc.go): filtered on the tgid map
 }
 
@@ -119,7 +120,13 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	}
 	if len(c.sys) > 0 {
 		var err error
-		if s.sys, err = newSysSpec(c.sys, c.strSize, m, c.v4); err != nil {
+		sm := m
+		if c.fdPaths {
+			// Each record wakes the reader, which reads the fds' paths
+			// while the process most likely still has them open.
+			sm.wakeAt = 0
+		}
+		if s.sys, err = newSysSpec(c.sys, c.strSize, sm, c.v4); err != nil {
 			return nil, err
 		}
 	}

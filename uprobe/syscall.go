@@ -109,6 +109,7 @@ type sysInfo struct {
 
 // sysCall is one traced call number: its site and record layout.
 type sysCall struct {
+	nr   int
 	site int // index in sysSpec.sites
 	info sysInfo
 	offs []int // record offset of each capture's slot
@@ -234,7 +235,7 @@ func layoutSys(sites []probe.Site, strsize, limit int) (*sysSpec, error) {
 				cp.max = min(cp.max, limit)
 			}
 		}
-		c := &sysCall{site: i, info: info, size: sysOffCaps}
+		c := &sysCall{nr: nr, site: i, info: info, size: sysOffCaps}
 		for _, cp := range info.caps {
 			c.offs = append(c.offs, c.size)
 			n := ss.slotSize(cp)
@@ -329,16 +330,27 @@ func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
 	if sys.Returned {
 		sys.Ret = int64(le.Uint64(raw[regAX:]))
 	}
+	var failed []int // captures the kernel could not read
 	for i, cp := range c.info.caps {
 		if i >= sysMaxCaps || cp.kind == capNone {
 			continue
 		}
-		b := y.capture(raw[c.offs[i]:c.offs[i]+y.slotSize(cp)], cp)
+		slot := raw[c.offs[i] : c.offs[i]+y.slotSize(cp)]
+		if res := int64(le.Uint64(slot)); res < 0 && res != sysNotRead {
+			failed = append(failed, i)
+		}
+		b := y.capture(slot, cp)
 		if cp.exit {
 			sys.Exit[i] = b
 		} else {
 			sys.Entry[i] = b
 		}
+	}
+	pid := int(pidTgid >> 32)
+	y.readFailed(pid, sys, failed, le.Uint64(raw[sysOffSP:]))
+	y.fullDirents(sys, raw)
+	if y.fdPaths {
+		sys.FdPaths = fdPaths(pid, sys, y.strLen)
 	}
 	if ret, ok := syscalls.SigreturnRet(sys); ok {
 		// Sent at entry (no exit tracepoint names it): what it returns

@@ -7,7 +7,7 @@ import "encoding/binary"
 // sysConf is a number's entry in the table the programs read.
 //
 //	0  u64 record's first word (sysTag | site); 0: not traced
-//	8  u32 flags (sysNoReturn)   12 u32 condition number
+//	8  u32 flags (sysNoReturn, sysDirents)   12 u32 condition number
 //	16 u32 record size           20 u32 captures
 //	24 captures, 16 bytes each:
 //	   u16 slot offset, u16 address argument's offset, u16 length's
@@ -37,9 +37,14 @@ func (ss *sysSpec) conf(c *sysCall) []byte {
 	b := make([]byte, sysConfSize)
 	le := binary.LittleEndian
 	le.PutUint64(b, sysTag|uint64(c.site))
+	flags := uint32(0)
 	if c.info.noReturn {
-		le.PutUint32(b[confOffFlags:], sysNoReturn)
+		flags |= sysNoReturn
 	}
+	if direntCapture(c.nr) >= 0 {
+		flags |= sysDirents
+	}
+	le.PutUint32(b[confOffFlags:], flags)
 	le.PutUint32(b[confOffCond:], uint32(c.cond))
 	le.PutUint32(b[confOffSize:], uint32(c.size))
 	caps := c.info.caps[:min(len(c.info.caps), sysMaxCaps)]

@@ -34,6 +34,7 @@ type sysSession struct {
 	confs, open, build *ebpf.Map
 	enter              map[int]*ebpf.Program // by the arguments it reads (sysSpec.arities)
 	exit               *ebpf.Program
+	fdPaths            bool // -y: read each call's fd paths when decoding it (syscall_user.go)
 }
 
 // loadSys creates the system call maps, fills the per-number table and
@@ -41,9 +42,10 @@ type sysSession struct {
 // error whatever was created is released.
 func loadSys(o *kernelObjs, ss *sysSpec) (y *sysSession, err error) {
 	y = &sysSession{sysSpec: ss}
+	made := y // the returns below set y to nil first
 	defer func() {
 		if err != nil {
-			y.close()
+			made.close()
 			y = nil
 		}
 	}()

@@ -162,6 +162,7 @@ func (ss *sysSpec) exitInsns(g *progGen, m maps) (asm.Instructions, error) {
 	}
 	g.emit(asm.LoadMem(asm.R8, asm.RFP, sysSlotConf, asm.DWord))
 	ss.captures(g, true)
+	ss.countDirents(g)
 	ss.output(g, m)
 	g.mark("forget")
 	g.emit(

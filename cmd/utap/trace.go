@@ -172,6 +172,7 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	sites = append(sites, sysSites...)
 	t.StrSize = c.Int("s")
+	t.FdPaths = c.Bool("y")
 	t.ProcessEvents = len(sysSites) > 0
 	var enums enumNamer
 	enums.add(sites)

@@ -131,8 +131,13 @@ func (o *Options) sysOptions(ev *probe.Event) *syscalls.Options {
 	}
 	so := &syscalls.Options{StrSize: n}
 	if o.FdPath != nil {
-		pid := ev.PID
-		so.FdPath = func(fd int) string { return o.FdPath(pid, fd) }
+		pid, paths := ev.PID, o.call(ev).FdPaths
+		so.FdPath = func(fd int) string {
+			if p, ok := paths[fd]; ok {
+				return p
+			}
+			return o.FdPath(pid, fd)
+		}
 	}
 	return so
 }

@@ -1,0 +1,170 @@
+//go:build linux && amd64
+
+package uprobe
+
+import (
+	"encoding/binary"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+	"golang.org/x/sys/unix"
+)
+
+// What a call's record lacks, completed in user space as the reader
+// decodes it: the process is usually still there, a little later than the
+// call.
+
+// readFailed reads again, from user space, the captures the kernel could
+// not read. The tracepoint programs cannot sleep, so bpf_probe_read_user
+// fails on a page that is not present (a buffer in .bss or fresh heap never
+// touched, a swapped-out page) even when the call itself would read it; a
+// sleepable program is not possible on a tracepoint, and the record is
+// already on its way. process_vm_readv faults the page in for us, as the
+// ptrace engine's reads do. The race: the memory is read after the call,
+// so an entry buffer the process reused meanwhile shows its newer bytes;
+// when the process is gone (or the read fails) the argument stays an
+// address, as before.
+func (y *sysSession) readFailed(pid int, sys *probe.Syscall, failed []int, sp uint64) {
+	if len(failed) == 0 {
+		return
+	}
+	in := syscalls.Lookup(sys.Nr)
+	if in == nil {
+		return
+	}
+	read := readMem(pid)
+	for _, i := range failed {
+		if i >= len(in.Captures) {
+			continue
+		}
+		c := in.Captures[i]
+		if c.Exit && (!sys.Returned || sys.Ret < 0) {
+			continue // a failed call wrote no output
+		}
+		if c.StrArray {
+			continue // argv and envp: at exec, in an image that is gone
+		}
+		b := syscalls.Read(c, sys.Args, sys.Ret, sp, y.strLen, read)
+		if b == nil {
+			continue
+		}
+		if c.Exit {
+			sys.Exit[i] = b
+		} else {
+			sys.Entry[i] = b
+		}
+	}
+}
+
+// readMem reads pid's memory with process_vm_readv.
+func readMem(pid int) syscalls.ReadFunc {
+	return func(addr uint64, p []byte) error {
+		if len(p) == 0 {
+			return nil
+		}
+		local := []unix.Iovec{{Base: &p[0], Len: uint64(len(p))}}
+		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}
+		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return err
+		}
+		if n < len(p) {
+			return syscall.EFAULT
+		}
+		return nil
+	}
+}
+
+// fdPaths (-y) are the paths of the fds the call's line shows, read from
+// /proc/PID/fd as soon as the record is read. The decoder itself names
+// them (every argument or result it would show as an fd), so the engine
+// reads exactly those. The race: the call is over when its record comes;
+// an fd the process closed since (or a process that exited) has no path
+// and shows as a bare number, and an fd closed and reused since shows its
+// new file.
+func fdPaths(pid int, sys *probe.Syscall, strsize int) map[int]string {
+	paths := map[int]string{}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	syscalls.Line(sys, &syscalls.Options{StrSize: strsize, FdPath: func(fd int) string {
+		p, seen := paths[fd]
+		if !seen {
+			p, _ = os.Readlink(dir + strconv.Itoa(fd)) // "" when closed: a number
+			paths[fd] = p
+		}
+		return p
+	}})
+	return paths
+}
+
+// direntSize is the smallest linux_dirent64 record: its 19 bytes of
+// header and a NUL, 8-aligned.
+const direntSize = 24
+
+// fullDirents makes a getdents capture count every entry the call
+// returned. The record holds at most sysMaxCapture bytes of the buffer
+// (a per-CPU value is 32 KiB), so the exit program walks the whole
+// returned buffer's d_reclen chain and records the count at sysOffDirents;
+// the decoder counts the records of the bytes it gets (it shows only the
+// count), so the bytes captured are cut to their whole records and
+// followed by empty records up to that count.
+func (y *sysSession) fullDirents(sys *probe.Syscall, raw []byte) {
+	i := direntCapture(sys.Nr)
+	if i < 0 || i >= len(sys.Exit) || sys.Exit[i] == nil || !sys.Returned || sys.Ret <= 0 {
+		return
+	}
+	total := int(binary.LittleEndian.Uint64(raw[sysOffDirents:]))
+	b := sys.Exit[i]
+	whole, n := 0, 0
+	for whole+18 <= len(b) {
+		rl := int(binary.LittleEndian.Uint16(b[whole+16:]))
+		if rl == 0 || whole+rl > len(b) {
+			break
+		}
+		whole += rl
+		n++
+	}
+	if total <= n {
+		return
+	}
+	out := append(make([]byte, 0, whole+(total-n)*direntSize), b[:whole]...)
+	for range total - n {
+		var e [direntSize]byte
+		binary.LittleEndian.PutUint16(e[16:], direntSize)
+		out = append(out, e[:]...)
+	}
+	sys.Exit[i] = out
+}
+
+// direntCapture is the index of the getdents capture of call nr, -1 when
+// it has none.
+func direntCapture(nr int) int {
+	in := syscalls.Lookup(nr)
+	if in == nil {
+		return -1
+	}
+	for i, c := range in.Captures {
+		if c.Exit && c.Arg < len(in.Args) && in.Args[c.Arg].Kind == syscalls.KindDirents {
+			return i
+		}
+	}
+	return -1
+}
+
+// running counts the calls still in progress when the links are gone:
+// their entries stay in the open map and no exit will send them, so the
+// trace's notices say how many returns were not seen (as for probes).
+func (y *sysSession) running() int {
+	if y.open == nil {
+		return 0
+	}
+	var key uint64
+	var val []byte
+	n := 0
+	for it := y.open.Iterate(); it.Next(&key, &val); {
+		n++
+	}
+	return n
+}
