@@ -46,17 +46,9 @@ func (f *flame) Write(ev *probe.Event) error {
 			f.stacks.Add(withLeaf(ev), 1, ev.DurationNs, ev.TimeNs)
 		}
 	case ev.Kind == "entry" && f.opens[ev.ProbeIndex]:
-		st := append([]probe.Frame(nil), ev.Stack...)
-		if len(st) == 0 {
-			st = withLeaf(ev)
-		}
-		f.open[ev.TID] = append(f.open[ev.TID], call{ev.ProbeIndex, st, ev.TimeNs})
+		f.open[ev.TID] = append(f.open[ev.TID], call{ev.ProbeIndex, entryStack(ev), ev.TimeNs})
 	case ev.Kind == "entry":
-		st := ev.Stack
-		if len(st) == 0 {
-			st = withLeaf(ev)
-		}
-		f.stacks.Add(st, 1, 0, ev.TimeNs)
+		f.stacks.Add(entryStack(ev), 1, 0, ev.TimeNs)
 	case ev.Kind == "return":
 		entry, twin := f.twinOf[ev.ProbeIndex]
 		if !twin {
@@ -80,6 +72,20 @@ func (f *flame) Write(ev *probe.Event) error {
 		// Its entry came before the trace: not a call seen whole.
 	}
 	return nil
+}
+
+// entryStack is a copy of an entry event's stack, its leaf named after the
+// probed function when the symbolizer could not name it (the process
+// gone before its maps were read).
+func entryStack(ev *probe.Event) []probe.Frame {
+	if len(ev.Stack) == 0 {
+		return withLeaf(ev)
+	}
+	st := append([]probe.Frame(nil), ev.Stack...)
+	if st[0].Func == "" {
+		st[0].Func = ev.Func
+	}
+	return st
 }
 
 // withLeaf is the event's stack with its function as the innermost frame.

@@ -39,6 +39,8 @@ func flameEvents() []probe.Event {
 			Stack: []probe.Frame{fAnon, fMain}},
 		{TimeNs: 510, TID: 8, Func: "write", Kind: "entry", ProbeIndex: 3, Sys: &probe.Syscall{Nr: 1}},
 		{TimeNs: 600, TID: 9, Func: "malloc", Kind: "entry", ProbeIndex: 0, Stack: mallocStack},
+		// An entry whose frames went unnamed: the leaf is the probe's.
+		{TimeNs: 700, TID: 9, Func: "free", Kind: "entry", ProbeIndex: 2, Stack: []probe.Frame{{Addr: 0x7f0000002000}, {Addr: 0x401100}}},
 	}
 }
 
@@ -85,19 +87,20 @@ func TestFlamePprof(t *testing.T) {
 		v := byLeaf[leaf]
 		byLeaf[leaf] = [2]int64{v[0] + s.Value[0], v[1] + s.Value[1]}
 	}
-	// 3 mallocs (one still running), a free, a write.
-	if calls != 5 || ns != 100+150+1000 {
-		t.Errorf("totals %d calls, %d ns; want 5, 1250", calls, ns)
+	// 3 mallocs (one still running), 2 frees, a write.
+	if calls != 6 || ns != 100+150+1000 {
+		t.Errorf("totals %d calls, %d ns; want 6, 1250", calls, ns)
 	}
-	want := map[string][2]int64{"malloc": {3, 250}, "free": {1, 0}, "write": {1, 1000}}
+	want := map[string][2]int64{"malloc": {3, 250}, "free": {2, 0}, "write": {1, 1000}}
 	for k, v := range want {
 		if byLeaf[k] != v {
 			t.Errorf("%s: %v, want %v (all: %v)", k, byLeaf[k], v, byLeaf)
 		}
 	}
-	// main, work, malloc, free, the unnamed libc frame, write.
-	if len(p.Location) != 6 || len(p.Function) != 6 || len(p.Mapping) != 2 {
-		t.Errorf("%d locations, %d functions, %d mappings; want 6, 6, 2:\n%s", len(p.Location), len(p.Function), len(p.Mapping), p)
+	// main, work, malloc, free, the unnamed libc frame, write; the
+	// unnamed free and its caller, the latter "[unknown]".
+	if len(p.Location) != 8 || len(p.Function) != 7 || len(p.Mapping) != 2 {
+		t.Errorf("%d locations, %d functions, %d mappings; want 8, 7, 2:\n%s", len(p.Location), len(p.Function), len(p.Mapping), p)
 	}
 	for _, l := range p.Location {
 		fn := l.Line[0].Function
@@ -146,7 +149,7 @@ func TestFlameFolded(t *testing.T) {
 		weight prof.Value
 		want   string
 	}{
-		{prof.Calls, "main;[libc.so.6];write 1\nmain;free 1\nmain;work;malloc 3\n"},
+		{prof.Calls, "[unknown];free 1\nmain;[libc.so.6];write 1\nmain;free 1\nmain;work;malloc 3\n"},
 		{prof.Time, "main;[libc.so.6];write 1000\nmain;work;malloc 250\n"},
 	} {
 		if got := string(writeFlame(t, "folded", c.weight)); got != c.want {
@@ -183,8 +186,9 @@ func TestFlameSVG(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"all (5 calls, 100.00%)", "main (5 calls, 100.00%)", "[libc.so.6] (1 call, 20.00%)",
-		"write (1 call, 20.00%)", "free (1 call, 20.00%)", "work (3 calls, 60.00%)", "malloc (3 calls, 60.00%)"}
+	want := []string{"all (6 calls, 100.00%)", "[unknown] (1 call, 16.67%)", "free (1 call, 16.67%)",
+		"main (5 calls, 83.33%)", "[libc.so.6] (1 call, 16.67%)", "write (1 call, 16.67%)",
+		"free (1 call, 16.67%)", "work (3 calls, 50.00%)", "malloc (3 calls, 50.00%)"}
 	if !slices.Equal(titles, want) {
 		t.Errorf("titles\n%q\nwant\n%q", titles, want)
 	}
