@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/output"
 	"github.com/utap/utap/probe"
 )
 
@@ -15,7 +16,7 @@ import (
 // probe.Target.StackDepth and named here, in one place for both engines.
 var (
 	stackFlag      = &cli.BoolFlag{Name: "k", Usage: "show the user stack at each probe, innermost first (strace -k): function+offset, object, file:line when DWARF has it"}
-	stackDepthFlag = &cli.IntFlag{Name: "stack-depth", Value: probe.DefaultStackDepth, Usage: "with -k, show at most `N` frames"}
+	stackDepthFlag = &cli.IntFlag{Name: "stack-depth", Value: probe.DefaultStackDepth, Usage: "with -k, show at most `N` frames (with a profile format, 64 by default)"}
 )
 
 // stackDepth is Target.StackDepth for the command line: 0 without -k.
@@ -26,13 +27,19 @@ func stackDepth(c *cli.Context) (int, error) {
 		}
 		return c.Int("w"), nil
 	}
-	if !c.Bool("k") {
-		if c.IsSet("stack-depth") {
-			return 0, fmt.Errorf("--stack-depth goes with -k")
-		}
-		return 0, nil
-	}
 	n := c.Int("stack-depth")
+	if !c.Bool("k") {
+		switch {
+		case output.IsProfile(c.String("format")): // a profile by stack implies -k
+			if !c.IsSet("stack-depth") {
+				n = profileStackDepth
+			}
+		case c.IsSet("stack-depth"):
+			return 0, fmt.Errorf("--stack-depth goes with -k")
+		default:
+			return 0, nil
+		}
+	}
 	if n < 1 || n > maxStackDepth {
 		return 0, fmt.Errorf("--stack-depth %d: give 1 to %d frames", n, maxStackDepth)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/output"
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/profile"
 	"github.com/utap/utap/internal/summary"
 	"github.com/utap/utap/probe"
 )
@@ -29,7 +30,7 @@ func traceFlags() []cli.Flag {
 		&cli.StringFlag{Name: "probes", Usage: "read specs from `FILE`, one a line, # comments"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "engine: auto, ptrace or uprobe"},
 		&cli.StringFlag{Name: "o", Usage: "write events to `FILE` instead of stderr"},
-		&cli.StringFlag{Name: "format", Value: "text", Usage: "text (ltrace-like lines), json (JSON lines) or perfetto (a timeline for ui.perfetto.dev, with -o FILE)"},
+		&cli.StringFlag{Name: "format", Value: "text", Usage: "text (ltrace-like lines), json (JSON lines), perfetto (a timeline for ui.perfetto.dev, with -o FILE), or calls by user stack (implies -k): pprof (go tool pprof, with -o FILE), folded (flamegraph.pl's input) or flamegraph (an SVG, with -o FILE)"},
 		&cli.BoolFlag{Name: "tt", Usage: "prefix lines with the wall-clock time, microseconds"},
 		&cli.IntFlag{Name: "s", Value: output.DefaultStrLen, Usage: "show at most `N` bytes of each string"},
 		&cli.BoolFlag{Name: "T", Usage: "show the time spent in each call on return lines"},
@@ -43,7 +44,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-pads", Usage: "ptrace engine: keep every probe a breakpoint (by default an entry probe whose condition and values need no memory read runs in the process, in a pad its site jumps to: no stop)"},
 		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
-		stackFlag, stackDepthFlag, // -k (stack.go)
+		stackFlag, stackDepthFlag, weightFlag, // -k (stack.go), --weight (profile.go)
 	}, append(append(ltraceFlags(), straceFlags()...), append(straceMoreFlags(), ffFlag)...)...)
 }
 
@@ -107,7 +108,11 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
-	timed := c.Bool("T") || c.Bool("c") || c.Bool("C")
+	weight, err := profileWeight(c)
+	if err != nil {
+		return err
+	}
+	timed := c.Bool("T") || c.Bool("c") || c.Bool("C") || weight == profile.Time
 	if c.Bool("entry-only") && (timed || c.Bool("count-only")) {
 		return fmt.Errorf("--entry-only cannot go with -T, -c, -C (they time calls with return probes) or --count-only (already entry-only)")
 	}
@@ -218,6 +223,7 @@ func trace(c *cli.Context, attach bool) error {
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
 		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
 		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
+		Weight: weight,
 	}
 	var out io.Writer = os.Stderr // summaries, with -ff
 	var fw output.Writer

@@ -4,6 +4,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/utap/utap/internal/profile"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
 )
@@ -38,6 +39,9 @@ type Options struct {
 	// FdPath shows a file descriptor of a system call as fd<path> (strace
 	// -y); nil: as a number.
 	FdPath func(pid, fd int) string
+	// Weight is what the profile formats weigh stacks by: calls, or time
+	// where return probes time them (pprof: the sample type shown first).
+	Weight profile.Value
 }
 
 // Clock is a text line's time stamp (ltrace -t, -ttt, -r).
@@ -83,8 +87,10 @@ func monoToWall() time.Duration {
 	return time.Duration(time.Now().UnixNano() - ts.Nano())
 }
 
-// New returns the writer for format ("text", "json" or "perfetto": Chrome
-// trace-event JSON for ui.perfetto.dev) on w.
+// New returns the writer for format on w: "text", "json", "perfetto"
+// (Chrome trace-event JSON for ui.perfetto.dev), or a profile of calls by
+// stack written at the end (IsProfile): "pprof", "folded" (flamegraph.pl's
+// input) or "flamegraph" (an SVG).
 func New(format string, w io.Writer, o Options) (Writer, error) {
 	switch format {
 	case "", "text":
@@ -93,6 +99,8 @@ func New(format string, w io.Writer, o Options) (Writer, error) {
 		return newJSON(w), nil
 	case "perfetto":
 		return newPerfetto(w, o), nil
+	case "pprof", "folded", "flamegraph":
+		return newFlame(format, w, o), nil
 	}
 	return nil, &FormatError{Format: format}
 }
@@ -101,5 +109,11 @@ func New(format string, w io.Writer, o Options) (Writer, error) {
 type FormatError struct{ Format string }
 
 func (e *FormatError) Error() string {
-	return "unknown output format \"" + e.Format + "\" (use text, json or perfetto)"
+	return "unknown output format \"" + e.Format + "\" (use text, json, perfetto, pprof, folded or flamegraph)"
+}
+
+// IsProfile says whether format is a profile of calls by user stack: its
+// events need stacks (-k), and it is written when the trace ends.
+func IsProfile(format string) bool {
+	return format == "pprof" || format == "folded" || format == "flamegraph"
 }
