@@ -41,7 +41,9 @@ import (
 // An exec from a non-leader thread has made that thread the leader by the
 // time the tracepoint fires, so current's tgid and pid are both the tgid.
 //
-// The stop is visible to the process's parent as a job-control stop:
+// This tracker holds attached processes; a launched command's execs are
+// held by ptrace instead (hold.go), which its processes' parents do not
+// see. The tracker's stop is visible to the process's parent as a job-control stop:
 // SIGCHLD with CLD_STOPPED then CLD_CONTINUED, and waitpid with WUNTRACED
 // or WCONTINUED reports them while it lasts (a job-control shell may say
 // the job stopped). Nothing else can hold a task from BPF. Under utap run
