@@ -3,18 +3,12 @@
 package ptrace
 
 import (
-	"strings"
-	"time"
-
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/utap/utap/internal/proc"
 	"os/exec"
 	"runtime/debug"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
@@ -196,56 +190,4 @@ func BenchmarkPadCount(b *testing.B) {
 	benchPads, benchTally = true, true
 	defer func() { benchPads, benchTally = false, false }()
 	benchCallsN(b, workSites(b, 0), 0, 100000, 2000000)
-}
-
-// Attach and detach again and again while four threads run through the
-// pad as fast as they can: each detach finds threads inside it and steps
-// them out before the area goes; the process runs on, its maps and code as
-// before.
-func TestPadAttachDetachHot(t *testing.T) {
-	need.Root(t)
-	bin := fixture.C(t, "pt_count.c")
-	cmd := exec.Command(bin, "4", "4000000000")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// It would spin on if the test died (a timeout runs no defer): a
-	// minute of CPU at most. (Not Pdeathsig: it fires when the thread
-	// that forked exits, and the engine's locked threads do.)
-	unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 60, Max: 60}, nil)
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	pid := cmd.Process.Pid
-	time.Sleep(100 * time.Millisecond) // its threads started
-	maps0, code0 := snapshot(t, pid)
-	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(1), argFetch(2))}
-	padded := 0
-	defer func() {
-		if padded < 5 {
-			t.Errorf("%d of 10 cycles had a pad", padded)
-		}
-	}()
-	for i := range 10 {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		var st runStats
-		n := 0
-		res, err := (&Engine{stats: &st}).Trace(ctx, probe.Target{PIDs: []int{pid}}, sites, func(*probe.Event) { n++ })
-		cancel()
-		if err != nil {
-			t.Fatalf("cycle %d: %v", i, err)
-		}
-		// A thread stopped on work's ret, inside the jump's bytes, keeps
-		// that cycle's probe a breakpoint.
-		if n == 0 {
-			t.Fatalf("cycle %d: %d pads, no event", i, st.pads)
-		}
-		padded += st.pads
-		maps1, code1 := snapshot(t, pid)
-		if maps0 != maps1 || !bytes.Equal(code0, code1) {
-			t.Fatalf("cycle %d: maps or code differ after detach:\n%s\n----\n%s", i, maps0, maps1)
-		}
-		if st, _ := proc.StatusField(pid, "State"); !strings.HasPrefix(st, "R") && !strings.HasPrefix(st, "S") {
-			t.Fatalf("cycle %d: state %q after detach", i, st)
-		}
-		t.Logf("cycle %d: %d events, %d lost", i, n, res.Lost)
-	}
 }

@@ -17,7 +17,9 @@
 // return, as in bpftrace: ret is rax, and argN reads the argument
 // registers as they are then, which the function has usually overwritten.
 //
-// A traced process that execs (-f or not) is held at its exec (a
-// SIGSTOP its parent can see, exec.go) until the probes of its new image
-// are in, so none of its calls is missed.
+// A traced process that execs (-f or not) is held at its exec until the
+// probes of its new image are in, so none of its calls is missed: a
+// launched command's processes by a ptrace seize for exec and fork events
+// only, which no parent sees (hold.go); an attached one by a SIGSTOP its
+// parent can see (exec.go).
 package uprobe

@@ -131,7 +131,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 	}
 	if c.execs {
-		if err := s.followExecs(t.Resolve, e.RetProbes, t.Follow); err != nil {
+		if err := s.followExecs(t.Resolve, e.RetProbes, t.Follow, len(t.Argv) > 0); err != nil {
 			if t.Follow {
 				return res, fmt.Errorf("uprobe: %w", err)
 			}
@@ -226,6 +226,10 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 		}
 	}
 	err = s.attach([]int{c.pid()})
+	if s.ex != nil && s.ex.link == nil {
+		c.hold = newExecHold(t.Follow, s.ex.held)
+		s.ex.hold = c.hold
+	}
 	if err == nil {
 		if ev := s.sys.execEvent(c); ev != nil {
 			emit(ev) // before the reader starts: one goroutine emits at a time

@@ -41,7 +41,9 @@ import (
 // An exec from a non-leader thread has made that thread the leader by the
 // time the tracepoint fires, so current's tgid and pid are both the tgid.
 //
-// The stop is visible to the process's parent as a job-control stop:
+// This tracker holds attached processes; a launched command's execs are
+// held by ptrace instead (hold.go), which its processes' parents do not
+// see. The tracker's stop is visible to the process's parent as a job-control stop:
 // SIGCHLD with CLD_STOPPED then CLD_CONTINUED, and waitpid with WUNTRACED
 // or WCONTINUED reports them while it lasts (a job-control shell may say
 // the job stopped). Nothing else can hold a task from BPF. Under utap run
@@ -68,6 +70,9 @@ type execFollower struct {
 	started   bool
 	done      chan struct{}
 	closing   atomic.Bool
+	// hold, for a launched command, holds its execs by ptrace instead of
+	// the tracker's SIGSTOP (hold.go); no tracker is loaded then.
+	hold *execHold
 
 	seen   map[image]bool // executables whose images were handled
 	probed map[image]bool // files with probes
@@ -108,13 +113,18 @@ func fileOf(path string) (fileID, error) {
 
 // followExecs loads and attaches the exec tracker, with o's maps, for a
 // trace with probes in sites; its records wait in the ring until serve.
-func followExecs(o *kernelObjs, sites []probe.Site, ex *execFollower) error {
+// Without tracker (a launched command, held by ptrace: hold.go) it only
+// records the files probed.
+func followExecs(o *kernelObjs, sites []probe.Site, ex *execFollower, tracker bool) error {
 	ex.done = make(chan struct{})
 	ex.seen, ex.probed = map[image]bool{}, map[image]bool{}
 	for _, obj := range objects(sites) {
 		if id, err := fileOf(obj); err == nil {
 			ex.probed[image{id, 0}] = true
 		}
+	}
+	if !tracker {
+		return nil
 	}
 	// A raw tracepoint: no tracefs needed to find it, which every trace
 	// now relies on (a tracepoint's id is read from tracefs).
@@ -165,7 +175,7 @@ func execInsns() asm.Instructions {
 
 // serve starts serving the execs, once the first probes are in.
 func (ex *execFollower) serve() {
-	if ex == nil || ex.started {
+	if ex == nil || ex.ring == nil || ex.started {
 		return
 	}
 	ex.started = true
@@ -204,6 +214,14 @@ func (ex *execFollower) loop() {
 		}
 		// ESRCH: it died while held, nothing to resume.
 		unix.Kill(pid, unix.SIGCONT)
+	}
+}
+
+// held places the probes of pid's new image while ptrace holds it at
+// its exec (hold.go).
+func (ex *execFollower) held(pid int) {
+	if err := ex.traceImage(pid); err != nil {
+		ex.note(fmt.Sprintf("pid %d: %v", pid, err))
 	}
 }
 
@@ -265,6 +283,10 @@ func (ex *execFollower) traceImage(pid int) error {
 // releases it.
 func (ex *execFollower) stop() error {
 	if ex == nil {
+		return nil
+	}
+	if ex.link == nil {
+		ex.hold.stop()
 		return nil
 	}
 	err := ex.link.Close()

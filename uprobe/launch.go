@@ -3,6 +3,7 @@
 package uprobe
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"runtime"
@@ -23,6 +24,9 @@ type child struct {
 	toLoaded chan struct{} // asks the tracer goroutine to run it until its libraries are loaded
 	result   chan error
 	exec     *syscalls.Call // the execve that started it, read while held (execline.go)
+	// hold, when set before run, keeps the command seized for its execs
+	// (hold.go) instead of releasing it; its loop then reaps the command.
+	hold *execHold
 }
 
 func startHeld(t probe.Target) (*child, error) {
@@ -47,6 +51,17 @@ func startHeld(t probe.Target) (*child, error) {
 			case <-ch.toLoaded:
 				ch.result <- c.RunToLoaded()
 			case <-ch.release:
+				if h := ch.hold; h != nil {
+					err := h.start(c)
+					ch.result <- err
+					if err != nil {
+						close(h.done)
+						close(h.exit)
+						return
+					}
+					h.loop()
+					return
+				}
 				ch.result <- c.Release()
 				return
 			}
@@ -136,6 +151,19 @@ func (c *child) kill() {
 // wait waits for the released child to exit and its output to be copied,
 // and returns its shell-style status.
 func (c *child) wait() (int, error) {
+	if c.hold != nil {
+		// Its tracer's loop reaps it: a wait from here would take the
+		// loop's ptrace stops.
+		ws, ok := <-c.hold.exit
+		<-c.copied
+		switch {
+		case !ok:
+			return 0, errors.New("the command was let go before it exited")
+		case ws.Signaled():
+			return 128 + int(ws.Signal()), nil
+		}
+		return ws.ExitStatus(), nil
+	}
 	code, err := c.c.Wait()
 	<-c.copied
 	return code, err

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -185,6 +186,13 @@ func attachProc(o *kernelObjs, a *attacher) error {
 	return nil
 }
 
+// ownThread says whether tid is one of utap's threads (a detach with a
+// signal names the tracer's thread as its sender).
+func ownThread(tid int) bool {
+	_, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid))
+	return tid == os.Getpid() || err == nil
+}
+
 // decodeProc turns a process event's record into ev; false for one not
 // to show: with execStops, the exec follower's own stop and continue
 // (exec.go).
@@ -205,7 +213,10 @@ func decodeProc(raw []byte, ev *probe.Event, execStops bool) (bool, error) {
 		copy(info, raw[procOffInfo:procSigSize])
 		sig := unix.Signal(what)
 		code, pid := int32(le.Uint32(info[8:])), int32(le.Uint32(info[16:]))
-		if execStops && (sig == unix.SIGSTOP && code == siKernel || sig == unix.SIGCONT && code == siUser && int(pid) == os.Getpid()) {
+		// utap's own stop and continue: the exec follower's (a kernel
+		// SIGSTOP), and the seize of a launched command (proc.Child.Seize).
+		ours := (sig == unix.SIGSTOP || sig == unix.SIGCONT) && code == siUser && ownThread(int(pid))
+		if ours || execStops && sig == unix.SIGSTOP && code == siKernel {
 			return false, nil
 		}
 		ev.Kind, ev.Func, ev.Signal = "signal", unix.SignalName(sig), info

@@ -82,6 +82,11 @@ type config struct {
 	// stack > 0: records end with the user stack, at most this many
 	// frames (-k, stack.go).
 	stack int
+	// armed: an entry probe of a function that has a return probe too
+	// reports only while return probes are armed, as its stamp does: an
+	// entry seen before they are armed or after they are disarmed would
+	// never get its return, nor be counted among the returns not seen.
+	armed bool
 }
 
 // program is the generated code for one site, with its record layout.
@@ -145,8 +150,10 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 	}
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
 	g.filterTgid(m)
-	if c.kind == probe.Return {
+	if c.kind == probe.Return || c.armed {
 		g.requireArmed(m)
+	}
+	if c.kind == probe.Return {
 		g.takeEntryTime(m, c.key)
 	}
 	if s.Cond != nil {

@@ -68,9 +68,11 @@ func (s *session) followForks() error {
 }
 
 // followExecs starts the exec tracker (exec.go).
-func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retProbes, follow bool) error {
+// A launched command's execs are held by ptrace (hold.go), not by the
+// tracker.
+func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retProbes, follow, launched bool) error {
 	ex := &execFollower{resolve: resolve, add: s.addImage, retProbes: retProbes, follow: follow}
-	if err := followExecs(s.objs, s.sites.sites, ex); err != nil {
+	if err := followExecs(s.objs, s.sites.sites, ex, !launched); err != nil {
 		return err
 	}
 	s.ex = ex
@@ -111,7 +113,7 @@ func (s *session) startReading(emit func(*probe.Event)) error {
 	if s.tally {
 		return nil // nothing comes through the ring
 	}
-	s.reader = &ringReader{sites: s.sites, sys: s.sys, execStops: s.ex != nil}
+	s.reader = &ringReader{sites: s.sites, sys: s.sys, execStops: s.ex != nil && s.ex.link != nil}
 	return s.reader.start(s.objs.events, emit)
 }
 

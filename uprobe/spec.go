@@ -172,12 +172,23 @@ func (s *Spec) addSites(sites []probe.Site, plans []plan) error {
 		}
 		return fmt.Errorf("probe %s: %w", site.Spec.Text, err)
 	}
+	type fn struct {
+		obj  string
+		addr uint64
+	}
+	returns := map[fn]bool{} // functions with a return probe
+	for i := range sites {
+		if sites[i].Spec.Kind == probe.Return {
+			returns[fn{sites[i].Object, sites[i].FuncAddr}] = true
+		}
+	}
 	for i := range sites {
 		site, pl := &sites[i], plans[i]
+		armed := site.Spec.Kind == probe.Entry && returns[fn{site.Object, site.FuncAddr}]
 		if site.Spec.Kind == probe.Return && m.times == "" {
 			return fail(site, fmt.Errorf("%w: a return probe in a new image of a trace that had none", ErrUnsupported))
 		}
-		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, stack: c.stack})
+		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, stack: c.stack, armed: armed})
 		if err != nil {
 			return fail(site, err)
 		}
