@@ -51,6 +51,7 @@ func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 			s.close()
 			return nil, err
 		}
+		s.sys.stk = s.sites.stk
 	}
 	return s, nil
 }

@@ -126,7 +126,7 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 			// while the process most likely still has them open.
 			sm.wakeAt = 0
 		}
-		if s.sys, err = newSysSpec(c.sys, c.strSize, sm, c.v4); err != nil {
+		if s.sys, err = newSysSpec(c.sys, c.strSize, sm, c.v4, c.stack); err != nil {
 			return nil, err
 		}
 	}

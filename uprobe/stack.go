@@ -147,7 +147,7 @@ func (g *progGen) copyStack(off int) {
 	g.mark(fail)
 	g.emit(storeImm64(asm.R7, int16(off), 0))
 	g.mark(end + "_out")
-	g.emit(asm.Mov.Reg(asm.R0, asm.R0)) // the label's instruction
+	g.emit(asm.Mov.Imm(asm.R0, 0)) // the label's instruction
 }
 
 // returnInstances copies, for each uretprobe hijacking one of the
@@ -194,5 +194,5 @@ func (g *progGen) returnInstances(off int) {
 		readKernelWord(g, done)
 	}
 	g.mark(done)
-	g.emit(asm.Mov.Reg(asm.R0, asm.R0))
+	g.emit(asm.Mov.Imm(asm.R0, 0)) // the label's instruction
 }
