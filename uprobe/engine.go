@@ -73,8 +73,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	// -k: run to the loader's rendezvous too, so that the maps taken
 	// there name the libraries' frames (unless system calls before it
 	// are asked for).
-	hold := holdUntilLoaded(t, sites) || t.StackDepth > 0 && !t.StackFP && len(sys) == 0
-	if len(t.Argv) > 0 && t.Resolve != nil && hold {
+	if len(t.Argv) > 0 && t.Resolve != nil && (holdUntilLoaded(t, sites) || t.StackDepth > 0 && !t.StackFP && len(sys) == 0) {
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}

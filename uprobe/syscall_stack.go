@@ -71,14 +71,16 @@ func (ss *sysSpec) stackRecord(g *progGen, m maps) {
 		asm.Mov.Reg(asm.R1, asm.R7),
 		asm.Mov.Imm(asm.R2, 1), // BPF_RB_NO_WAKEUP: the call's record wakes
 		asm.FnRingbufSubmit.Call(),
-		asm.Ja.Label(done),
 	)
-	g.mark(drop)
-	g.emit(
-		asm.Mov.Reg(asm.R1, asm.R7),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.FnRingbufDiscard.Call(),
-	)
+	if !ss.stack.fp {
+		g.emit(asm.Ja.Label(done))
+		g.mark(drop)
+		g.emit(
+			asm.Mov.Reg(asm.R1, asm.R7),
+			asm.Mov.Imm(asm.R2, 0),
+			asm.FnRingbufDiscard.Call(),
+		)
+	}
 	g.mark(done)
 	g.emit(asm.Mov.Imm(asm.R0, 0)) // the label's instruction
 }
