@@ -43,9 +43,12 @@ type Target struct {
 	// --stack-depth): at most StackDepth return addresses in
 	// Event.Stack, Addr only (the CLI symbolizes). The ptrace engine
 	// unwinds with DWARF CFI (frame pointers where no FDE covers a pc);
-	// the uprobe engine takes the kernel's frame-pointer walk
-	// (bpf_get_stack), which stops early in code built without them.
+	// so does the uprobe engine, on the registers and stack bytes its
+	// records copy, unless StackFP asks for the kernel's frame-pointer
+	// walk (bpf_get_stack: cheaper, but it stops early or strays in code
+	// built without frame pointers).
 	StackDepth int
+	StackFP    bool
 
 	// StrSize caps the bytes of a string or buffer a system call's
 	// capture reads (strace's -s, plus one to tell truncation); 0 means

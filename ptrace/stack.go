@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/ustack"
 	"golang.org/x/sys/unix"
 
@@ -55,4 +56,17 @@ func (sk *stacks) withStack(th *thread, regs *unix.PtraceRegs, mark int) {
 	for _, ev := range sk.tr.out.pending[mark:] {
 		ev.Stack = st
 	}
+}
+
+// atSyscall returns th's user stack at a system call's entry (strace -k),
+// nil without -k. The walk starts at the instruction after the syscall.
+func (sk *stacks) atSyscall(th *thread) []probe.Frame {
+	if sk.tr.target.StackDepth <= 0 {
+		return nil
+	}
+	var regs unix.PtraceRegs
+	if proc.GetRegs(th.tid, &regs) != nil {
+		return nil
+	}
+	return sk.stackOf(th, &regs)
 }

@@ -40,7 +40,8 @@ type sysCall struct {
 	start   int64
 	entry   [][]byte
 	sites   []*probe.Site
-	entered bool // an entry event was queued: the writer shows it pending
+	entered bool          // an entry event was queued: the writer shows it pending
+	stack   []probe.Frame // -k: the user stack at entry, shared by its events
 }
 
 // newSysTrace takes the system call sites out of sites; nil when none.
@@ -103,6 +104,7 @@ func (sy *sysTrace) enter(th *thread, si *proc.SyscallInfo) {
 		return
 	}
 	c := &sysCall{nr: si.Nr(), args: si.Args, sp: si.SP, start: tr.clock.now(), sites: sites}
+	c.stack = tr.stacks.atSyscall(th)
 	info := syscalls.Lookup(c.nr)
 	if info != nil {
 		c.entry = sy.capture(th.p, info, c, false, 0)
@@ -171,6 +173,7 @@ func (sy *sysTrace) exit(th *thread, c *sysCall, ret int64, returned bool) {
 func (sy *sysTrace) event(th *thread, s *probe.Site, c *sysCall, kind string) *probe.Event {
 	ev := baseEvent(th, s, kind)
 	ev.Sys = &probe.Syscall{Nr: c.nr, Args: c.args, Entry: c.entry}
+	ev.Stack = c.stack
 	return ev
 }
 

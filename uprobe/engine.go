@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf/features"
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/ustack"
 	"github.com/utap/utap/probe"
 	"github.com/utap/utap/uretprobe"
 	"golang.org/x/sys/unix"
@@ -69,7 +70,10 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}
 	var held *child    // run mode, held once its libraries are loaded
 	var notes []string // what this trace leaves out, said at its end
-	if len(t.Argv) > 0 && t.Resolve != nil && holdUntilLoaded(t, sites) {
+	// -k: run to the loader's rendezvous too, so that the maps taken
+	// there name the libraries' frames (unless system calls before it
+	// are asked for).
+	if len(t.Argv) > 0 && t.Resolve != nil && (holdUntilLoaded(t, sites) || t.StackDepth > 0 && !t.StackFP && len(sys) == 0) {
 		if held, sites, err = resolveLoaded(t); err != nil {
 			return res, fmt.Errorf("uprobe: %w", err)
 		}
@@ -86,7 +90,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			return res, err
 		}
 	}
-	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: t.StackDepth,
+	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: stackConf{depth: t.StackDepth, fp: t.StackFP},
 		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize, fdPaths: t.FdPaths,
 		proc: t.ProcessEvents && !t.Tally}
 	if t.Tally {
@@ -230,6 +234,12 @@ func (s *session) runCommand(ctx context.Context, t probe.Target, c *child, emit
 		c.hold = newExecHold(t.Follow, s.ex.held)
 		s.ex.hold = c.hold
 	}
+	if t.StackDepth > 0 {
+		// Its frames are named by these maps if it exits before its
+		// events are read (held here: its libraries are loaded when a
+		// probe or -k asked for that).
+		ustack.Remember(c.pid())
+	}
 	if err == nil {
 		if ev := s.sys.execEvent(c); ev != nil {
 			emit(ev) // before the reader starts: one goroutine emits at a time
@@ -271,6 +281,11 @@ func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*pro
 	}
 	if err := s.attach(t.PIDs); err != nil {
 		return fmt.Errorf("uprobe: %w", err)
+	}
+	if t.StackDepth > 0 {
+		for _, pid := range t.PIDs {
+			ustack.Remember(pid) // for its frames if it exits before they are read
+		}
 	}
 	if err := s.startReading(emit); err != nil {
 		return fmt.Errorf("uprobe: %w", err)

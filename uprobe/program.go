@@ -79,9 +79,8 @@ type config struct {
 	key  callKey
 	// tally counts in place instead of sending records (tally.go).
 	tally bool
-	// stack > 0: records end with the user stack, at most this many
-	// frames (-k, stack.go).
-	stack int
+	// stack.depth > 0: records end with the user stack (-k, stack.go).
+	stack stackConf
 	// armed: an entry probe of a function that has a return probe too
 	// reports only while return probes are armed, as its stamp does: an
 	// entry seen before they are armed or after they are disarmed would
@@ -94,9 +93,10 @@ type program struct {
 	insns  asm.Instructions
 	fields []field
 	size   int
-	// stackOff is where the user stack starts in the record, 0 for none;
-	// stackLen its buffer's size in bytes (stack.go).
-	stackOff, stackLen int
+	// stackOff is where the user stack's area starts in the record, 0
+	// for none; stackConf its mode (stack.go).
+	stackOff  int
+	stackConf stackConf
 }
 
 // progGen emits what a program does around its expressions (x): filter,

@@ -12,7 +12,7 @@ import (
 
 // decode turns one ring-buffer record into ev, using the layout of the
 // program of the site the record's cookie names.
-func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) error {
+func decode(raw []byte, sites []probe.Site, progs []*program, stk *stackDecoder, ev *probe.Event) error {
 	if len(raw) < hdrSize {
 		return fmt.Errorf("short record (%d bytes)", len(raw))
 	}
@@ -79,7 +79,9 @@ func decode(raw []byte, sites []probe.Site, progs []*program, ev *probe.Event) e
 		}
 		ev.Args[i] = v
 	}
-	ev.Stack = decodeStack(raw, p)
+	if p.stackOff != 0 && stk != nil {
+		ev.Stack = stk.frames(raw[p.stackOff:], ev.PID, p.stackConf)
+	}
 	return nil
 }
 

@@ -61,6 +61,9 @@ func (r *ringReader) read(emit func(*probe.Event)) error {
 		switch {
 		case isProcRecord(rec.RawSample):
 			show, err = decodeProc(rec.RawSample, &ev, r.execStops)
+		case r.sys != nil && isStackRecord(rec.RawSample):
+			r.sys.stk.sysEntry(rec.RawSample, r.sys.stack)
+			show = false
 		case r.sys != nil && isSysRecord(rec.RawSample):
 			err = r.sys.decode(rec.RawSample, &ev)
 		default:

@@ -43,7 +43,7 @@ func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 		return nil, err
 	}
 	s := &session{spec: spec, tally: tally, objs: o,
-		sites:  &siteTable{spec: spec, sites: sites},
+		sites:  &siteTable{spec: spec, sites: sites, stk: &stackDecoder{}},
 		traced: &tracedSet{tgids: o.tgids, follow: spec.cfg.follow}}
 	s.att = &attacher{objs: o, multi: spec.multi, site: s.sites.site}
 	if spec.sys != nil {
@@ -51,6 +51,7 @@ func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 			s.close()
 			return nil, err
 		}
+		s.sys.stk = s.sites.stk
 	}
 	return s, nil
 }

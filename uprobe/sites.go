@@ -15,13 +15,14 @@ type siteTable struct {
 	mu    sync.Mutex
 	spec  *Spec
 	sites []probe.Site
+	stk   *stackDecoder // -k
 }
 
 // decode turns a probe's record into ev.
 func (t *siteTable) decode(raw []byte, ev *probe.Event) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return decode(raw, t.sites, t.spec.layout, ev)
+	return decode(raw, t.sites, t.spec.layout, t.stk, ev)
 }
 
 // add generates the programs of more sites into the Spec.

@@ -47,13 +47,13 @@ type Spec struct {
 // specConfig is what the kernel and the trace's options decide.
 type specConfig struct {
 	ringSize int
-	follow   bool  // the programs filter on the tgid map
-	execs    bool  // the traced processes' execs are followed (exec.go)
-	tally    bool  // count in place, no records
-	multi    bool  // uprobe_multi links
-	v4       bool  // signed division in the ISA
-	rd       reads // how programs read tracee memory
-	stack    int   // -k: frames of user stack per record (stack.go)
+	follow   bool      // the programs filter on the tgid map
+	execs    bool      // the traced processes' execs are followed (exec.go)
+	tally    bool      // count in place, no records
+	multi    bool      // uprobe_multi links
+	v4       bool      // signed division in the ISA
+	rd       reads     // how programs read tracee memory
+	stack    stackConf // -k: the user stack in each record (stack.go)
 	// sys are the system call sites, strSize their -s (syscall.go).
 	sys     []probe.Site
 	strSize int
@@ -126,7 +126,7 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 			// while the process most likely still has them open.
 			sm.wakeAt = 0
 		}
-		if s.sys, err = newSysSpec(c.sys, c.strSize, sm, c.v4); err != nil {
+		if s.sys, err = newSysSpec(c.sys, c.strSize, sm, c.v4, c.stack); err != nil {
 			return nil, err
 		}
 	}

@@ -131,6 +131,7 @@ type sysSpec struct {
 	open   *ebpf.MapSpec // hash: pid_tgid → record of a call in progress
 	build  *ebpf.MapSpec // per-CPU array of one record being built
 	strLen int           // -s
+	stack  stackConf     // -k (syscall_stack.go)
 }
 
 // Names of the system call maps.
@@ -156,7 +157,7 @@ func splitSyscalls(sites []probe.Site) (probes, calls []probe.Site) {
 }
 
 // newSysSpec lays out the records and generates the two programs.
-func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, error) {
+func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool, stk stackConf) (*sysSpec, error) {
 	if strsize <= 0 {
 		strsize = syscalls.DefaultStrSize
 	}
@@ -168,6 +169,7 @@ func newSysSpec(sites []probe.Site, strsize int, m maps, v4 bool) (*sysSpec, err
 			return nil, err
 		}
 		if ss.value <= sysMaxValue {
+			ss.stack = stk
 			return ss.generate(m, v4)
 		}
 		if lim <= 256 {
@@ -367,6 +369,9 @@ func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
 		TimeNs: start, DurationNs: dur,
 		PID: int(pidTgid >> 32), TID: int(uint32(pidTgid)),
 		Probe: s.Spec.Text, Func: s.Func, Kind: probe.Return.String(), ProbeIndex: s.Probe, Sys: sys,
+	}
+	if y.stk != nil {
+		ev.Stack = y.stk.sysStack(ev.TID, nr)
 	}
 	fetchSys(ev, s, c.info.caps)
 	return nil

@@ -78,11 +78,11 @@ func TestSyscallCaptureLines(t *testing.T) {
 // a second spec with a condition of its own is refused, naming both.
 func TestSyscallTwoSpecs(t *testing.T) {
 	plain := []probe.Site{sysSite(t, "syscall:openat", unix.SYS_OPENAT, 0), sysSite(t, "syscall:open*", unix.SYS_OPENAT, 1)}
-	if _, err := newSysSpec(plain, 32, maps{events: mapEvents, stats: mapStats}, false); err != nil {
+	if _, err := newSysSpec(plain, 32, maps{events: mapEvents, stats: mapStats}, false, stackConf{}); err != nil {
 		t.Errorf("two plain specs: %v", err)
 	}
 	cond := []probe.Site{plain[0], sysSite(t, "syscall:open* if ret < 0", unix.SYS_OPENAT, 1)}
-	_, err := newSysSpec(cond, 32, maps{events: mapEvents, stats: mapStats}, false)
+	_, err := newSysSpec(cond, 32, maps{events: mapEvents, stats: mapStats}, false, stackConf{})
 	if err == nil || !strings.Contains(err.Error(), "syscall:openat and syscall:open* if ret < 0") {
 		t.Errorf("a second spec with a condition: %v", err)
 	}

@@ -34,7 +34,8 @@ type sysSession struct {
 	confs, open, build *ebpf.Map
 	enter              map[int]*ebpf.Program // by the arguments it reads (sysSpec.arities)
 	exit               *ebpf.Program
-	fdPaths            bool // -y: read each call's fd paths when decoding it (syscall_user.go)
+	fdPaths            bool          // -y: read each call's fd paths when decoding it (syscall_user.go)
+	stk                *stackDecoder // -k: the stacks of calls entered (syscall_stack.go)
 }
 
 // loadSys creates the system call maps, fills the per-number table and

@@ -66,6 +66,7 @@ func (ss *sysSpec) insns(m maps, v4, exit bool, nargs int) (asm.Instructions, er
 
 func (ss *sysSpec) enterInsns(g *progGen, m maps, nargs int) (asm.Instructions, error) {
 	g.filterTgid(maps{tgids: mapTgids})
+	ss.stackRecord(g, m)
 	g.emit(asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word))
 	g.lookup(mapSysBuild, slotTmp)
 	g.emit(

@@ -32,7 +32,6 @@ type testProgram struct {
 
 // Layout of a test program's context.
 const (
-	ptRegsSize   = 168 // sizeof(struct pt_regs) on x86_64
 	testSlotSize = 8 + strBufSize
 )
 

@@ -17,7 +17,20 @@ import (
 var (
 	stackFlag      = &cli.BoolFlag{Name: "k", Usage: "show the user stack at each probe, innermost first (strace -k): function+offset, object, file:line when DWARF has it"}
 	stackDepthFlag = &cli.IntFlag{Name: "stack-depth", Value: probe.DefaultStackDepth, Usage: "with -k, show at most `N` frames (with a profile format, 64 by default)"}
+	stackModeFlag  = &cli.StringFlag{Name: "stack-mode", Value: "dwarf", Usage: "with -k on the uprobe engine, `MODE` dwarf (copy registers and 16 KiB of stack per event, unwound with DWARF CFI as the ptrace engine does) or fp (the kernel's frame-pointer walk: cheaper, stops early in code built without frame pointers)"}
 )
+
+// stackFP is Target.StackFP: --stack-mode fp.
+func stackFP(c *cli.Context) (bool, error) {
+	switch m := c.String("stack-mode"); m {
+	case "dwarf":
+		return false, nil
+	case "fp":
+		return true, nil
+	default:
+		return false, fmt.Errorf("--stack-mode %q: give dwarf or fp", m)
+	}
+}
 
 // stackDepth is Target.StackDepth for the command line: 0 without -k.
 func stackDepth(c *cli.Context) (int, error) {

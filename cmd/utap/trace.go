@@ -44,7 +44,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-pads", Usage: "ptrace engine: keep every probe a breakpoint (by default an entry probe whose condition and values need no memory read runs in the process, in a pad its site jumps to: no stop)"},
 		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
-		stackFlag, stackDepthFlag, weightFlag, // -k (stack.go), --weight (profile.go)
+		stackFlag, stackDepthFlag, stackModeFlag, weightFlag, // -k (stack.go), --weight (profile.go)
 	}, append(append(ltraceFlags(), straceFlags()...), append(straceMoreFlags(), ffFlag)...)...)
 }
 
@@ -164,6 +164,9 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	t.Follow = c.Bool("f") || c.Bool("ff")
 	if t.StackDepth, err = stackDepth(c); err != nil {
+		return err
+	}
+	if t.StackFP, err = stackFP(c); err != nil {
 		return err
 	}
 

@@ -30,7 +30,7 @@ func (t *text) sysLine(ev *probe.Event) error {
 		start := len(b)
 		b = append(b, t.o.sysTail(ev)...)
 		b = t.sysResult(b, ev, p.col+len(b)-start)
-		return t.flushLine(b)
+		return t.flushLine(appendStack(b, ev.Stack))
 	}
 	b = t.endPending(b)
 	start := len(b)

@@ -123,7 +123,11 @@ func (t *text) endPending(b []byte) []byte {
 	}
 	p := t.pending
 	t.pending = nil
-	return appendStack(append(b, " <unfinished ...>\n"...), p.stack)
+	b = append(b, " <unfinished ...>\n"...)
+	if p.sys {
+		return b // strace -k shows a call's stack once, under its resumed line
+	}
+	return appendStack(b, p.stack)
 }
 
 // pop takes fn off the thread's open calls (with any entered after it

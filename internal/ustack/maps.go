@@ -7,6 +7,7 @@
 package ustack
 
 import (
+	"errors"
 	"sort"
 	"sync"
 
@@ -46,11 +47,10 @@ func (c *Maps) Find(pid int, addr uint64) (proc.Mapping, bool) {
 	if c.misses[pid][addr] {
 		return proc.Mapping{}, false
 	}
-	ms, err := proc.Maps(pid)
+	ms, err := readMaps(pid)
 	if err != nil {
 		return proc.Mapping{}, false
 	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Start < ms[j].Start })
 	if c.pids == nil {
 		c.pids, c.misses = map[int][]proc.Mapping{}, map[int]map[uint64]bool{}
 	}
@@ -72,3 +72,43 @@ func find(ms []proc.Mapping, addr uint64) (proc.Mapping, bool) {
 	}
 	return proc.Mapping{}, false
 }
+
+// The maps of every process as last read, by any Maps: a process that
+// exited before its events were named (the uprobe engine reads its ring
+// after the fact) is named by the maps it had. Remember takes them while
+// the process lives (at exec, once its libraries are loaded).
+var last struct {
+	sync.Mutex
+	pids map[int][]proc.Mapping
+}
+
+// maxRemembered bounds the processes whose maps are kept.
+const maxRemembered = 4096
+
+// Remember reads pid's maps now, for when it is gone.
+func Remember(pid int) { readMaps(pid) }
+
+// readMaps reads pid's maps sorted by Start and remembers them; a
+// process gone gives those last read.
+func readMaps(pid int) ([]proc.Mapping, error) {
+	ms, err := proc.Maps(pid)
+	last.Lock()
+	defer last.Unlock()
+	if err != nil || len(ms) == 0 { // a zombie's maps are empty
+		if old, ok := last.pids[pid]; ok {
+			return old, nil
+		}
+		if err == nil {
+			err = errNoMaps
+		}
+		return nil, err
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Start < ms[j].Start })
+	if last.pids == nil || len(last.pids) >= maxRemembered {
+		last.pids = map[int][]proc.Mapping{}
+	}
+	last.pids[pid] = ms
+	return ms, nil
+}
+
+var errNoMaps = errors.New("no mappings")
