@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // fill calls the pad until its ring of n records is full.
@@ -96,5 +98,36 @@ func TestPadGivesUpDeadReader(t *testing.T) {
 	<-done
 	if r.Drops() != 1001 {
 		t.Fatalf("dropped %d after the drain, want 1001", r.Drops())
+	}
+}
+
+// Signals interrupt a pad's wait for room (EINTR, the handler run in the
+// meantime): it waits on, and writes its record once there is room.
+func TestPadWaitInterrupted(t *testing.T) {
+	const n = 16
+	f, r, _ := padUnderTest(t, n, false)
+	rnd := rand.New(rand.NewSource(7))
+	call := func(a, b uint64) { call(t, f, rnd, a, b) }
+	fill(t, call, r, n)
+	tid := make(chan int, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		tid <- unix.Gettid()
+		call(9, 100)
+	}()
+	th := <-tid
+	for r.Waited() == 0 {
+		runtime.Gosched()
+	}
+	for range 2000 { // SIGURG: the Go runtime's, harmless
+		unix.Tgkill(unix.Getpid(), th, unix.SIGURG)
+	}
+	got := r.Drain(func(*Record) {})
+	<-done
+	got += r.Drain(func(*Record) {})
+	if got != n+1 || r.Drops() != 0 {
+		t.Fatalf("read %d, dropped %d; want %d, 0", got, r.Drops(), n+1)
 	}
 }
