@@ -83,6 +83,9 @@ type Config struct {
 	// NoPads keeps every probe a breakpoint (ptrace engine only): no
 	// in-process pads.
 	NoPads bool
+	// Lossy lets a full in-process ring drop events, counted (ptrace
+	// engine only), rather than make the calling thread wait.
+	Lossy bool
 	// Verbose receives a line per probe site saying how the engine placed
 	// it (ptrace: an in-process pad, or a breakpoint and why); nil: none.
 	Verbose func(string)

@@ -26,6 +26,9 @@ type Engine struct {
 	NoSeccomp bool
 	// NoPads keeps every site an int3: no in-process pads (pads.go).
 	NoPads bool
+	// Lossy: a pad that finds its ring full drops the event (counted)
+	// instead of waiting for the tracer to make room.
+	Lossy bool
 	// Verbose receives a line per probe site saying how it is placed (a
 	// pad, or a breakpoint and why); nil drops them.
 	Verbose func(string)
@@ -46,6 +49,8 @@ type runStats struct {
 	// padEscapes: async signals that landed in a pad, delivered once its
 	// thread stepped out (padsignal.go), in padSteps single-steps.
 	padEscapes, padSteps, padRuns int64
+	// padWaits: the times pads found their ring full and waited.
+	padWaits uint64
 }
 
 var _ probe.Engine = (*Engine)(nil)
@@ -55,7 +60,7 @@ var Backend = probe.Backend{
 	Name:  "ptrace",
 	Check: Check,
 	New: func(c probe.Config) probe.Engine {
-		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Verbose: c.Verbose}
+		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, Verbose: c.Verbose}
 	},
 }
 
@@ -75,7 +80,11 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 	}
-	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, pads.New(emit, t.Tally))
+	d := pads.New(emit, t.Tally)
+	if e.Lossy {
+		d.Lossy()
+	}
+	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
 	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
@@ -128,12 +137,12 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		}
 		if e.stats != nil {
 			tr.stats.polled, tr.stats.blocked = tr.poll.hits, tr.poll.blocked
+			tr.stats.padWaits = tr.pads.d.Waited()
 			*e.stats = tr.stats
 		}
 		res := probe.Result{ExitCode: tr.exitCode, Lost: tr.pads.d.Lost(), Notices: tr.notices, Tallies: tr.pads.d.Tallies()}
 		if tr.pads.d.Lost() > 0 {
-			res.Notices = append(res.Notices, "the lost events came faster than utap could write them: the in-process "+
-				"pads' ring was full (-c or --count-only count every call)")
+			res.Notices = append(res.Notices, lostNotice(e.Lossy))
 		}
 		if tr.shepherd {
 			res.Notices = append(res.Notices, "the command ran on to its end, traced but not shown: the seccomp filter that selects its "+

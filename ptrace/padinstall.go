@@ -96,12 +96,15 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	return nil
 }
 
+// ringRecords is a ring's records (tests make it small, to fill it).
+var ringRecords = pad.DefaultRecords
+
 // newRing makes a ring for p: a memfd created by an injected call, mapped
 // shared in p (at fixed, when not 0: a fork child's replacement) and in
 // the tracer through /proc/PID/fd, the descriptor then closed in p.
 func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, error) {
 	tr := pd.tr
-	n := pad.DefaultRecords
+	n := ringRecords
 	size := uint64(pad.Size(n))
 	scratch, err := tr.sigs.scratchPage(p, th)
 	if err != nil {

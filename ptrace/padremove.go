@@ -33,6 +33,9 @@ func (pd *padEngine) takeOut(p *process, th *thread) {
 		p.mem.WriteAt(ps.orig, ps.addr)
 	}
 	pp.sites = map[uint64]*padSite{}
+	if pp.ring != nil {
+		pp.ring.StopWaits()
+	}
 	for _, t := range p.threads {
 		pd.stepOut(t)
 	}

@@ -283,3 +283,13 @@ func (pd *padEngine) ownSignal(s *stop) bool {
 	}
 	return false
 }
+
+// lostNotice says why pads lost events.
+func lostNotice(lossy bool) string {
+	if lossy {
+		return "the lost events came faster than utap could write them: the in-process pads' ring was full, and " +
+			"--lossy drops rather than make the calling threads wait (-c or --count-only count every call)"
+	}
+	return "the lost events found the in-process pads' ring full while utap did not read it for about a second: " +
+		"the pads took the tracer for gone and dropped rather than wait"
+}

@@ -19,12 +19,18 @@ import (
 // the output, the result and what the trace cost.
 func padRun(t *testing.T, noPads bool, target probe.Target, sites []probe.Site) ([]*probe.Event, string, probe.Result, runStats) {
 	t.Helper()
+	return padRunWith(t, &Engine{NoPads: noPads}, target, sites)
+}
+
+// padRunWith is padRun with the engine e.
+func padRunWith(t *testing.T, e *Engine, target probe.Target, sites []probe.Site) ([]*probe.Event, string, probe.Result, runStats) {
+	t.Helper()
 	var out bytes.Buffer
 	var evs []*probe.Event
 	var st runStats
 	target.Stdout = &out
-	res, err := (&Engine{NoPads: noPads, stats: &st, Verbose: func(s string) { t.Log(s) }}).Trace(context.Background(), target, sites,
-		func(e *probe.Event) { evs = append(evs, e) })
+	e.stats, e.Verbose = &st, func(s string) { t.Log(s) }
+	res, err := e.Trace(context.Background(), target, sites, func(e *probe.Event) { evs = append(evs, e) })
 	if err != nil {
 		t.Fatalf("Trace: %v", err)
 	}
@@ -92,18 +98,19 @@ func TestPadExactCount8Threads(t *testing.T) {
 	}
 }
 
-// Events come faster than the tracer reads them: the ring drops and
-// counts, the program runs as untraced, and read + lost is every call.
+// --lossy: events come faster than the tracer reads them, the ring
+// drops and counts, the program runs as untraced, and read + lost is
+// every call (however many the ring dropped, none if the tracer kept up).
 func TestPadRingFullDrops(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_count.c")
 	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(1), argFetch(2))}
-	evs, out, res, _ := padRun(t, false, probe.Target{Argv: []string{bin, "4", "500000"}}, sites)
+	evs, out, res, st := padRunWith(t, &Engine{Lossy: true}, probe.Target{Argv: []string{bin, "4", "500000"}}, sites)
 	if res.ExitCode != 0 || out != "threads=4 iters=500000 total=500002000000\n" {
 		t.Fatalf("exit %d, output %q", res.ExitCode, out)
 	}
-	if uint64(len(evs))+res.Lost != 2000000 {
-		t.Fatalf("%d events + %d lost, want 2000000", len(evs), res.Lost)
+	if uint64(len(evs))+res.Lost != 2000000 || st.padWaits != 0 {
+		t.Fatalf("%d events + %d lost, want 2000000; %d waits", len(evs), res.Lost, st.padWaits)
 	}
 	t.Logf("%d events, %d dropped", len(evs), res.Lost)
 }

@@ -14,12 +14,25 @@ import (
 )
 
 // backends are the engines, in auto's order of preference: the kernel's
-// uprobes when the machine and the sites allow, else the breakpoint engine.
+// uprobes when the machine and the sites allow, else the breakpoint engine
+// (first when every site runs in-process: padsFirst).
 var backends = []probe.Backend{uprobe.Backend, ptrace.Backend}
+
+// padsWant is what auto needs to know of a trace to tell whether its
+// every site would run in a ptrace pad.
+type padsWant struct {
+	noPads     bool // --no-pads
+	stackDepth int  // -k
+}
 
 // chooseBackend picks the engine for --backend and says why in one line
 // (printed unless -q).
-func chooseBackend(name string, sites []probe.Site, exe string) (probe.Backend, string, error) {
+func chooseBackend(name string, sites []probe.Site, exe string, pw padsWant) (probe.Backend, string, error) {
+	if name == "auto" || name == "" {
+		if b, ok := padsFirst(sites, pw); ok {
+			return b, "backend ptrace: every probe runs in-process (pads), faster than kernel uprobes (--backend uprobe for those)", nil
+		}
+	}
 	if (name == "auto" || name == "") && loaderSyscalls(sites, exe) {
 		b := backends[len(backends)-1]
 		if err := check(b, sites); err != nil {
@@ -55,6 +68,16 @@ func chooseBackend(name string, sites []probe.Site, exe string) (probe.Backend, 
 		return b, "", nil
 	}
 	return probe.Backend{}, "", fmt.Errorf("unknown --backend %q (use auto, ptrace or uprobe)", name)
+}
+
+// padsFirst is the ptrace engine when every site would take its
+// in-process pad (ptrace.PadsAll): no stop, no kernel entry per call.
+func padsFirst(sites []probe.Site, pw padsWant) (probe.Backend, bool) {
+	b := backends[len(backends)-1]
+	if pw.noPads || available(b) != nil || ptrace.PadsAll(sites, pw.stackDepth) != nil || check(b, sites) != nil {
+		return b, false
+	}
+	return b, true
 }
 
 func available(b probe.Backend) error {

@@ -41,6 +41,7 @@ func traceFlags() []cli.Flag {
 		&cli.IntFlag{Name: "n", Usage: "indent each call by `N` spaces per level of nesting (ltrace -n)"},
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
+		&cli.BoolFlag{Name: "lossy", Usage: "ptrace engine: a pad whose ring is full drops the event (counted, said at the end) instead of making the calling thread wait for utap: the program's pace stays its own, as under bpftrace"},
 		&cli.BoolFlag{Name: "no-pads", Usage: "ptrace engine: keep every probe a breakpoint (by default an entry probe whose condition and values need no memory read runs in the process, in a pad its site jumps to: no stop)"},
 		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
@@ -81,7 +82,7 @@ func attachCommand() *cli.Command {
 
 // engineConfig is the engine's configuration from the flags.
 func engineConfig(c *cli.Context, info func(string)) probe.Config {
-	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads")}
+	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads"), Lossy: c.Bool("lossy")}
 	if c.Bool("v") {
 		cfg.Verbose = func(line string) { fmt.Fprintf(os.Stderr, "utap: %s\n", line) }
 	}
@@ -201,7 +202,7 @@ func trace(c *cli.Context, attach bool) error {
 		return s, err
 	}
 
-	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe)
+	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), stackDepth: t.StackDepth})
 	if err != nil {
 		return err
 	}

@@ -101,7 +101,8 @@ func frameSize(s Spec) (int32, error) {
 //	lea -(128+frame)(%rsp),%rsp; save every register and the flags (seto, lahf)
 //	condition (native code) → false: skip to restore
 //	fetches (native code) → frame
-//	reserve: i = xadd(head, 1); claim: cmpxchg(seq, i → i|Busy), else drop
+//	reserve: cmpxchg(head, i → i+1) while head-tail < n, else wait (record.go);
+//	claim: cmpxchg(seq, i → i|Busy), else drop
 //	write tsc, fs base, site, values; commit: seq = i+1
 //	restore; the displaced instructions; jmp back
 func Build(s Spec, at uint64) ([]byte, Layout, error) {
@@ -207,70 +208,3 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 }
 
 func slot(r x86.Reg) x86.Mem { return x86.Mem{Base: x86.RSP, Disp: 8 * int32(r)} }
-
-// emitRecord reserves, claims, fills and commits a record (ring.go's
-// protocol), or counts a drop (and marks its hole when one was reserved).
-func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
-	n := int32(s.Records)
-	a.MovRI(x86.RSI, s.Ring)
-	// A full ring drops without reserving: no hole for the reader.
-	full := a.NewLabel()
-	// The tail first: head, read after it, can only be as far or further
-	// (read the other way, a tail published in between would make
-	// head - tail negative, a huge unsigned: a full ring that is not).
-	a.Load(x86.RCX, x86.Mem{Base: x86.RSI, Disp: OffTail})
-	a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffHead})
-	a.RR(x86.SUB, x86.RAX, x86.RCX)
-	a.RI(x86.CMP, x86.RAX, n)
-	a.Jcc(x86.AE, full)
-	a.MovRI(x86.RCX, 1)
-	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: OffHead}, x86.RCX) // rcx = i
-	// rdi = the record: ring + HeaderSize + (i & (n-1)) * RecSize. Its
-	// seq word holds seq - (i & (n-1)) (ring.go): free for i reads
-	// i &^ (n-1), claimed (i|Busy) &^ (n-1).
-	a.MovRR(x86.RDI, x86.RCX)
-	a.RI(x86.AND, x86.RDI, n-1)
-	a.MovRR(x86.RAX, x86.RCX)
-	a.RR(x86.SUB, x86.RAX, x86.RDI)
-	a.RI(x86.SHL, x86.RDI, 6) // RecSize
-	a.RR(x86.ADD, x86.RDI, x86.RSI)
-	a.MovRI(x86.R8, Busy)
-	a.RR(x86.OR, x86.R8, x86.RAX)
-	a.LockCmpxchg(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.R8)
-	drop := a.NewLabel()
-	a.Jcc(x86.NE, drop)
-	// rdtsc writes rdx:rax.
-	a.Rdtsc()
-	a.RI(x86.SHL, x86.RDX, 32)
-	a.RR(x86.OR, x86.RAX, x86.RDX)
-	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecTSC}, x86.RAX)
-	a.Rdfsbase(x86.RAX)
-	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
-	a.MovRI(x86.RAX, uint64(s.ID))
-	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSite}, x86.RAX)
-	for i := range s.Fetches {
-		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)})
-		a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecVals + 8*int32(i)}, x86.RAX)
-	}
-	// The commit, i+1 stored as (i &^ (n-1)) + 1: a plain store, ordered
-	// after the others (x86-TSO).
-	a.MovRR(x86.RAX, x86.RCX)
-	a.RI(x86.AND, x86.RAX, -n)
-	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
-	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
-	a.Jmp(done)
-
-	a.Bind(full)
-	a.LockInc(x86.Mem{Base: x86.RSI, Disp: OffDrops})
-	a.Jmp(done)
-
-	a.Bind(drop)
-	a.LockInc(x86.Mem{Base: x86.RSI, Disp: OffDrops})
-	// mark[i & (n-1)] = i+1
-	a.MovRR(x86.RDI, x86.RCX)
-	a.RI(x86.AND, x86.RDI, n-1)
-	a.RI(x86.SHL, x86.RDI, 3)
-	a.RR(x86.ADD, x86.RDI, x86.RSI)
-	a.Lea(x86.RAX, x86.Mem{Base: x86.RCX, Disp: 1})
-	a.Store(x86.Mem{Base: x86.RDI, Disp: int32(MarkOff(int(n), 0))}, x86.RAX)
-}

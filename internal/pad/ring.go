@@ -12,22 +12,29 @@ import (
 // number of threads) and the tracer (the one consumer). Its first page is
 // the header; records follow, RecSize bytes each.
 //
-// A producer first compares head with the reader's published tail: a
-// full ring drops there, reserving nothing, so the reader's work follows
-// the records, not the calls. Producers racing past that check while the
-// ring fills reserve slots that are not free yet; those become holes.
+// A producer reserves index i by moving head from i to i+1 (cmpxchg) only
+// while head - tail < n, the reader's published tail: a reserved slot is
+// always free. A full ring makes the producer wait (record.go, emitFull),
+// on a futex the reader bumps once it frees records while someone waits;
+// with OffLossy set (--lossy) it drops there instead, counted, reserving
+// nothing. A pad that finds the tracer's heartbeat still for about a
+// second takes it for dead: it sets OffGaveUp and full rings drop from
+// then on, so a dead tracer leaves a process that runs on, dropping.
 //
 // A record's first word, seq, carries the protocol (after Vyukov's bounded
-// queue, reserved by one atomic add instead of a CAS loop): for record
-// index i in slot s = i%n, seq == i means free for i, i|busy claimed by i's
-// producer, i+1 committed. The word holds seq-s, so that a new memfd's
-// zeros are every slot free for its first index: nothing to initialise,
-// and pages are touched only as records reach them. A producer takes i = xadd(head, 1), then claims
-// the slot with cmpxchg(seq, i → i|busy); a claim that fails (the slot
-// still holds an older record: the ring is full) drops the event, counts it
-// and leaves a mark so the reader can skip the hole. The reader frees a
-// slot by storing i+n. Nothing waits: a full ring drops, a dead tracer
-// leaves a ring that only drops, and the process runs on.
+// queue): for record index i in slot s = i%n, seq == i means free for i,
+// i|busy claimed by i's producer, i+1 committed. The word holds seq-s, so
+// that a new memfd's zeros are every slot free for its first index:
+// nothing to initialise, and pages are touched only as records reach
+// them. A producer claims its slot with cmpxchg(seq, i → i|busy); a claim
+// fails only when the reader has passed the record as lost (its producer
+// stopped between its two atomics longer than grace): it drops the event,
+// counts it and leaves a mark so the reader can skip the hole. The reader
+// frees a slot by storing i+n.
+//
+// The reader sleeps when every ring is empty: it sets OffSleep, looks at
+// head once more, and waits on that futex; a pad reads the flag after its
+// reservation and, finding it set, takes it and wakes the reader once.
 const (
 	HeaderSize = 4096
 	RecSize    = 64
@@ -44,6 +51,21 @@ const (
 	// memory, only a record (its fs base, its index) tells whose call it
 	// was (the tracer's vfork windows).
 	OffDivert = 192
+	// OffWaiters is the pads waiting for room (record.go); OffRoom the
+	// futex they wait on, bumped by the reader when it frees records
+	// while one waits. OffWaited counts the waits.
+	OffWaiters = 256
+	OffRoom    = 320
+	OffWaited  = 384
+	// OffAlive is the reader's heartbeat; OffGaveUp set by a pad that
+	// found it still (the tracer is gone: full rings drop), cleared by
+	// the reader; OffLossy set by the tracer: full rings drop (--lossy,
+	// and while the pads are taken out).
+	OffAlive  = 448
+	OffGaveUp = 512
+	OffLossy  = 576
+	// OffSleep is set while the reader sleeps on it (a futex).
+	OffSleep = 640
 
 	// Record offsets.
 	RecSeq  = 0
@@ -207,6 +229,7 @@ scan:
 	}
 	// Producers see room again from here.
 	atomic.StoreUint64(r.word(OffTail), r.tail)
+	r.freed()
 	return n
 }
 

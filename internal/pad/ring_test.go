@@ -7,15 +7,23 @@ import (
 	"unsafe"
 )
 
-// produce is the pads' protocol in Go (gen.go emits it as machine code):
-// reserve, claim, write, commit; a failed claim drops and marks.
+// produce is the lossy pads' protocol in Go (record.go emits it as
+// machine code): reserve while there is room, claim, write, commit; a
+// full ring drops, a failed claim drops and marks.
 func produce(mem []byte, n uint64, site uint32, v uint64) bool {
 	w := func(off int) *uint64 { return (*uint64)(unsafe.Pointer(&mem[off])) }
-	if tail := atomic.LoadUint64(w(OffTail)); atomic.LoadUint64(w(OffHead))-tail >= n {
-		atomic.AddUint64(w(OffDrops), 1)
-		return false
+	var i uint64
+	for {
+		tail := atomic.LoadUint64(w(OffTail))
+		i = atomic.LoadUint64(w(OffHead))
+		if i-tail >= n {
+			atomic.AddUint64(w(OffDrops), 1)
+			return false
+		}
+		if atomic.CompareAndSwapUint64(w(OffHead), i, i+1) {
+			break
+		}
 	}
-	i := atomic.AddUint64(w(OffHead), 1) - 1
 	s := i & (n - 1)
 	off := HeaderSize + int(s)*RecSize
 	if !atomic.CompareAndSwapUint64(w(off+RecSeq), i-s, (i-s)|Busy) {

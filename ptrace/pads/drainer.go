@@ -9,8 +9,9 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// drainEvery is how often the drainer reads the rings: at 0.2 µs an event,
-// a default ring (131072 records) fills in no less than 26 ms.
+// drainEvery is how often the drainer reads the rings while records are
+// reserved and not yet written, or while the loop holds it; with none, it
+// sleeps until a pad wakes it (sleep.go).
 const drainEvery = time.Millisecond
 
 // drainBatch bounds the records read under one hold of the lock the loop
@@ -43,12 +44,25 @@ type Drainer struct {
 	// take in (owners.go); under fsMu.
 	fsMu  sync.Mutex
 	fsNew []fsAdd
+	// nap: the drainer sleeps on every ring's futex (sleep.go); under mu.
+	nap *nap
+	// lossy: full rings drop (--lossy) rather than make their pads wait.
+	lossy bool
+	// waited: the times pads waited for room, in rings gone.
+	waited uint64
 }
 
 // New returns a drainer emitting with emit; tally counts instead.
 func New(emit func(*probe.Event), tally bool) *Drainer {
 	return &Drainer{rings: map[int]*Ring{}, emit: emit, tally: tally}
 }
+
+// Lossy makes the rings added from now on drop when full (--lossy)
+// instead of making their pads wait.
+func (d *Drainer) Lossy() { d.lossy = true }
+
+// Waited is the times pads found a ring full and waited, in rings gone.
+func (d *Drainer) Waited() uint64 { return d.waited }
 
 // Tally says whether the pads count rather than record.
 func (d *Drainer) Tally() bool { return d.tally }
@@ -101,25 +115,38 @@ func (d *Drainer) start() {
 		defer close(d.done)
 		// At the tracees' priority, not above: ahead of them it took
 		// the CPU from them and from the loop, whose stops (a thread's
-		// start) they wait for. A ring full blocks no one: its pad drops.
+		// start) they wait for.
 		wait := drainEvery
 		for {
-			select {
-			case <-d.stop:
-				return
-			case <-time.After(wait):
+			if wait == 0 {
+				if d.sleep() {
+					return
+				}
+			} else {
+				select {
+				case <-d.stop:
+					return
+				case <-time.After(wait):
+				}
 			}
-			n := 0
+			n, idle := 0, false
 			d.mu.Lock()
+			for _, r := range d.rings {
+				r.r.Beat() // pads waiting for room wait on while it moves
+			}
 			if !d.held.Load() {
 				d.clock.Update()
 				n = d.drainSome(drainBatch)
+				idle = n == 0
 			}
 			d.mu.Unlock()
 			// While records flow, read again at once; the lock is
 			// released between batches, for the loop (a thread's first
-			// stop, a hit's events) to take it.
+			// stop, a hit's events) to take it. Idle, sleep until a pad
+			// commits a record (sleep).
 			switch {
+			case idle:
+				wait = 0
 			case n == 0:
 				wait = drainEvery
 			case n < drainBatch/4:
@@ -135,6 +162,9 @@ func (d *Drainer) start() {
 func (d *Drainer) Halt() {
 	if d.stop != nil {
 		close(d.stop)
+		d.mu.Lock()
+		d.wake()
+		d.mu.Unlock()
 		<-d.done
 		d.stop = nil
 	}

@@ -57,7 +57,11 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 		return nil, err
 	}
 	pr := &Ring{Pid: pid, Addr: addr, N: n, Size: size, view: view, r: r, fs: fs}
+	if d.lossy {
+		r.SetLossy()
+	}
 	d.mu.Lock()
+	d.wake() // the drainer sleeps on the rings it had
 	d.rings[pid] = pr
 	d.mu.Unlock()
 	d.start()
@@ -71,6 +75,7 @@ func (d *Drainer) Gone(r *Ring) []byte {
 		return nil // a fork child's copy of its parent's
 	}
 	d.mu.Lock()
+	d.wake() // nothing sleeps on its view once it is unmapped
 	if d.rings[r.Pid] == r {
 		d.drainAll()
 		r.r.DrainLast(func(rec *pad.Record) { d.record(r, rec) })
@@ -82,7 +87,17 @@ func (d *Drainer) Gone(r *Ring) []byte {
 		}
 	}
 	d.lost += r.r.Drops()
+	d.waited += r.r.Waited()
 	r.gone = true
 	d.mu.Unlock()
 	return r.view
+}
+
+// StopWaits makes r's full ring drop from now on and its waiting pads
+// drop: its pads are about to be taken out, and a thread stepped out of
+// one must not wait for the drainer (the loop may hold it).
+func (r *Ring) StopWaits() {
+	if r.r != nil && !r.gone {
+		r.r.SetLossy()
+	}
 }

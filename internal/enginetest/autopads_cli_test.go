@@ -1,0 +1,33 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/internal/need"
+)
+
+// TestCLIAutoBackendPads: --backend auto takes the ptrace engine when
+// every probe would run in-process (a pad: no stop, no kernel entry), and
+// the kernel's uprobes otherwise (a return probe, a memory read, --no-pads).
+func TestCLIAutoBackendPads(t *testing.T) {
+	need.Uprobes(t)
+	bin := etWork(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--entry-only", "-e", "work(arg1, arg2)"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"--count-only", "-e", "work"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-e", "work"}, "utap: backend uprobe"},
+		{[]string{"--entry-only", "-e", "greet(str(arg1))"}, "utap: backend uprobe"},
+		{[]string{"--entry-only", "--no-pads", "-e", "work"}, "utap: backend uprobe"},
+	} {
+		r := utap(t, append(append([]string{"run"}, c.args...), "--", bin, "args")...)
+		if r.code != 0 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stdout+r.stderr, c.args[len(c.args)-1][:4]) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

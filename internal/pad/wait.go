@@ -1,0 +1,72 @@
+package pad
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The reader's side of the waits (ring.go): waking the pads that wait
+// for room, its heartbeat, its own sleep.
+
+// word32 is the futex word (the low half, little-endian) of the header
+// word at off.
+func (r *Ring) word32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.mem[off])) }
+
+// freed runs after each drain has published its tail: the pads waiting
+// for room are woken (one load when none waits), and a pad's verdict
+// that the tracer is gone is taken back.
+func (r *Ring) freed() {
+	if atomic.LoadUint64(r.word(OffWaiters)) != 0 {
+		r.wakeWaiters()
+	}
+	if atomic.LoadUint64(r.word(OffGaveUp)) != 0 {
+		atomic.StoreUint64(r.word(OffGaveUp), 0)
+	}
+}
+
+func (r *Ring) wakeWaiters() {
+	atomic.AddUint64(r.word(OffRoom), 1)
+	futex(r.word32(OffRoom), futexWake, 1<<30, nil)
+}
+
+// Beat is the reader's heartbeat: while it moves, a pad waits for room.
+func (r *Ring) Beat() { atomic.AddUint64(r.word(OffAlive), 1) }
+
+// SetLossy makes a full ring drop from now on, and the pads waiting
+// drop too: --lossy, or the pads about to be taken out (a thread
+// stepped out of one must not wait for a reader the tracer holds).
+func (r *Ring) SetLossy() {
+	atomic.StoreUint64(r.word(OffLossy), 1)
+	r.wakeWaiters()
+}
+
+// Waited is the times pads found the ring full and waited.
+func (r *Ring) Waited() uint64 { return atomic.LoadUint64(r.word(OffWaited)) }
+
+// Arm sets the reader's sleep flag and says whether the ring is empty:
+// if not, the reader must not sleep (Disarm). The flag's store is
+// locked, so a pad whose reservation this misses reads the flag set.
+func (r *Ring) Arm() bool {
+	atomic.StoreUint32(r.word32(OffSleep), 1)
+	return r.Reserved() == r.tail
+}
+
+// Disarm clears the reader's sleep flag and wakes its sleeper, if any.
+func (r *Ring) Disarm() {
+	atomic.StoreUint32(r.word32(OffSleep), 0)
+	futex(r.word32(OffSleep), futexWake, 1<<30, nil)
+}
+
+// Sleep waits at most d for a pad to take the sleep flag (at once if
+// one has).
+func (r *Ring) Sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	futex(r.word32(OffSleep), futexWait, 1, &ts)
+}
+
+func futex(addr *uint32, op, val int, ts *unix.Timespec) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), uintptr(op), uintptr(val), uintptr(unsafe.Pointer(ts)), 0, 0)
+}

@@ -1,0 +1,133 @@
+//go:build linux && amd64
+
+package pad
+
+import (
+	"math/rand"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// fill calls the pad until its ring of n records is full.
+func fill(t *testing.T, call func(a, b uint64), r *Ring, n int) {
+	t.Helper()
+	for i := range n {
+		call(9, uint64(i))
+	}
+	if r.Reserved() != uint64(n) || r.Drops() != 0 || r.Waited() != 0 {
+		t.Fatalf("reserved %d, dropped %d, waited %d", r.Reserved(), r.Drops(), r.Waited())
+	}
+}
+
+// A pad that finds its ring full waits until the reader frees a record,
+// then writes its own: nothing is dropped.
+func TestPadWaitsForRoom(t *testing.T) {
+	const n = 16
+	f, r, _ := padUnderTest(t, n, false)
+	rnd := rand.New(rand.NewSource(4))
+	call := func(a, b uint64) { call(t, f, rnd, a, b) }
+	fill(t, call, r, n)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		call(9, 100) // waits: the ring is full
+	}()
+	// Drain once the pad waits (it counts its wait before it sleeps):
+	// no timing, only its own word.
+	for r.Waited() == 0 {
+		runtime.Gosched()
+	}
+	got := r.Drain(func(*Record) {})
+	<-done
+	var last Record
+	got += r.Drain(func(rec *Record) { last = *rec })
+	if got != n+1 || r.Drops() != 0 || last.Vals[1] != 101 {
+		t.Fatalf("read %d, dropped %d, last %+v; want %d, 0, the waiting call's", got, r.Drops(), last, n+1)
+	}
+}
+
+// With the ring lossy (--lossy), a full ring drops and counts at once.
+func TestPadLossyDrops(t *testing.T) {
+	const n = 16
+	f, r, _ := padUnderTest(t, n, false)
+	rnd := rand.New(rand.NewSource(5))
+	call := func(a, b uint64) { call(t, f, rnd, a, b) }
+	r.SetLossy()
+	fill(t, call, r, n)
+	for i := range 10 {
+		call(9, uint64(i))
+	}
+	if r.Drops() != 10 || r.Waited() != 0 || r.Drain(func(*Record) {}) != n {
+		t.Fatalf("dropped %d, waited %d", r.Drops(), r.Waited())
+	}
+}
+
+// No reader (the tracer killed): a pad waits until the heartbeat has been
+// still for its limit, then gives the tracer up, and every pad after it
+// drops at once; a drain takes the verdict back.
+func TestPadGivesUpDeadReader(t *testing.T) {
+	const n = 16
+	f, r, _ := padUnderTest(t, n, false)
+	rnd := rand.New(rand.NewSource(6))
+	call := func(a, b uint64) { call(t, f, rnd, a, b) }
+	fill(t, call, r, n)
+	call(9, 0) // waits, then gives up
+	for i := range 1000 {
+		call(9, uint64(i))
+	}
+	if r.Drops() != 1001 || r.Waited() != 1 {
+		t.Fatalf("dropped %d, waited %d; want 1001, 1", r.Drops(), r.Waited())
+	}
+	r.Drain(func(*Record) {})
+	for i := range n {
+		call(9, uint64(i))
+	}
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		call(9, 1)
+	}()
+	for r.Waited() == 1 {
+		runtime.Gosched()
+	}
+	r.Drain(func(*Record) {})
+	<-done
+	if r.Drops() != 1001 {
+		t.Fatalf("dropped %d after the drain, want 1001", r.Drops())
+	}
+}
+
+// Signals interrupt a pad's wait for room (EINTR, the handler run in the
+// meantime): it waits on, and writes its record once there is room.
+func TestPadWaitInterrupted(t *testing.T) {
+	const n = 16
+	f, r, _ := padUnderTest(t, n, false)
+	rnd := rand.New(rand.NewSource(7))
+	call := func(a, b uint64) { call(t, f, rnd, a, b) }
+	fill(t, call, r, n)
+	tid := make(chan int, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		tid <- unix.Gettid()
+		call(9, 100)
+	}()
+	th := <-tid
+	for r.Waited() == 0 {
+		runtime.Gosched()
+	}
+	for range 2000 { // SIGURG: the Go runtime's, harmless
+		unix.Tgkill(unix.Getpid(), th, unix.SIGURG)
+	}
+	got := r.Drain(func(*Record) {})
+	<-done
+	got += r.Drain(func(*Record) {})
+	if got != n+1 || r.Drops() != 0 {
+		t.Fatalf("read %d, dropped %d; want %d, 0", got, r.Drops(), n+1)
+	}
+}

@@ -1,0 +1,90 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ssol"
+)
+
+// ErrNoPad: a site would keep its breakpoint (PadsAll).
+var ErrNoPad = errors.New("keeps a breakpoint")
+
+// PadsAll says, before anything runs, whether every site would take an
+// in-process pad, from the files alone, as padPlan judges them (a trace
+// with stacks of depth stackDepth): nil if so, else an error wrapping
+// ErrNoPad naming the first site that would not and why. What only the
+// running process tells (a thread inside the jump's bytes, the CET shadow
+// stack, where an IFUNC resolves) may still leave a site a breakpoint.
+func PadsAll(sites []probe.Site, stackDepth int) error {
+	if err := padsOK(); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoPad, err)
+	}
+	if len(sites) == 0 {
+		return fmt.Errorf("%w: no probe site", ErrNoPad)
+	}
+	at := map[[2]any]int{}
+	for i := range sites {
+		at[[2]any{sites[i].Object, sites[i].Addr}]++
+	}
+	for i := range sites {
+		s := &sites[i]
+		why := staticWhy(s, stackDepth)
+		if why == "" && at[[2]any{s.Object, s.Addr}] > 1 {
+			why = "several probes at one address"
+		}
+		if why != "" {
+			return fmt.Errorf("%w: %s: %s", ErrNoPad, siteName(s), why)
+		}
+	}
+	return nil
+}
+
+// staticWhy is why s would keep its breakpoint, "" if it takes a pad.
+func staticWhy(s *probe.Site, stackDepth int) string {
+	switch {
+	case s.Syscall:
+		return "a system call probe"
+	case s.USDT:
+		return "a static probe (inside a function)"
+	case s.IFunc:
+		return "an IFUNC (the implementation the loader picks decides)"
+	case s.Spec != nil && s.Spec.Kind == probe.Return:
+		return "a return probe (in-process returns are not done yet)"
+	case stackDepth > 0:
+		return "a stack is asked for (-k)"
+	case s.GoFunc || s.ABI == probe.ABIGoRegs:
+		return "a Go function"
+	case s.FuncSize == 0 || s.Addr != s.FuncAddr:
+		return "not a function's entry"
+	}
+	sp, err := compileSite(s)
+	switch {
+	case err != nil:
+		return err.Error()
+	case sp.ref:
+		return "an expression only the reference evaluator takes"
+	case len(sp.fetches) > pad.MaxValues:
+		return fmt.Sprintf("%d values (a record holds %d)", len(sp.fetches), pad.MaxValues)
+	}
+	if err := pad.Check(pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords}); err != nil {
+		return err.Error()
+	}
+	code, err := elfsym.Code(s.Object, s.FuncAddr, s.FuncSize)
+	if err != nil {
+		return err.Error()
+	}
+	land, err := elfsym.ObjectLandings(s.Object)
+	if err != nil {
+		return err.Error()
+	}
+	if _, err := ssol.PlanPad(code, s.FuncAddr, s.Addr, landingsBusy(land, 0, nil)); err != nil {
+		return err.Error()
+	}
+	return ""
+}
