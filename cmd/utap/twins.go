@@ -42,9 +42,10 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 }
 
 // typedReturns moves the return value a return probe without fetches got
-// from its prototype (probe.Site.Bind: one typed ret fetch) from Args to
-// Ret, in place of the raw register the engines put there, so that every
-// writer and -c's error count see the typed value.
+// from its prototype (probe.Site.Bind: a typed ret fetch, then any output
+// arguments) from Args to Ret, in place of the raw register the engines
+// put there, so that every writer and -c's error count see the typed
+// value; the output arguments stay in Args.
 func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 	typed := make([]bool, len(specs))
 	for i, s := range specs {
@@ -52,9 +53,14 @@ func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 	}
 	return func(ev *probe.Event) {
 		i := ev.ProbeIndex
-		if ev.Kind == "return" && i >= 0 && i < len(typed) && typed[i] && len(ev.Args) == 1 {
+		if ev.Kind == "return" && i >= 0 && i < len(typed) && typed[i] && len(ev.Args) >= 1 {
 			v := ev.Args[0]
-			ev.Ret, ev.Args = &v, ev.Args[:0]
+			ev.Ret = &v
+			if len(ev.Args) == 1 {
+				ev.Args = ev.Args[:0]
+			} else {
+				ev.Args = ev.Args[1:]
+			}
 		}
 	}
 }
@@ -65,7 +71,7 @@ func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 // int (its -1 is 0xffffffff in rax) nor for a pointer (NULL counts).
 func kernelErrorsAgree(sites []probe.Site) bool {
 	for _, s := range sites {
-		if s.Spec.Kind != probe.Return || len(s.Spec.Fetches) > 0 || len(s.Fetches) != 1 {
+		if s.Spec.Kind != probe.Return || len(s.Spec.Fetches) > 0 || len(s.Fetches) == 0 {
 			continue
 		}
 		f := s.Fetches[0]
