@@ -40,11 +40,11 @@ type text struct {
 	line []byte
 	last int64 // the time of the previous line, for -r
 
-	twinRets map[int]bool     // probe indexes of the return twins
+	twinRets map[int]bool       // probe indexes of the return twins
 	open     map[int][]openCall // tid → calls entered, return not seen yet
-	pending  *pendingCall     // the entry whose line is not ended yet
-	sysOpen  map[int]string   // tid → the system call whose entry line was ended unfinished
-	tids     map[int]bool     // threads seen on strace lines
+	pending  *pendingCall       // the entry whose line is not ended yet
+	sysOpen  map[int]string     // tid → the system call whose entry line was ended unfinished
+	tids     map[int]bool       // threads seen on strace lines
 }
 
 // openCall is a call whose entry was written: its function and how many
