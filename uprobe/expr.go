@@ -35,7 +35,10 @@ const (
 	slotStrBuf  = slotStack - 8*(MaxDepth-1) - strBufSize // string comparisons
 	chunkLen    = 32                                      // str() == str(): the second is read this many bytes at a time
 	slotChunk   = slotStrBuf - (chunkLen + 8)
-	frameBottom = slotChunk
+	// return probes: the entry-time map's value (returns.go): the entry
+	// time, then the argument registers at entry.
+	slotEntry   = slotChunk - timesValueSize
+	frameBottom = slotEntry
 )
 
 const _ = uint(512 + frameBottom) // the frame fits in BPF's 512 bytes
@@ -168,6 +171,10 @@ func (g *exprGen) builtin(b probe.Builtin) error {
 		}
 		g.emit(asm.LoadMem(asm.R0, asm.R6, retReg, asm.DWord))
 	default:
+		if b.EntryArgN() > 0 && g.kind == probe.Return {
+			g.regs.load(b, asm.R0)
+			return nil
+		}
 		return fmt.Errorf("%w: builtin %d", ErrUnsupported, b)
 	}
 	return nil
