@@ -55,8 +55,16 @@ func usesEntryArgs(e Expr) bool {
 	return false
 }
 
-// firstOut is the index of a prototype's first output argument among the
-// ones an entry probe shows, len(Params) when there is none.
+// firstOut is the index of the first output argument of s's prototype,
+// len(Params) when there is none or no return twin shows them.
+func (s *Site) firstOut() int {
+	p := s.proto()
+	if !s.Spec.Twinned {
+		return len(p.Params)
+	}
+	return p.firstOut()
+}
+
 func (p *Prototype) firstOut() int {
 	for i, t := range p.Params {
 		if t.Out && i < MaxEntryArgs {
@@ -76,7 +84,7 @@ func (p *Prototype) HasOut() bool { return p.firstOut() < len(p.Params) }
 func (s *Site) outFetches() []Fetch {
 	p := s.proto()
 	var fs []Fetch
-	for i := p.firstOut(); i < len(p.Params) && i < MaxEntryArgs; i++ {
+	for i := s.firstOut(); i < len(p.Params) && i < MaxEntryArgs; i++ {
 		t := p.Params[i]
 		f := typedFetch(EntryArg(i+1), t, s.paramName(i))
 		if str, ok := f.Expr.(*StrOf); ok {

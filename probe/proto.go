@@ -94,7 +94,7 @@ func (s *Site) proto() *Prototype {
 func (s *Site) protoArgs() []Fetch {
 	p := s.proto()
 	fs := make([]Fetch, 0, len(p.Params))
-	for i, t := range p.Params[:p.firstOut()] {
+	for i, t := range p.Params[:s.firstOut()] {
 		if i >= 6 {
 			break // past the registers: the stack layout needs sizes we do not track
 		}

@@ -2,7 +2,11 @@
 
 package main
 
-import "github.com/utap/utap/probe"
+import (
+	"slices"
+
+	"github.com/utap/utap/probe"
+)
 
 // withReturns adds a return probe beside every entry probe on a function
 // start, so calls show their return value (and with -T and -c their
@@ -20,7 +24,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 			has[[2]string{s.Object, s.Symbol}] = true
 		}
 	}
-	out = specs
+	out = slices.Clone(specs)
 	for i, s := range specs {
 		if s.Syscall {
 			continue
@@ -33,8 +37,12 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 			continue
 		}
 		has[k] = true
-		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol}
+		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol, Twinned: true}
 		twin.Text = twin.String()
+		// A copy: the caller's spec stays as parsed.
+		e := *s
+		e.Twinned = true
+		out[i] = &e
 		calls[i] = len(out)
 		out = append(out, twin)
 	}
