@@ -94,9 +94,10 @@ func (s *Site) outFetches() []Fetch {
 				// it failed or filled nothing.
 				str.Len = &Ternary{Cond: &Binary{Op: OpGt, X: BuiltinRet, Y: &Const{T: S64}, T: S64},
 					Then: BuiltinRet, Else: &Const{T: S64}, T: S64}
-			case t.LenArg > 0 && t.LenArg <= MaxEntryArgs:
-				str.Len = EntryArg(t.LenArg)
-			case t.LenArg > 0:
+			default:
+				// A buffer the call filled with a string (snprintf's
+				// +string2): up to its NUL, as ltrace shows it, not
+				// the bytes after it.
 				str.Len = nil
 			}
 		}

@@ -48,7 +48,8 @@ func outArgsVariants(t *testing.T, run func(t *testing.T, backend string, extra 
 var ltraceCaller = regexp.MustCompile(`^[^ (]+->`)
 
 // TestCLIOutArgsLtrace: an output argument of ltrace.conf (read's
-// +string[retval], fgets's +string) is read when the call returns, as
+// +string[retval], fgets's +string, snprintf's +string2 with the
+// variadic arguments after its format) is read when the call returns, as
 // ltrace shows it: read(3, "hello-world\n", 4096) = 12, not the buffer
 // as it was before the call; a call another line interleaves with is
 // left "read(3 <unfinished ...>" and resumed "<... read resumed> ,
@@ -58,7 +59,7 @@ func TestCLIOutArgsLtrace(t *testing.T) {
 	argv := outArgsArgv(t)
 	dir := t.TempDir()
 	lout := filepath.Join(dir, "ltrace")
-	if out, err := exec.Command("ltrace", append([]string{"-f", "-e", "read+fgets", "-o", lout, "--"}, argv...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ltrace", append([]string{"-f", "-e", "read+fgets+snprintf", "-o", lout, "--"}, argv...)...).CombinedOutput(); err != nil {
 		t.Fatalf("ltrace: %v\n%s", err, out)
 	}
 	data, err := os.ReadFile(lout)
@@ -69,13 +70,13 @@ func TestCLIOutArgsLtrace(t *testing.T) {
 	for _, l := range ltraceLines(string(data)) {
 		want = append(want, ltraceCaller.ReplaceAllString(l, ""))
 	}
-	if len(want) != 5 || want[0] != `read(3, "hello-world\n", 4096) = 12` {
+	if len(want) != 6 || want[0] != `read(3, "hello-world\n", 4096) = 12` {
 		t.Fatalf("ltrace's lines are not the fixture's calls: %q", want)
 	}
 	stdout, code := untraced(t, argv)
 	outArgsVariants(t, func(t *testing.T, backend string, extra []string) {
 		out := filepath.Join(t.TempDir(), "events")
-		args := append([]string{"run", "--backend", backend, "-q", "-f", "-E", "read+fgets", "-o", out}, extra...)
+		args := append([]string{"run", "--backend", backend, "-q", "-f", "-E", "read+fgets+snprintf", "-o", out}, extra...)
 		r := utap(t, append(append(args, "--"), argv...)...)
 		if r.code != code || r.stdout != stdout {
 			t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and %q", r.code, r.stdout, r.stderr, code, stdout)
