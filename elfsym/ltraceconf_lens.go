@@ -30,7 +30,13 @@ var confPrimitives = map[string]probe.ProtoType{
 
 // lens reads one lens: [+] TYPE or LENS(TYPE), then any number of '*'.
 func (p *confParser) lens() (lens, error) {
-	p.eat('+') // a return argument: shown with the others here
+	out := p.eat('+') // an output argument: shown at the return
+	l, err := p.lens1()
+	l.t.Out = out
+	return l, err
+}
+
+func (p *confParser) lens1() (lens, error) {
 	w := p.ident()
 	if w == "" {
 		return lens{}, fmt.Errorf("want a type at %q", p.s[p.i:])
@@ -164,9 +170,9 @@ func (p *confParser) skipTo(c byte) {
 // sizedArray is string's array(char, argN) or array(char, N) form.
 var sizedArray = regexp.MustCompile(`^\s*\(\s*array\s*\(\s*char\s*,\s*(?:arg(\d+)|(\d+))\s*\)\s*\*\s*\)`)
 
-// sizedString reads string's [argN] or [N], the bytes it shows (NULs
-// included, as ltrace shows memcpy's source); another length expression
-// (retval, zero, eltN) leaves it a NUL-terminated string.
+// sizedString reads string's [argN], [N] or [retval], the bytes it shows
+// (NULs included, as ltrace shows memcpy's source); another length
+// expression (zero, eltN) leaves it a NUL-terminated string.
 func (p *confParser) sizedString(t *probe.ProtoType) {
 	p.skipSpace()
 	if p.i >= len(p.s) || p.s[p.i] != '[' {
@@ -179,5 +185,7 @@ func (p *confParser) sizedString(t *probe.ProtoType) {
 		t.LenArg = n
 	} else if n, err := strconv.Atoi(expr); err == nil && n > 0 {
 		t.LenConst = n
+	} else if expr == "retval" {
+		t.LenRet = true
 	}
 }

@@ -26,6 +26,8 @@ bool(int) isok(hide(int), hex(uint), char*);
 int printf(format);
 addr memcpy(addr,string(array(char, arg3)*),ulong);
 int strncmp(string[arg3], string[8], ulong);
+long read(int, +string[retval], ulong);
+addr fgets(+string, int, file);
 `
 	m, err := parseLtraceConf(strings.NewReader(conf))
 	if err != nil {
@@ -40,7 +42,7 @@ int strncmp(string[arg3], string[8], ulong);
 		"malloc":    {Params: []probe.ProtoType{{Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
 		"fopen":     {Params: []probe.ProtoType{str, str}, Ret: ptr},
 		"free":      {Params: []probe.ProtoType{ptr}, Ret: probe.ProtoType{Kind: probe.ProtoVoid}},
-		"sigaddset": {Params: []probe.ProtoType{ptr, {Kind: probe.ProtoInt, Size: 4, Signed: true, Enum: probe.Enum{1: "SIGHUP", 2: "SIGINT"}}}, Ret: i32},
+		"sigaddset": {Params: []probe.ProtoType{{Kind: probe.ProtoPointer, Size: 8, Out: true}, {Kind: probe.ProtoInt, Size: 4, Signed: true, Enum: probe.Enum{1: "SIGHUP", 2: "SIGINT"}}}, Ret: i32},
 		"atof":      {Params: []probe.ProtoType{str}, Ret: hex},
 		"pow2":      {More: true, Ret: i32},
 		"isok":      {Params: []probe.ProtoType{{Kind: probe.ProtoHex, Size: 4}, ptr}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 4, Signed: true}},
@@ -48,6 +50,9 @@ int strncmp(string[arg3], string[8], ulong);
 		"memcpy":    {Params: []probe.ProtoType{ptr, {Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
 		"strncmp": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoString, Size: 8, LenConst: 8},
 			{Kind: probe.ProtoInt, Size: 8}}, Ret: i32},
+		"read": {Params: []probe.ProtoType{i32, {Kind: probe.ProtoString, Size: 8, Out: true, LenRet: true}, {Kind: probe.ProtoInt, Size: 8}},
+			Ret: probe.ProtoType{Kind: probe.ProtoInt, Size: 8, Signed: true}},
+		"fgets": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, Out: true}, i32, ptr}, Ret: ptr},
 	} {
 		got := m[name]
 		if got == nil {

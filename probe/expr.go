@@ -95,6 +95,12 @@ const (
 	BuiltinRet Builtin = iota + 1 // return value (return probes only)
 	BuiltinPID                    // process id (tgid)
 	BuiltinTID                    // thread id
+
+	// BuiltinEntryArg+n-1 is argument n (1..MaxEntryArgs) as it was at the
+	// call's entry, in a return probe: the engine saved it then, since
+	// the registers are clobbered by the return. Only prototypes make one
+	// (ltrace.conf's output arguments, entryarg.go); the grammar has none.
+	BuiltinEntryArg Builtin = 16
 )
 
 // Unary applies Op (OpNeg, OpNot, OpCompl) to X.
@@ -154,8 +160,8 @@ func (*Arg) Type() Type    { return U64 }
 func (*Reg) Type() Type    { return U64 }
 func (*Ident) Type() Type  { return U64 }
 func (b Builtin) Type() Type {
-	if b == BuiltinRet {
-		return S64
+	if b.EntryArgN() > 0 {
+		return U64
 	}
 	return S64
 }

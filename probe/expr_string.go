@@ -51,6 +51,9 @@ func (b Builtin) String() string {
 	case BuiltinTID:
 		return "tid"
 	}
+	if n := b.EntryArgN(); n > 0 {
+		return "entry(arg" + strconv.Itoa(n) + ")"
+	}
 	return "builtin(" + strconv.Itoa(int(b)) + ")"
 }
 func (e *Unary) String() string  { return "(" + e.Op.String() + e.X.String() + ")" }

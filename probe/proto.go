@@ -48,6 +48,11 @@ type ProtoType struct {
 	// Format: a printf format (ltrace's format lens), whose conversions
 	// say what the variadic arguments after it are.
 	Format bool
+	// Out: an output argument (ltrace.conf's '+'), which the call fills:
+	// shown by the return probe, its memory read at the return
+	// (entryarg.go). LenRet: a ProtoString whose length is the return
+	// value (ltrace's [retval]).
+	Out, LenRet bool
 }
 
 // Enum maps an enumeration's values to their names. A value without a
@@ -89,25 +94,31 @@ func (s *Site) proto() *Prototype {
 func (s *Site) protoArgs() []Fetch {
 	p := s.proto()
 	fs := make([]Fetch, 0, len(p.Params))
-	for i, t := range p.Params {
+	for i, t := range p.Params[:s.firstOut()] {
 		if i >= 6 {
 			break // past the registers: the stack layout needs sizes we do not track
 		}
-		text := "arg" + strconv.Itoa(i+1)
-		if i < len(s.Params) && s.Params[i] != "" {
-			text = s.Params[i]
-		}
-		fs = append(fs, typedFetch(&Arg{N: i + 1}, t, text))
+		fs = append(fs, typedFetch(&Arg{N: i + 1}, t, s.paramName(i)))
 	}
 	return fs
 }
 
+// paramName is how a fetch of parameter i (0-based) is named: its DWARF
+// name when known, else argN.
+func (s *Site) paramName(i int) string {
+	if i < len(s.Params) && s.Params[i] != "" {
+		return s.Params[i]
+	}
+	return "arg" + strconv.Itoa(i+1)
+}
+
 // protoRet is what a return probe without fetches reports: the return
-// value at its type. A void function reports FormatVoid.
+// value at its type (a void function reports FormatVoid), then the
+// arguments from the first output argument on (outFetches).
 func (s *Site) protoRet() []Fetch {
 	t := s.proto().Ret
 	t.LenArg = 0 // the arguments are gone at the return
-	return []Fetch{typedFetch(BuiltinRet, t, "ret")}
+	return append([]Fetch{typedFetch(BuiltinRet, t, "ret")}, s.outFetches()...)
 }
 
 // typedFetch reads x as t: truncated and extended to t's size and sign,

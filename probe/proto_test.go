@@ -1,6 +1,9 @@
 package probe
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestBindPrototypeDefaults(t *testing.T) {
 	proto := &Prototype{
@@ -47,5 +50,51 @@ func TestBindPrototypeDefaults(t *testing.T) {
 	void := Site{Spec: &Spec{Text: "return:free", Symbol: "free", Kind: Return}, Proto: &Prototype{Ret: ProtoType{Kind: ProtoVoid}}}
 	if err := void.Bind(); err != nil || len(void.Fetches) != 1 || void.Fetches[0].Format != FormatVoid {
 		t.Errorf("void: %v %v", void.Fetches, err)
+	}
+}
+
+// TestBindOutputArgs: ltrace.conf's long read(int, +string[retval],
+// ulong): a twinned entry shows the fd; its return twin the return value,
+// then the buffer from the entry's pointer with the return value's length
+// (none when it is not positive) and the count from the entry's register.
+// Without a twin the entry shows all three, as before.
+func TestBindOutputArgs(t *testing.T) {
+	proto := &Prototype{
+		Params: []ProtoType{{Kind: ProtoInt, Size: 4, Signed: true}, {Kind: ProtoString, Size: 8, Out: true, LenRet: true},
+			{Kind: ProtoInt, Size: 8}},
+		Ret: ProtoType{Kind: ProtoInt, Size: 8, Signed: true},
+	}
+	bind := func(kind Kind, twinned bool) []string {
+		s := Site{Spec: &Spec{Symbol: "read", Kind: kind, Twinned: twinned}, Func: "read", Proto: proto}
+		if err := s.Bind(); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range s.Fetches {
+			out = append(out, f.Expr.String())
+		}
+		return out
+	}
+	for _, c := range []struct {
+		kind    Kind
+		twinned bool
+		want    string
+	}{
+		{Entry, true, "((s32)arg1)"},
+		{Return, true, "((s64)ret) buf(entry(arg2), ((ret > 0) ? ret : 0)) entry(arg3)"},
+		{Entry, false, "((s32)arg1) str(arg2) arg3"},
+		{Return, false, "((s64)ret)"},
+	} {
+		if got := strings.Join(bind(c.kind, c.twinned), " "); got != c.want {
+			t.Errorf("kind %v twinned %v: %s, want %s", c.kind, c.twinned, got, c.want)
+		}
+	}
+	s := Site{Spec: &Spec{Symbol: "read", Kind: Return, Twinned: true}, Func: "read", Proto: proto}
+	if err := s.Bind(); err != nil {
+		t.Fatal(err)
+	}
+	buf := s.Fetches[1].Expr.(*StrOf)
+	if buf.Len == nil || buf.Len.String() != "((ret > 0) ? ret : 0)" || !s.UsesEntryArgs() {
+		t.Errorf("buffer length %v, uses entry args %v", buf.Len, s.UsesEntryArgs())
 	}
 }

@@ -47,6 +47,11 @@ type Spec struct {
 
 	Fetches []Fetch
 	Cond    Expr // nil: always fires
+
+	// Twinned marks an entry probe and the return probe the CLI added
+	// beside it to show each call as one line: a prototype's output
+	// arguments are shown by the return (entryarg.go), not the entry.
+	Twinned bool
 }
 
 // Fetch is one value the probe reports, with its display format.

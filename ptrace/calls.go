@@ -21,6 +21,7 @@ type callPairs struct {
 type openCall struct {
 	pos  uint64
 	time int64
+	args *entryArgs // the argument registers at entry, when a probe reads them at the return
 }
 
 // newCallPairs returns an empty correlator keeping at most limit open calls per
@@ -39,6 +40,11 @@ func goPos(hi, rsp uint64) uint64 { return ^(hi - rsp) }
 // Enter records a call of site at its entry probe, pos being the stack
 // position of its return address (rsp at entry) and t the time.
 func (c *callPairs) Enter(stack uint64, site int, pos uint64, t int64) {
+	c.EnterArgs(stack, site, pos, t, nil)
+}
+
+// EnterArgs is Enter keeping the call's argument registers for its return.
+func (c *callPairs) EnterArgs(stack uint64, site int, pos uint64, t int64, args *entryArgs) {
 	sites := c.stacks[stack]
 	if sites == nil {
 		sites = map[int][]openCall{}
@@ -55,7 +61,7 @@ func (c *callPairs) Enter(stack uint64, site int, pos uint64, t int64) {
 	if n >= c.limit {
 		c.Missed++
 	} else {
-		open = append(open, openCall{pos, t})
+		open = append(open, openCall{pos, t, args})
 	}
 	sites[site] = open
 }
@@ -65,6 +71,12 @@ func (c *callPairs) Enter(stack uint64, site int, pos uint64, t int64) {
 // returns the call's duration. ok is false when the entry was not seen
 // (the trace began inside the call, or it was over the limit).
 func (c *callPairs) Return(stack uint64, site int, pos uint64, t int64) (dur int64, ok bool) {
+	dur, _, ok = c.ReturnArgs(stack, site, pos, t)
+	return dur, ok
+}
+
+// ReturnArgs is Return giving back the arguments EnterArgs kept, if any.
+func (c *callPairs) ReturnArgs(stack uint64, site int, pos uint64, t int64) (dur int64, args *entryArgs, ok bool) {
 	sites := c.stacks[stack]
 	open := sites[site]
 	n := len(open)
@@ -73,13 +85,13 @@ func (c *callPairs) Return(stack uint64, site int, pos uint64, t int64) (dur int
 	}
 	c.Dropped += uint64(len(open) - n)
 	if n > 0 && open[n-1].pos == pos {
-		dur, ok = t-open[n-1].time, true
+		dur, args, ok = t-open[n-1].time, open[n-1].args, true
 		n--
 	}
 	if sites != nil {
 		sites[site] = open[:n]
 	}
-	return dur, ok
+	return dur, args, ok
 }
 
 // Forget drops every open call of a stack (its thread or goroutine ended).

@@ -23,6 +23,21 @@ type hitEnv struct {
 	mem  *proc.Memory
 	args []uint64 // the argument registers of abi (loadArgs), in buf
 	buf  [9]uint64
+	// entry: at a return, the call's argument registers at its entry,
+	// when its group kept them (retGroup.args); else nil.
+	entry *entryArgs
+}
+
+// entryArgs are a call's System V argument registers at its entry.
+type entryArgs [probe.MaxEntryArgs]uint64
+
+// entryArgs keeps the argument registers of a call entering g's function,
+// nil when no probe of g reads them at the return.
+func (g *retGroup) entryArgs(regs *unix.PtraceRegs) *entryArgs {
+	if !g.args {
+		return nil
+	}
+	return &entryArgs{regs.Rdi, regs.Rsi, regs.Rdx, regs.Rcx, regs.R8, regs.R9}
 }
 
 var errNoArg = errors.New("no such argument")
@@ -58,6 +73,9 @@ func (e *hitEnv) Builtin(b probe.Builtin) uint64 {
 		return uint64(e.tid)
 	case probe.BuiltinRet:
 		return e.regs.Rax
+	}
+	if n := b.EntryArgN(); n > 0 && e.entry != nil {
+		return e.entry[n-1]
 	}
 	return 0
 }

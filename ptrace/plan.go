@@ -174,6 +174,7 @@ func (pl *planner) ret(s *probe.Site) error {
 	}
 	if g := pl.byFunc[start]; g != nil {
 		g.sites = append(g.sites, sp)
+		g.args = g.args || s.UsesEntryArgs()
 		return nil
 	}
 	plan, err := uretprobe.PlanReturn(s, start, func() ([]byte, error) {
@@ -187,7 +188,7 @@ func (pl *planner) ret(s *probe.Site) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", siteName(s), err)
 	}
-	g := &retGroup{sites: []*siteProg{sp}, method: plan.Method, goABI: s.GoFunc}
+	g := &retGroup{sites: []*siteProg{sp}, method: plan.Method, goABI: s.GoFunc, args: s.UsesEntryArgs()}
 	pl.byFunc[start] = g
 	pl.groups = append(pl.groups, g)
 	bp, err := pl.bp(s, plan.Entry)

@@ -56,6 +56,9 @@ type retGroup struct {
 	sites  []*siteProg
 	method uretprobe.Method
 	goABI  bool // Calls keyed by goroutine
+	// args: a site reads argument values of the entry at the return
+	// (probe.EntryArg): each call keeps its argument registers.
+	args bool
 }
 
 // shadowOf returns th's shadow stack, created at its first hijack.
@@ -81,19 +84,19 @@ func (r *returns) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	now := tr.clock.now()
 	for _, g := range bp.rets {
 		key, pos := p.callKey(th, g, regs)
-		dur, _ := p.calls.Return(key, g.id, pos, now)
+		dur, args, _ := p.calls.ReturnArgs(key, g.id, pos, now)
 		if p.report {
-			r.reportReturn(th, g, regs, now, dur)
+			r.reportReturn(th, g, regs, now, dur, args)
 		}
 	}
 	for _, g := range bp.enter {
 		key, pos := p.callKey(th, g, regs)
-		p.calls.Enter(key, g.id, pos, now)
+		p.calls.EnterArgs(key, g.id, pos, now, g.entryArgs(regs))
 	}
-	if bp.hijack != nil && p.report && !bp.unwinder {
+	if g := bp.hijack; g != nil && p.report && !bp.unwinder {
 		// On error (too deep, unreadable stack) nothing was hijacked and
 		// this call's return goes unreported, counted in the stack's Stats.
-		p.shadowOf(th).Push(p.mem, retFrame{SP: regs.Rsp, Site: bp.hijack.id, EntryTime: now})
+		p.shadowOf(th).Push(p.mem, retFrame{SP: regs.Rsp, Site: g.id, EntryTime: now, Args: g.entryArgs(regs)})
 	}
 }
 
@@ -141,7 +144,7 @@ func (r *returns) returnAt(th *thread, regs *unix.PtraceRegs) error {
 	if p.report {
 		now := tr.clock.now()
 		for _, f := range frames {
-			r.reportReturn(th, p.groups[f.Site], regs, now, now-f.EntryTime)
+			r.reportReturn(th, p.groups[f.Site], regs, now, now-f.EntryTime, f.Args)
 		}
 	}
 	tr.setRegs(th, regs)
@@ -149,10 +152,12 @@ func (r *returns) returnAt(th *thread, regs *unix.PtraceRegs) error {
 }
 
 // reportReturn emits the return events of g whose condition holds, with
-// the registers at the return.
-func (r *returns) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64) {
+// the registers at the return and the call's at its entry (nil if not kept).
+func (r *returns) reportReturn(th *thread, g *retGroup, regs *unix.PtraceRegs, now, dur int64, args *entryArgs) {
 	tr := r.tr
 	env := tr.out.hitEnvFor(th, regs)
+	env.entry = args
+	defer func() { env.entry = nil }()
 	defer tr.stacks.withStack(th, regs, len(tr.out.pending))
 	for _, sp := range g.sites {
 		if ev := tr.out.newEvent(th, sp, env, "return"); ev != nil {

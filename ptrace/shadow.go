@@ -38,6 +38,9 @@ type retFrame struct {
 	SP        uint64 // rsp at entry: the address of the return-address slot
 	Site      int    // the engine's index of the probed site
 	EntryTime int64  // CLOCK_MONOTONIC ns at entry, for durations
+	// Args are the argument registers at entry, kept when a probe of
+	// the function reads them at the return (output arguments).
+	Args *entryArgs
 	// Chained marks a tail call: the function was entered with the
 	// trampoline already as its return address, so it returns through the
 	// frame below it (same slot, same OrigRet) and both report then.

@@ -25,17 +25,20 @@ const MaxDepth = 12
 
 // Frame layout of a probe program, as offsets from R10 (512 bytes at most).
 const (
-	slotFault   = -8  // nonzero once a memory read faulted
-	slotTmp     = -16 // target of scalar reads, map keys
-	slotAddr    = -24 // an address kept across helper calls
-	slotDur     = -32 // return probes: the call's duration
-	slotKey     = -56 // return probes: the entry-time map key (keySize bytes)
-	slotStack   = -64 // expression-stack slot d is at slotStack-8*d
-	strBufSize  = probe.MaxStrLen + 8
-	slotStrBuf  = slotStack - 8*(MaxDepth-1) - strBufSize // string comparisons
-	chunkLen    = 32                                      // str() == str(): the second is read this many bytes at a time
-	slotChunk   = slotStrBuf - (chunkLen + 8)
-	frameBottom = slotChunk
+	slotFault  = -8  // nonzero once a memory read faulted
+	slotTmp    = -16 // target of scalar reads, map keys
+	slotAddr   = -24 // an address kept across helper calls
+	slotDur    = -32 // return probes: the call's duration
+	slotKey    = -56 // return probes: the entry-time map key (keySize bytes)
+	slotStack  = -64 // expression-stack slot d is at slotStack-8*d
+	strBufSize = probe.MaxStrLen + 8
+	slotStrBuf = slotStack - 8*(MaxDepth-1) - strBufSize // string comparisons
+	chunkLen   = 32                                      // str() == str(): the second is read this many bytes at a time
+	slotChunk  = slotStrBuf - (chunkLen + 8)
+	// return probes: the entry-time map's value (returns.go): the entry
+	// time, then the argument registers at entry.
+	slotEntry   = slotChunk - timesValueSize
+	frameBottom = slotEntry
 )
 
 const _ = uint(512 + frameBottom) // the frame fits in BPF's 512 bytes
@@ -168,6 +171,10 @@ func (g *exprGen) builtin(b probe.Builtin) error {
 		}
 		g.emit(asm.LoadMem(asm.R0, asm.R6, retReg, asm.DWord))
 	default:
+		if b.EntryArgN() > 0 && g.kind == probe.Return {
+			g.regs.load(b, asm.R0)
+			return nil
+		}
 		return fmt.Errorf("%w: builtin %d", ErrUnsupported, b)
 	}
 	return nil

@@ -37,7 +37,7 @@ func (g *regAlloc) direct(e probe.Expr) bool {
 		_, ok := namedRegs[e.Name]
 		return ok
 	case probe.Builtin:
-		return e == probe.BuiltinRet && g.kind == probe.Return
+		return (e == probe.BuiltinRet || e.EntryArgN() > 0) && g.kind == probe.Return
 	}
 	return false
 }
@@ -52,6 +52,11 @@ func (g *regAlloc) load(e probe.Expr, r asm.Register) {
 	case *probe.Reg:
 		g.emit(asm.LoadMem(r, asm.R6, namedRegs[e.Name], asm.DWord))
 	case probe.Builtin:
+		if n := e.EntryArgN(); n > 0 {
+			// Copied from the entry-time map by takeEntryTime.
+			g.emit(asm.LoadMem(r, asm.RFP, int16(slotEntry+8*n), asm.DWord))
+			return
+		}
 		g.emit(asm.LoadMem(r, asm.R6, retReg, asm.DWord))
 	}
 }

@@ -48,7 +48,7 @@ type maps struct {
 	events string // BPF_MAP_TYPE_RINGBUF
 	stats  string // per-CPU u64 counters, indexed by the stat* constants
 	tgids  string // hash of traced tgids; none when links filter by PID
-	times  string // return probes: LRU hash of call key → entry time
+	times  string // return probes: LRU hash of call key → entry time and arguments
 	armed  string // return probes: u32 array, nonzero while every link is in
 	wakeAt int    // bytes of unread records that wake the reader
 
@@ -154,7 +154,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		g.requireArmed(m)
 	}
 	if c.kind == probe.Return {
-		g.takeEntryTime(m, c.key)
+		g.takeEntryTime(m, c.key, s.UsesEntryArgs())
 	}
 	if s.Cond != nil {
 		g.emit(storeImm64(asm.RFP, slotFault, 0))

@@ -2,7 +2,10 @@
 
 package uprobe
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"github.com/cilium/ebpf/asm"
+	"github.com/utap/utap/probe"
+)
 
 // A return event's duration: a hidden entry probe (the stamp) records
 // bpf_ktime_get_ns under a key naming the call, and the return probe
@@ -33,6 +36,13 @@ type callKey struct {
 }
 
 const keySize = 24
+
+// timesValueSize is the entry-time map's value: the entry time, then the
+// System V argument registers at entry, which a return probe showing
+// output arguments reads (probe.EntryArg: the registers are clobbered by
+// the return). Kept for every call: 48 bytes more per open call cost less
+// than a second map, and a followed exec's new image may need them.
+const timesValueSize = 8 + 8*probe.MaxEntryArgs
 
 // gStackHi is the offset of g.stack.hi in the Go runtime's g (stack{lo,
 // hi} is its first field).
@@ -85,9 +95,15 @@ func compileStamp(m maps, k callKey) asm.Instructions {
 	g.storeKey(k)
 	g.emit(
 		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(asm.RFP, slotTmp, asm.R0, asm.DWord),
+		asm.StoreMem(asm.RFP, slotEntry, asm.R0, asm.DWord),
 	)
-	g.update(m.times, slotKey, slotTmp, 0) // BPF_ANY
+	for i, off := range argRegs[probe.ABISysV][:probe.MaxEntryArgs] {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R6, off, asm.DWord),
+			asm.StoreMem(asm.RFP, int16(slotEntry+8+8*i), asm.R1, asm.DWord),
+		)
+	}
+	g.update(m.times, slotKey, slotEntry, 0) // BPF_ANY
 	g.count(m, statEntered)
 	g.mark("exit")
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
@@ -106,14 +122,21 @@ func (g *progGen) requireArmed(m maps) {
 }
 
 // takeEntryTime moves the call's entry time from the times map to slotDur
-// (0 when unseen), before the condition: a return the condition drops
-// must still release its entry.
-func (g *progGen) takeEntryTime(m maps, k callKey) {
+// (0 when unseen), and with args its argument registers to slotEntry (0s
+// when unseen), before the condition: a return the condition drops must
+// still release its entry.
+func (g *progGen) takeEntryTime(m maps, k callKey, args bool) {
 	none, done := g.label(), g.label()
 	g.storeKey(k)
 	g.lookup(m.times, slotKey)
+	g.emit(asm.JEq.Imm(asm.R0, 0, none))
+	for i := range probe.MaxEntryArgs * b2i(args) {
+		g.emit(
+			asm.LoadMem(asm.R1, asm.R0, int16(8+8*i), asm.DWord),
+			asm.StoreMem(asm.RFP, int16(slotEntry+8+8*i), asm.R1, asm.DWord),
+		)
+	}
 	g.emit(
-		asm.JEq.Imm(asm.R0, 0, none),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 		asm.StoreMem(asm.RFP, slotDur, asm.R1, asm.DWord),
 		mapPtr(asm.R1, m.times),
@@ -125,6 +148,9 @@ func (g *progGen) takeEntryTime(m maps, k callKey) {
 	g.emit(asm.Ja.Label(done))
 	g.mark(none)
 	g.emit(storeImm64(asm.RFP, slotDur, 0))
+	for i := range probe.MaxEntryArgs * b2i(args) {
+		g.emit(storeImm64(asm.RFP, int16(slotEntry+8+8*i), 0))
+	}
 	g.count(m, statUnentered)
 	g.mark(done)
 }
@@ -143,4 +169,11 @@ func (g *progGen) storeReturn() {
 	)
 	g.mark(unseen)
 	g.emit(asm.StoreMem(asm.R7, hdrSize+8, asm.R1, asm.DWord))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

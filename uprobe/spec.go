@@ -109,7 +109,7 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	for i := range sites {
 		if sites[i].Spec.Kind == probe.Return {
 			m.times, m.armed = mapTimes, mapArmed
-			cs.Maps[mapTimes] = &ebpf.MapSpec{Name: mapTimes, Type: ebpf.LRUHash, KeySize: keySize, ValueSize: 8, MaxEntries: maxOpenCalls}
+			cs.Maps[mapTimes] = &ebpf.MapSpec{Name: mapTimes, Type: ebpf.LRUHash, KeySize: keySize, ValueSize: timesValueSize, MaxEntries: maxOpenCalls}
 			cs.Maps[mapArmed] = &ebpf.MapSpec{Name: mapArmed, Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
 			break
 		}

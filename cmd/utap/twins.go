@@ -2,7 +2,11 @@
 
 package main
 
-import "github.com/utap/utap/probe"
+import (
+	"slices"
+
+	"github.com/utap/utap/probe"
+)
 
 // withReturns adds a return probe beside every entry probe on a function
 // start, so calls show their return value (and with -T and -c their
@@ -20,7 +24,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 			has[[2]string{s.Object, s.Symbol}] = true
 		}
 	}
-	out = specs
+	out = slices.Clone(specs)
 	for i, s := range specs {
 		if s.Syscall {
 			continue
@@ -33,8 +37,12 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 			continue
 		}
 		has[k] = true
-		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol}
+		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol, Twinned: true}
 		twin.Text = twin.String()
+		// A copy: the caller's spec stays as parsed.
+		e := *s
+		e.Twinned = true
+		out[i] = &e
 		calls[i] = len(out)
 		out = append(out, twin)
 	}
@@ -42,9 +50,10 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 }
 
 // typedReturns moves the return value a return probe without fetches got
-// from its prototype (probe.Site.Bind: one typed ret fetch) from Args to
-// Ret, in place of the raw register the engines put there, so that every
-// writer and -c's error count see the typed value.
+// from its prototype (probe.Site.Bind: a typed ret fetch, then any output
+// arguments) from Args to Ret, in place of the raw register the engines
+// put there, so that every writer and -c's error count see the typed
+// value; the output arguments stay in Args.
 func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 	typed := make([]bool, len(specs))
 	for i, s := range specs {
@@ -52,9 +61,14 @@ func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 	}
 	return func(ev *probe.Event) {
 		i := ev.ProbeIndex
-		if ev.Kind == "return" && i >= 0 && i < len(typed) && typed[i] && len(ev.Args) == 1 {
+		if ev.Kind == "return" && i >= 0 && i < len(typed) && typed[i] && len(ev.Args) >= 1 {
 			v := ev.Args[0]
-			ev.Ret, ev.Args = &v, ev.Args[:0]
+			ev.Ret = &v
+			if len(ev.Args) == 1 {
+				ev.Args = ev.Args[:0]
+			} else {
+				ev.Args = ev.Args[1:]
+			}
 		}
 	}
 }
@@ -65,7 +79,7 @@ func typedReturns(specs []*probe.Spec) func(*probe.Event) {
 // int (its -1 is 0xffffffff in rax) nor for a pointer (NULL counts).
 func kernelErrorsAgree(sites []probe.Site) bool {
 	for _, s := range sites {
-		if s.Spec.Kind != probe.Return || len(s.Spec.Fetches) > 0 || len(s.Fetches) != 1 {
+		if s.Spec.Kind != probe.Return || len(s.Spec.Fetches) > 0 || len(s.Fetches) == 0 {
 			continue
 		}
 		f := s.Fetches[0]

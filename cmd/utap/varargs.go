@@ -36,58 +36,73 @@ func (v *varargs) add(sites []probe.Site) {
 	defer v.mu.Unlock()
 	for i := range sites {
 		s := &sites[i]
-		k := formatParam(s)
-		if k < 0 || k >= len(s.Fetches) {
+		k, arg, n := formatParam(s)
+		if k < 0 || k >= len(s.Fetches) || n <= 0 {
 			continue
 		}
 		first := len(s.Fetches)
 		fs := slices.Clip(s.Fetches)
-		for j := range maxVarargs {
-			arg := &probe.Arg{N: k + 2 + j}
-			fs = append(fs, probe.Fetch{Expr: arg, Format: probe.FormatHex, Text: "va"},
-				probe.Fetch{Expr: &probe.StrOf{Addr: arg}, Text: "va"})
+		for j := range n {
+			var a probe.Expr = &probe.Arg{N: arg + j}
+			if s.Spec.Kind == probe.Return {
+				a = probe.EntryArg(arg + j)
+			}
+			fs = append(fs, probe.Fetch{Expr: a, Format: probe.FormatHex, Text: "va"},
+				probe.Fetch{Expr: &probe.StrOf{Addr: a}, Text: "va"})
 		}
 		s.Fetches = fs
 		if v.sites == nil {
 			v.sites = map[probeFunc]vaSite{}
 		}
-		v.sites[probeFunc{s.Probe, s.Func}] = vaSite{format: k, first: first, n: maxVarargs}
+		v.sites[probeFunc{s.Probe, s.Func}] = vaSite{format: k, first: first, n: n}
 	}
 }
 
-// formatParam is the index of a site's format parameter, -1 if none.
-func formatParam(s *probe.Site) int {
+// formatParam is the index of a site's format among its fetches (-1 if
+// none), the argument number of the first variadic argument and how many
+// are read. A return twin shows a format that comes after an output
+// argument (snprintf(+string2, ulong, format)): its variadic arguments
+// are read from the registers kept at the entry, so at most those.
+func formatParam(s *probe.Site) (fetch, arg, n int) {
 	p := s.Proto
-	if s.Syscall || s.USDT || s.Spec.Kind != probe.Entry || len(s.Spec.Fetches) > 0 || p == nil || len(p.Params) == 0 ||
-		len(s.Fetches) != len(p.Params) {
-		return -1
+	if s.Syscall || s.USDT || len(s.Spec.Fetches) > 0 || p == nil || len(p.Params) == 0 {
+		return -1, 0, 0
 	}
 	k := len(p.Params) - 1
 	last := p.Params[k]
 	if last.Kind != probe.ProtoString {
-		return -1
+		return -1, 0, 0
+	}
+	switch {
+	case s.Spec.Kind == probe.Entry && len(s.Fetches) == len(p.Params):
+		fetch, n = k, maxVarargs
+	case s.Spec.Kind == probe.Return && s.Spec.Twinned && len(s.Fetches) > 1 && last.Format:
+		// Fetches: ret, then the parameters from the first output one.
+		fetch, n = len(s.Fetches)-1, probe.MaxEntryArgs-(k+1)
+	default:
+		return -1, 0, 0
 	}
 	// ltrace.conf's format lens implies the variadic rest; DWARF says it
 	// (More), and names the parameter.
 	if !last.Format {
 		if !p.More {
-			return -1
+			return -1, 0, 0
 		}
 		name := ""
 		if k < len(s.Params) {
 			name = strings.TrimLeft(s.Params[k], "_")
 		}
 		if name != "format" && name != "fmt" {
-			return -1
+			return -1, 0, 0
 		}
 	}
-	return k
+	return fetch, k + 2, n
 }
 
-// take replaces the hidden fetches of an entry event with the values its
+// take replaces the hidden fetches of an event with the values its
 // format's conversions use.
 func (v *varargs) take(ev *probe.Event) {
-	if ev.Kind != "entry" {
+	if ev.Kind != "entry" && ev.Kind != "return" {
 		return
 	}
 	v.mu.Lock()

@@ -172,6 +172,10 @@ func (c *compiler) expr(e probe.Expr, dst uint8) (rng, error) {
 		c.emit(insn{op: opReg, dst: dst, imm: uint64(i)})
 		return rngOf(probe.U64), nil
 	case probe.Builtin:
+		if a := n.EntryArgN(); a > 0 {
+			c.emit(insn{op: opEntry, dst: dst, imm: uint64(a)})
+			return rngOf(probe.U64), nil
+		}
 		op := map[probe.Builtin]opcode{probe.BuiltinPID: opPID, probe.BuiltinTID: opTID, probe.BuiltinRet: opRet}[n]
 		if op == 0 {
 			return rng{}, fmt.Errorf("%w: builtin %d", ErrUnsupported, n)

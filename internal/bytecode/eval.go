@@ -53,6 +53,8 @@ func (p *Program) run(args []uint64, env probe.Env) (uint64, error) {
 			r[in.dst] = env.Builtin(probe.BuiltinTID)
 		case opRet:
 			r[in.dst] = env.Builtin(probe.BuiltinRet)
+		case opEntry:
+			r[in.dst] = env.Builtin(probe.EntryArg(int(in.imm)))
 		case opMov:
 			r[in.dst] = r[in.a]
 		case opNeg:

@@ -52,7 +52,7 @@ func (p *Program) CheckNative(abi probe.ABI) error {
 			return fmt.Errorf("%w: argument %d is not in a register", ErrNotNative, in.imm)
 		case op == opReg && in.imm >= uint64(len(regNames)):
 			return fmt.Errorf("%w: register %d", ErrNotNative, in.imm)
-		case op == opPID || op == opTID || op >= opLoad8 && op <= opBuf || op >= numOps:
+		case op == opPID || op == opTID || op == opEntry || op >= opLoad8 && op <= opBuf || op >= numOps:
 			return fmt.Errorf("%w: %s", ErrNotNative, op)
 		}
 	}

@@ -14,6 +14,7 @@ const (
 	opTID    // dst = tid
 	opRet    // dst = return value
 	opReg    // dst = register imm at the probe point (regNames order)
+	opEntry  // dst = argument imm as it was at the call's entry (return probes)
 	opMov    // dst = a
 	opNeg    // dst = -a
 	opNot    // dst = a == 0
@@ -102,7 +103,7 @@ type insn struct {
 }
 
 var opNames = [numOps]string{
-	opNop: "nop", opConst: "const", opArg: "arg", opPID: "pid", opTID: "tid", opRet: "ret", opReg: "reg",
+	opNop: "nop", opConst: "const", opArg: "arg", opPID: "pid", opTID: "tid", opRet: "ret", opReg: "reg", opEntry: "entry",
 	opMov: "mov", opNeg: "neg", opNot: "not", opCompl: "compl",
 	opSext8: "sext8", opSext16: "sext16", opSext32: "sext32",
 	opZext8: "zext8", opZext16: "zext16", opZext32: "zext32",
@@ -144,7 +145,7 @@ const (
 
 func (o opcode) class() class {
 	switch {
-	case o == opConst || o == opArg || o == opReg:
+	case o == opConst || o == opArg || o == opReg || o == opEntry:
 		return clsImm
 	case o == opPID || o == opTID || o == opRet || o == opNop:
 		return clsNone

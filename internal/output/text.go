@@ -19,7 +19,14 @@ import (
 // The entry is written as it comes, without its line end; when anything
 // else is written before its return, it ends " <unfinished ...>" and the
 // return comes later as "<... malloc resumed> ) = 0x55d0c8a2b2a0", as
-// ltrace shows it. Other probes have a line per event:
+// ltrace shows it. A return carrying arguments (output arguments, read at
+// the return: read's buffer) continues the list its entry began:
+//
+//	[pid 1234] read(3, "hello\n", 4096) = 6
+//	[pid 1234] read(3 <unfinished ...>
+//	[pid 1234] <... read resumed> , "hello\n", 4096) = 6
+//
+// Other probes have a line per event:
 //
 //	[pid 1234] work(1, 2)
 //	[pid 1234] work() = 4 <0.000012>
@@ -33,11 +40,18 @@ type text struct {
 	line []byte
 	last int64 // the time of the previous line, for -r
 
-	twinRets map[int]bool     // probe indexes of the return twins
-	open     map[int][]string // tid → functions entered, return not seen yet
-	pending  *pendingCall     // the entry whose line is not ended yet
-	sysOpen  map[int]string   // tid → the system call whose entry line was ended unfinished
-	tids     map[int]bool     // threads seen on strace lines
+	twinRets map[int]bool       // probe indexes of the return twins
+	open     map[int][]openCall // tid → calls entered, return not seen yet
+	pending  *pendingCall       // the entry whose line is not ended yet
+	sysOpen  map[int]string     // tid → the system call whose entry line was ended unfinished
+	tids     map[int]bool       // threads seen on strace lines
+}
+
+// openCall is a call whose entry was written: its function and how many
+// arguments the entry showed (the return's continue after them).
+type openCall struct {
+	fn    string
+	nargs int
 }
 
 type pendingCall struct {
@@ -56,7 +70,7 @@ func newText(w io.Writer, o Options) *text {
 		o.StrLen = 0
 	}
 	t := &text{w: bufio.NewWriterSize(w, 64<<10), o: o, off: monoToWall(),
-		twinRets: map[int]bool{}, open: map[int][]string{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
+		twinRets: map[int]bool{}, open: map[int][]openCall{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
 	for _, r := range o.Calls {
 		t.twinRets[r] = true
 	}
@@ -75,8 +89,8 @@ func (t *text) Write(ev *probe.Event) error {
 	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {
 		// The call's own return, with nothing written in between.
 		t.pending = nil
-		t.pop(ev.TID, ev.Func)
-		b = append(b, ')')
+		_, nargs := t.pop(ev.TID, ev.Func)
+		b = append(t.outArgs(b, ev, nargs), ')')
 		b = t.result(b, ev)
 		b = appendStack(b, p.stack)
 		return t.flushLine(b)
@@ -85,17 +99,19 @@ func (t *text) Write(ev *probe.Event) error {
 	switch {
 	case entryTwin:
 		b = t.prefix(b, ev, len(t.open[ev.TID]))
-		t.open[ev.TID] = append(t.open[ev.TID], ev.Func)
+		t.open[ev.TID] = append(t.open[ev.TID], openCall{ev.Func, len(ev.Args)})
 		b = t.call(b, ev)
 		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack}
 		t.line = b
 		_, err := t.w.Write(b)
 		return err
 	case retTwin:
-		b = t.prefix(b, ev, t.pop(ev.TID, ev.Func))
+		depth, nargs := t.pop(ev.TID, ev.Func)
+		b = t.prefix(b, ev, depth)
 		b = append(b, "<... "...)
 		b = append(b, name(ev)...)
-		b = append(b, " resumed> )"...)
+		b = append(b, " resumed> "...)
+		b = append(t.outArgs(b, ev, nargs), ')')
 		b = t.result(b, ev)
 	default:
 		b = t.prefix(b, ev, len(t.open[ev.TID]))
@@ -130,12 +146,26 @@ func (t *text) endPending(b []byte) []byte {
 	return appendStack(b, p.stack)
 }
 
+// outArgs writes the arguments a return carries, after the nargs its
+// entry showed, as ltrace continues them.
+func (t *text) outArgs(b []byte, ev *probe.Event, nargs int) []byte {
+	for i := range ev.Args {
+		if i > 0 || nargs > 0 {
+			b = append(b, ", "...)
+		}
+		b = ltraceValue(b, &ev.Args[i], t.o.StrLen)
+	}
+	return b
+}
+
 // pop takes fn off the thread's open calls (with any entered after it
-// whose return was never seen) and returns the depth left.
-func (t *text) pop(tid int, fn string) int {
+// whose return was never seen) and returns the depth left and how many
+// arguments its entry showed.
+func (t *text) pop(tid int, fn string) (depth, nargs int) {
 	calls := t.open[tid]
 	for i := len(calls) - 1; i >= 0; i-- {
-		if calls[i] == fn {
+		if calls[i].fn == fn {
+			nargs = calls[i].nargs
 			calls = calls[:i]
 			break
 		}
@@ -145,7 +175,7 @@ func (t *text) pop(tid int, fn string) int {
 	} else {
 		t.open[tid] = calls
 	}
-	return len(calls)
+	return len(calls), nargs
 }
 
 // prefix starts a line: -tt's time, the thread, -n's indentation.

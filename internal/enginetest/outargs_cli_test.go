@@ -1,0 +1,132 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
+)
+
+// outArgsArgv is the out_args fixture on a file holding "hello-world\n".
+func outArgsArgv(t *testing.T) []string {
+	in := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(in, []byte("hello-world\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{fixture.C(t, "out_args.c"), in}
+}
+
+// outArgsVariants are the backends, the ptrace engine with pads and without.
+func outArgsVariants(t *testing.T, run func(t *testing.T, backend string, extra []string)) {
+	for _, b := range backends {
+		for _, pads := range []string{"", "--no-pads"} {
+			if pads != "" && b.name != "ptrace" {
+				continue
+			}
+			t.Run(strings.TrimSpace(b.name+" "+pads), func(t *testing.T) {
+				b.need(t)
+				var extra []string
+				if pads != "" {
+					extra = []string{pads}
+				}
+				run(t, b.name, extra)
+			})
+		}
+	}
+}
+
+// ltraceCaller is ltrace's "exe->" before a call made from the executable.
+var ltraceCaller = regexp.MustCompile(`^[^ (]+->`)
+
+// TestCLIOutArgsLtrace: an output argument of ltrace.conf (read's
+// +string[retval], fgets's +string, snprintf's +string2 with the
+// variadic arguments after its format) is read when the call returns, as
+// ltrace shows it: read(3, "hello-world\n", 4096) = 12, not the buffer
+// as it was before the call; a call another line interleaves with is
+// left "read(3 <unfinished ...>" and resumed "<... read resumed> ,
+// "pipedata", 64) = 8". Lines equal ltrace's, on every engine.
+func TestCLIOutArgsLtrace(t *testing.T) {
+	need.Tool(t, "ltrace")
+	argv := outArgsArgv(t)
+	dir := t.TempDir()
+	lout := filepath.Join(dir, "ltrace")
+	if out, err := exec.Command("ltrace", append([]string{"-f", "-e", "read+fgets+snprintf", "-o", lout, "--"}, argv...)...).CombinedOutput(); err != nil {
+		t.Fatalf("ltrace: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(lout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range ltraceLines(string(data)) {
+		want = append(want, ltraceCaller.ReplaceAllString(l, ""))
+	}
+	if len(want) != 6 || want[0] != `read(3, "hello-world\n", 4096) = 12` {
+		t.Fatalf("ltrace's lines are not the fixture's calls: %q", want)
+	}
+	stdout, code := untraced(t, argv)
+	outArgsVariants(t, func(t *testing.T, backend string, extra []string) {
+		out := filepath.Join(t.TempDir(), "events")
+		args := append([]string{"run", "--backend", backend, "-q", "-f", "-E", "read+fgets+snprintf", "-o", out}, extra...)
+		r := utap(t, append(append(args, "--"), argv...)...)
+		if r.code != code || r.stdout != stdout {
+			t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and %q", r.code, r.stdout, r.stderr, code, stdout)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ltraceLines(string(data)); !reflect.DeepEqual(got, want) {
+			t.Errorf("utap's lines:\n%s\nltrace's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		for _, re := range []string{`(?m)^\[pid \d+\] read\(\d+ <unfinished \.\.\.>$`,
+			`(?m)^\[pid \d+\] <\.\.\. read resumed> , "pipedata", 64\) = 8$`} {
+			if !regexp.MustCompile(re).Match(data) {
+				t.Errorf("no line matching %s in\n%s", re, data)
+			}
+		}
+	})
+}
+
+// TestCLIOutArgsJSON: the return event carries the output argument read
+// at the return and the arguments after it; the entry event the ones
+// before it.
+func TestCLIOutArgsJSON(t *testing.T) {
+	argv := outArgsArgv(t)
+	outArgsVariants(t, func(t *testing.T, backend string, extra []string) {
+		args := append([]string{"run", "--backend", backend, "-q", "--format", "json", "-E", "read"}, extra...)
+		r := utap(t, append(append(args, "--"), argv...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			var ev struct {
+				Kind string
+				Args []any
+				Ret  any
+			}
+			if err := json.Unmarshal([]byte(l), &ev); err != nil {
+				t.Fatalf("%v: %q", err, l)
+			}
+			b, _ := json.Marshal([]any{ev.Kind, ev.Args, ev.Ret})
+			got = append(got, string(b))
+		}
+		want := []string{
+			`["entry",[3],null]`, `["return",["hello-world\n",4096],12]`,
+			`["entry",[3],null]`, `["return",["",4096],0]`,
+		}
+		if len(got) < len(want) || !reflect.DeepEqual(got[:len(want)], want) {
+			t.Errorf("events:\n%s\nwant first:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}
