@@ -47,6 +47,11 @@ type Spec struct {
 
 	Fetches []Fetch
 	Cond    Expr // nil: always fires
+
+	// Agg, when set, makes the spec an aggregation (spec => count() by
+	// ustack): its Fetches are the aggregated value and keys, and its
+	// events feed a map rather than being shown.
+	Agg *Agg
 }
 
 // Fetch is one value the probe reports, with its display format.
