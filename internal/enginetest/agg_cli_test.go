@@ -98,6 +98,16 @@ func TestCLIAggregations(t *testing.T) {
 			}
 		})
 	}
+	t.Run("pad", func(t *testing.T) {
+		// One probe on work gets an in-process pad: the aggregation
+		// takes its records as it takes breakpoint events.
+		b := backends[0]
+		b.need(t)
+		out, stderr := aggRun(t, []string{"--backend", b.name, "-v"}, []string{"work => @s = sum(arg2) by arg1"}, bin, "count", "10")
+		if out != "@s[1]: 45\n" || !strings.Contains(stderr, "in-process pad") {
+			t.Errorf("output %q, stderr %q; want @s[1]: 45 from a pad", out, stderr)
+		}
+	})
 	t.Run("notes-json", func(t *testing.T) {
 		b := backends[0]
 		b.need(t)
