@@ -49,12 +49,11 @@ func fromBpftrace(text string) (spec string, shifted bool, err error) {
 		return fail(open, one)
 	}
 	st := stmts[0]
-	name := "@"
 	i := 1
 	for i < len(st) && isAlnum(st[i]) {
 		i++
 	}
-	name = st[:i]
+	name := st[:i]
 	var keys string
 	rest := strings.TrimSpace(st[i:])
 	if strings.HasPrefix(rest, "[") {
