@@ -108,6 +108,17 @@ func TestCLIAggregations(t *testing.T) {
 			t.Errorf("output %q, stderr %q; want @s[1]: 45 from a pad", out, stderr)
 		}
 	})
+	t.Run("interval", func(t *testing.T) {
+		// The command sleeps 300 ms: many 10 ms intervals, each a time
+		// line and the maps; the maps once more at exit.
+		b := backends[0]
+		b.need(t)
+		out, _ := aggRun(t, []string{"-q", "--backend", b.name, "--interval", "10ms"}, []string{"leaf => count()"}, stackChain(t), "3", "300")
+		re := regexp.MustCompile(`^(\d\d:\d\d:\d\d\n@leaf: [03]\n)+@leaf: 3\n$`)
+		if !re.MatchString(out) {
+			t.Errorf("got\n%s\nwant time lines each followed by the map, then the map", out)
+		}
+	})
 	t.Run("notes-json", func(t *testing.T) {
 		b := backends[0]
 		b.need(t)
