@@ -17,8 +17,9 @@ func (s *Site) Bind() error {
 	}
 	var fetches []Fetch
 	switch {
-	case s.Syscall:
-		// Decoded whole, as strace shows it: no default fetches.
+	case s.Syscall, s.Spec.Agg != nil:
+		// Decoded whole, as strace shows it; or aggregated, with the
+		// aggregation's fetches only: no default fetches.
 	case s.USDT && len(s.Spec.Fetches) == 0:
 		fetches = s.allArgs()
 	case s.typedDefaults() && s.Spec.Kind == Return:

@@ -144,6 +144,10 @@ func (p *parser) scanLocation(start int) int {
 		switch c {
 		case '[':
 			stack = append(stack, c)
+		case '=':
+			if len(stack) == 0 && strings.HasPrefix(text[i:], "=>") {
+				return i // work=>count()
+			}
 		case '(':
 			if len(stack) == 0 && (i == start || text[i-1] != '.') {
 				return i

@@ -7,15 +7,21 @@ import (
 
 // Parse parses one probe spec:
 //
-//	spec     := [type ':'] location ['(' fetch {',' fetch} ')'] ['if' expr]
+//	spec     := [type ':'] location ['(' fetch {',' fetch} ')'] ['if' expr] [agg]
 //	type     := entry | return | uprobe | uretprobe      (or LOC%return)
 //	location := [object ':'] symbol ['+' offset] | [object ':'] 0xADDRESS
 //	          | 'usdt:' [object ':'] provider ':' name   (static probes)
 //	fetch    := expr [':' format]                        (format: d u x s p)
+//	agg      := '=>' ['@' name '='] func '(' [expr [, min, max, step]] ')' ['by' key {',' key}]
 //
+// (the aggregation, after the condition), or a bpftrace one-liner with
+// one aggregation, LOC [/pred/] { @name[keys] = func(args); }.
 // Expressions are C-like and typed as they are parsed (docs/spec.md).
 // Errors are *ParseError wrapping ErrSyntax.
 func Parse(text string) (spec *Spec, err error) {
+	if bpftraceShape(text) {
+		return parseBpftrace(text)
+	}
 	p := &parser{text: text}
 	defer func() {
 		if r := recover(); r != nil {
@@ -42,12 +48,38 @@ func Parse(text string) (spec *Spec, err error) {
 		p.needInt(c, "a condition")
 		s.Cond = c.Expr
 	}
+	if p.is("=>") {
+		p.next()
+		p.agg(s)
+	}
 	if p.tok.kind != tEOF {
 		if p.tok.kind == tIdent && len(s.Fetches) == 0 && s.Cond == nil {
 			p.fail(p.tok.pos, p.tok.text, "unexpected %s after the location, want '(' or 'if' (no spaces inside a location)", p.tok.describe())
 		}
-		p.unexpected("'if' or the end of the spec")
+		if s.Agg != nil {
+			p.unexpected("'by' and keys, or the end of the spec")
+		}
+		p.unexpected("'if', '=>' or the end of the spec")
 	}
+	return s, nil
+}
+
+// parseBpftrace parses a bpftrace one-liner (fromBpftrace) as the utap
+// spec it translates to; Text stays as written, so events and the map's
+// default name show it.
+func parseBpftrace(text string) (*Spec, error) {
+	utap, shifted, err := fromBpftrace(text)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Parse(utap)
+	if err != nil {
+		return nil, err
+	}
+	if s.Agg == nil {
+		return nil, &ParseError{Text: text, Col: 1, Msg: "a bpftrace-shaped spec must aggregate: { @map[keys] = count(); }"}
+	}
+	s.Text, s.Agg.Bpftrace, s.Agg.ShiftedArgs = text, true, shifted
 	return s, nil
 }
 

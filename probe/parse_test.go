@@ -215,7 +215,7 @@ func TestParseErrors(t *testing.T) {
 		{"work(arg1 +)", 12, `unexpected ")", want an expression`},
 		{"work(arg1 +", 12, `want an expression after "+"`},
 		{"work(arg1 ? 1)", 14, "':' of the ?: operator"},
-		{"work if arg1 @ 2", 14, `unexpected character "@"`},
+		{"work if arg1 $ 2", 14, `unexpected character "$"`},
 		{"return:work+4", 12, "takes no offset"},
 		{"work+4%return", 5, "takes no offset"},
 		{"work%return+4", 5, `unexpected "%" in function name`},
@@ -297,6 +297,9 @@ func checkRoundTrip(t *testing.T, text string) {
 		t.Fatalf("canonical form of %q is %q, which re-prints as %q", text, c1, c2)
 	}
 	s2.Text = s1.Text
+	if s1.Agg != nil && s2.Agg != nil {
+		s2.Agg.Bpftrace, s2.Agg.ShiftedArgs = s1.Agg.Bpftrace, s1.Agg.ShiftedArgs
+	}
 	for i := range s2.Fetches {
 		s2.Fetches[i].Text = s1.Fetches[i].Text
 	}

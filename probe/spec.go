@@ -52,6 +52,11 @@ type Spec struct {
 	// beside it to show each call as one line: a prototype's output
 	// arguments are shown by the return (entryarg.go), not the entry.
 	Twinned bool
+
+	// Agg, when set, makes the spec an aggregation (spec => count() by
+	// ustack): its Fetches are the aggregated value and keys, and its
+	// events feed a map rather than being shown.
+	Agg *Agg
 }
 
 // Fetch is one value the probe reports, with its display format.

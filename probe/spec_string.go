@@ -47,7 +47,7 @@ func (s *Spec) String() string {
 
 // writeTail prints the fetches and the condition.
 func (s *Spec) writeTail(b *strings.Builder) {
-	if len(s.Fetches) > 0 {
+	if len(s.Fetches) > 0 && s.Agg == nil {
 		if strings.HasSuffix(b.String(), ".") {
 			// ".(" would read as a Go receiver, main.(*T).M.
 			b.WriteByte(' ')
@@ -64,6 +64,10 @@ func (s *Spec) writeTail(b *strings.Builder) {
 	if s.Cond != nil {
 		b.WriteString(" if ")
 		b.WriteString(s.Cond.String())
+	}
+	if s.Agg != nil {
+		b.WriteByte(' ')
+		b.WriteString(s.Agg.String(s))
 	}
 }
 

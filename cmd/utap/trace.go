@@ -46,6 +46,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 		stackFlag, stackDepthFlag, stackModeFlag, weightFlag, // -k (stack.go), --weight (profile.go)
+		intervalFlag, // aggregations (agg.go)
 	}, append(append(ltraceFlags(), straceFlags()...), append(straceMoreFlags(), ffFlag)...)...)
 }
 
@@ -109,6 +110,10 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
+	aggs, err := newAggregations(c, specs)
+	if err != nil {
+		return err
+	}
 	weight, err := profileWeight(c)
 	if err != nil {
 		return err
@@ -164,12 +169,16 @@ func trace(c *cli.Context, attach bool) error {
 		t.Stdin, t.Stdout, t.Stderr = os.Stdin, os.Stdout, os.Stderr
 	}
 	t.Follow = c.Bool("f") || c.Bool("ff")
+	if !attach && !t.Follow {
+		aggs.runs(t.Argv[0])
+	}
 	if t.StackDepth, err = stackDepth(c); err != nil {
 		return err
 	}
 	if t.StackFP, err = stackFP(c); err != nil {
 		return err
 	}
+	t.StackDepth = aggs.stackDepth(t.StackDepth)
 
 	sites, err := resolveAll(rs, specs, resolveTarget, t.PIDs)
 	if err != nil {
@@ -213,6 +222,7 @@ func trace(c *cli.Context, attach bool) error {
 	if info != nil && why != "" {
 		info(why)
 	}
+	aggs.notes(info)
 	for _, n := range rs.takeNotes() {
 		fmt.Fprintf(os.Stderr, "utap: %s\n", n) // what the trace leaves out: said even with -q
 	}
@@ -293,7 +303,9 @@ func trace(c *cli.Context, attach bool) error {
 		untyped(ev)
 	}
 	emit = filter.filtered(emit)
+	emit = aggs.divert(emit)
 	emit = symbolized(emit, t.StackDepth)
+	stopInterval := aggs.every(c.Duration("interval"), out)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""
 	if fb := fallback(auto, backend, err); fb != nil {
@@ -304,8 +316,12 @@ func trace(c *cli.Context, attach bool) error {
 		eng = fb.New(engineConfig(c, info))
 		res, err = eng.Trace(ctx, t, sites, emit)
 	}
+	stopInterval()
 	if ferr := w.Close(); werr == nil {
 		werr = ferr
+	}
+	if err == nil && werr == nil {
+		werr = aggs.write(out)
 	}
 	if err != nil {
 		return err
@@ -327,6 +343,9 @@ func trace(c *cli.Context, attach bool) error {
 	// even with -q, which only silences informational lines.
 	if res.Lost > 0 {
 		fmt.Fprintf(os.Stderr, "utap: %d events lost\n", res.Lost)
+	}
+	if n := aggs.leftOut(); n != "" {
+		fmt.Fprintf(os.Stderr, "utap: %s\n", n)
 	}
 	for _, n := range res.Notices {
 		fmt.Fprintf(os.Stderr, "utap: %s\n", n)

@@ -26,7 +26,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 	}
 	out = slices.Clone(specs)
 	for i, s := range specs {
-		if s.Syscall {
+		if s.Syscall || s.Agg != nil { // an aggregation takes only its own kind of event
 			continue
 		}
 		k := [2]string{s.Object, s.Symbol}
