@@ -99,6 +99,12 @@ func TestLtraceCorpus(t *testing.T) {
 		{"gzip", []string{"gzip", "-c", "-n", filepath.Join(dir, "b.txt")}},
 		{"python3", []string{"/usr/bin/python3.11", "-S", "-c", "pass"}},
 		{"C++ (libstdc++)", []string{fixture.C(t, "cxx_calls.cc", "-O1", "-g")}},
+		// Added 2026-11-25, commands not used before.
+		{"wc", []string{"wc", "-l", filepath.Join(dir, "a.txt")}},
+		{"head", []string{"head", "-n", "5", filepath.Join(dir, "a.txt")}},
+		{"cut", []string{"cut", "-c1-5", filepath.Join(dir, "a.txt")}},
+		{"uniq", []string{"uniq", filepath.Join(dir, "a.txt")}},
+		{"tail", []string{"tail", "-n", "3", filepath.Join(dir, "a.txt")}},
 	}
 	run := func(argv ...string) []string { return ltraceLines(runTracer(t, dir, outDir, argv)) }
 	rows := map[string]*ltraceRow{}

@@ -55,6 +55,12 @@ func straceCorpus(t *testing.T, dir string) []corpusCmd {
 		{"git status", []string{"git", "-C", git, "status", "--short"}},
 		{"threads (C)", []string{fixture.C(t, "sys_calls.c")}},
 		{"sockets, pipes, iovecs (C)", []string{fixture.C(t, "sys_more.c")}},
+		// Added 2026-11-25, commands not used before.
+		{"cp", []string{"cp", filepath.Join(dir, "a.txt"), "/dev/null"}},
+		{"find", []string{"find", dir, "-maxdepth", "1", "-name", "*.txt"}},
+		{"wc", []string{"wc", "-l", filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")}},
+		{"stat", []string{"stat", "-c", "%n %s", filepath.Join(dir, "b.txt")}},
+		{"sha256sum", []string{"sha256sum", filepath.Join(dir, "b.txt")}},
 	}
 }
 
