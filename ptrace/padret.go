@@ -105,7 +105,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 		return nil, fmt.Errorf("no shadow stacks for its return")
 	}
 	rs := ps.bp.hijack.sites[0]
-	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at}
+	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring}
 	code, err := pad.BuildReturn(pad.Spec{
 		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: rs.fetches,
 		Ring: spec.Ring, Records: spec.Records,
@@ -162,22 +162,21 @@ func (pd *padEngine) restoreAllReturns(p *process) {
 	}
 }
 
-// shadowGone unmaps p's shadow area (unless keep: a frame may still
-// return into a pad) and says how many returns the pads did not see.
+// shadowGone unmaps p's shadow area, unless keep (a frame may still
+// return into a pad).
 func (pd *padEngine) shadowGone(p *process, th *thread, keep bool) {
 	sh := p.pads.shadow
 	if sh.addr == 0 {
 		return
 	}
-	var b [8]byte
-	if p.mem.ReadAt(b[:], sh.addr+pad.OffMissed) == nil {
-		if n := binary.LittleEndian.Uint64(b[:]); n > 0 && p.report {
-			pd.tr.notices = append(pd.tr.notices, fmt.Sprintf("pid %d: %d returns not seen: their calls nested deeper "+
-				"than the in-process shadow stack holds (%d), or their thread found no room", p.pid, n, sh.depth))
-		}
-	}
 	if th != nil && !keep {
 		pd.tr.inject(th, unix.SYS_MUNMAP, sh.addr, sh.size)
 	}
 	p.pads.shadow = shadowArea{}
+}
+
+// retMissedNotice says why n returns were not shown.
+func retMissedNotice(n uint64) string {
+	return fmt.Sprintf("%d returns not seen: their calls nested deeper than an in-process shadow stack holds "+
+		"(%d calls a thread), or their thread found no room (--no-pads sees them)", n, padDepth)
 }

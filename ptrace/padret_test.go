@@ -75,6 +75,7 @@ func TestPadReturns(t *testing.T) {
 		// even keeps its breakpoint (a branch in its first bytes): the
 		// two kinds of hijacks nest.
 		{"mutual", []string{"even", "odd"}, []string{"mutual", "50"}},
+		{"tail call", []string{"tail_a", "tail_b"}, []string{"tail", "20"}},
 		{"longjmp", []string{"bail", "leaf"}, []string{"jmp", "20"}},
 		{"signal", []string{"outer", "leaf"}, []string{"sig", "20"}},
 		{"threads", []string{"rec"}, []string{"threads", "200"}},
@@ -99,5 +100,40 @@ func TestPadReturnsFork(t *testing.T) {
 				t.Fatalf("output %q", p.out)
 			}
 		})
+	}
+}
+
+// Recursion deeper than a thread's shadow stack: the calls below it are
+// not hijacked (their returns not seen, counted and said), every call
+// returns where it should, and the returns of the others are seen.
+func TestPadReturnsTooDeep(t *testing.T) {
+	need.Root(t)
+	defer func(d int) { padDepth = d }(padDepth)
+	padDepth = 16
+	bin := retFixture(t)
+	sites := []probe.Site{siteAt(t, bin, "rec", 0, argFetch(1)), retSite(t, bin, "rec")}
+	evs, out, res, st := padRun(t, false, probe.Target{Argv: []string{bin, "rec", "40"}}, sites)
+	if out != "rec r=40\n" || res.ExitCode != 0 || st.pads != 1 {
+		t.Fatalf("exit %d, output %q, %d pads", res.ExitCode, out, st.pads)
+	}
+	var entries, rets []string
+	for _, e := range evs {
+		if e.Kind == "entry" {
+			entries = append(entries, fmt.Sprint(e.Args[0].Int))
+		} else {
+			rets = append(rets, fmt.Sprint(e.Ret.Int))
+		}
+	}
+	// rec(40) .. rec(25) are hijacked, rec(n) returns n, the innermost
+	// first.
+	want := []string{}
+	for n := 25; n <= 40; n++ {
+		want = append(want, fmt.Sprint(n))
+	}
+	if len(entries) != 41 || !slices.Equal(rets, want) {
+		t.Fatalf("%d entries, returns %v, want %v", len(entries), rets, want)
+	}
+	if !slices.ContainsFunc(res.Notices, func(n string) bool { return strings.Contains(n, "25 returns not seen") }) {
+		t.Fatalf("notices %q", res.Notices)
 	}
 }

@@ -31,17 +31,20 @@ const (
 	ShadowThreads = 512
 	shadowBits    = 9 // log2(ShadowThreads)
 	ShadowHeader  = 64
-	// OffMissed counts the calls whose return was not hijacked: the
-	// thread's stack full (deep recursion) or no slot left for it.
-	OffMissed    = 0
-	slotHeader   = 16 // fs base, entries
-	ShadowEntry  = 32 // rsp at entry (the slot), real return address, tsc, spare
-	entSP        = 0
-	entOrig      = 8
-	entTSC       = 16
-	shadowProbes = 64 // slots looked at before giving up
-	hashMul      = 0x9E3779B97F4A7C15
+	slotHeader    = 16 // fs base, entries
+	ShadowEntry   = 32 // rsp at entry (the slot), real return address, tsc, spare
+	entSP         = 0
+	entOrig       = 8
+	entTSC        = 16
+	shadowProbes  = 64 // slots looked at before giving up
+	hashMul       = 0x9E3779B97F4A7C15
 )
+
+// OffRetMissed, in the ring's header, counts the calls whose return was
+// not hijacked: the thread's shadow stack full (deep recursion) or no
+// slot left for it. In the ring, the tracer reads it after the process
+// is gone.
+const OffRetMissed = 704
 
 // DefaultDepth is the entries of a thread's shadow stack.
 const DefaultDepth = 4096
@@ -56,6 +59,7 @@ type Hijack struct {
 	Shadow uint64 // the shadow area in the process
 	Depth  int    // entries a thread
 	Return uint64 // the site's return pad
+	Ring   uint64 // the ring (OffRetMissed)
 }
 
 // frame slots of a return pad, between the values and the programs'
@@ -133,7 +137,7 @@ func emitHijack(a *x86.Asm, h *Hijack) {
 	a.Store(x86.Mem{Base: x86.R10}, x86.RAX)
 	a.Jmp(skip)
 	a.Bind(missed)
-	a.MovRI(x86.RSI, h.Shadow+OffMissed)
+	a.MovRI(x86.RSI, h.Ring+OffRetMissed)
 	a.LockInc(x86.Mem{Base: x86.RSI})
 	a.Bind(skip)
 }

@@ -50,6 +50,8 @@ type Drainer struct {
 	lossy bool
 	// waited: the times pads waited for room, in rings gone.
 	waited uint64
+	// retMissed: calls whose return was not hijacked, in rings gone.
+	retMissed uint64
 }
 
 // New returns a drainer emitting with emit; tally counts instead.

@@ -17,3 +17,7 @@ func (d *Drainer) returnOf(pe *padEvent, rec *pad.Record, s *Site) {
 		pe.ev.DurationNs = pe.ev.TimeNs - entry
 	}
 }
+
+// RetMissed is the calls whose return the pads did not hijack (a shadow
+// stack full), in rings gone.
+func (d *Drainer) RetMissed() uint64 { return d.retMissed }
