@@ -66,7 +66,7 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 // pad after it.
 func padStride(ps *padSite) uint64 {
 	if ps.bp != nil && ps.bp.hijack != nil {
-		return 2 * pad.MaxSize
+		return pad.MaxSize + pad.MaxReturnSize
 	}
 	return pad.MaxSize
 }
@@ -113,8 +113,8 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	if err != nil {
 		return nil, err
 	}
-	if len(code) > pad.MaxSize {
-		return nil, fmt.Errorf("a return pad of %d bytes, at most %d", len(code), pad.MaxSize)
+	if len(code) > pad.MaxReturnSize {
+		return nil, fmt.Errorf("a return pad of %d bytes, at most %d", len(code), pad.MaxReturnSize)
 	}
 	spec.Hijack = h
 	ps.ret, ps.retPad = rs, at

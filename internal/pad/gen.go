@@ -8,8 +8,9 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// MaxSize is the bytes reserved for one pad in its area.
-const MaxSize = 1024
+// MaxSize is the bytes reserved for one pad in its area (an entry pad
+// that hijacks its return holds the shadow stack's push too).
+const MaxSize = 2048
 
 // maxFrame bounds the frame a pad pushes on the thread's stack.
 const maxFrame = 1024

@@ -46,6 +46,11 @@ const (
 // is gone.
 const OffRetMissed = 704
 
+// MaxReturnSize is the bytes reserved for a return pad, after its entry
+// pad: the record's code with its wait, the fetches, the shadow stack's
+// scan.
+const MaxReturnSize = 2048
+
 // DefaultDepth is the entries of a thread's shadow stack.
 const DefaultDepth = 4096
 
