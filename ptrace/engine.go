@@ -144,6 +144,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		if tr.pads.d.Lost() > 0 {
 			res.Notices = append(res.Notices, lostNotice(e.Lossy))
 		}
+		if n := tr.pads.d.RetMissed(); n > 0 {
+			res.Notices = append(res.Notices, retMissedNotice(n))
+		}
 		if tr.shepherd {
 			res.Notices = append(res.Notices, "the command ran on to its end, traced but not shown: the seccomp filter that selects its "+
 				"system calls cannot be removed, and without a tracer those calls would fail (--no-seccomp to detach at once instead)")

@@ -40,18 +40,35 @@ func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 		p.pads.ring = r
 		pd.fsAll(p)
 	}
+	if err := pd.shadowFor(p, th, pl.pads); err != nil {
+		kept := pl.pads[:0]
+		for _, ps := range pl.pads {
+			if ps.bp.hijack != nil {
+				back(ps, err.Error())
+			} else {
+				kept = append(kept, ps)
+			}
+		}
+		pl.pads = kept
+	}
 	for _, group := range byRegion(pl.pads, func(ps *padSite) uint64 { return ps.addr }) {
-		size := pageRound(uint64(len(group)) * pad.MaxSize)
+		var size uint64
+		for _, ps := range group {
+			size += padStride(ps)
+		}
+		size = pageRound(size)
 		start, err := tr.mapArea(p, th, group[0].addr, group[len(group)-1].addr, size)
 		if err != nil {
 			return err
 		}
 		p.pads.areas = append(p.pads.areas, area{start: start, size: size})
-		for i, ps := range group {
-			at := start + uint64(i)*pad.MaxSize
+		at := start
+		for _, ps := range group {
+			stride := padStride(ps) // before write clears ps.bp
 			if err := pd.write(p, ps, at); err != nil {
 				back(ps, err.Error())
 			}
+			at += stride
 		}
 	}
 	return nil
@@ -66,12 +83,22 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	sp := ps.sp
 	id := pd.d.NextID()
-	code, lay, err := pad.Build(pad.Spec{
+	spec := pad.Spec{
 		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
 		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
-	}, at)
+	}
+	ret, err := pd.returnPad(p, ps, &spec, at+pad.MaxSize)
 	if err != nil {
 		return err
+	}
+	code, lay, err := pad.Build(spec, at)
+	if err != nil {
+		return err
+	}
+	if ret != nil {
+		if err := p.mem.WriteAt(ret, at+pad.MaxSize); err != nil {
+			return err
+		}
 	}
 	orig := make([]byte, ps.disp.Len)
 	if err := p.mem.ReadByMem(orig, ps.addr); err != nil {
@@ -90,6 +117,10 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay = orig, jmp, at, id, nil, lay
 	pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
+	if ps.ret != nil {
+		pd.d.AddSite(pads.NewSite(ps.ret.site, ps.ret.fetches))
+		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
+	}
 	p.pads.sites[ps.addr] = ps
 	tr.stats.pads++
 	pd.say(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
@@ -177,7 +208,9 @@ func (pp *padProc) forked(own bool) *padProc {
 	if pp == nil {
 		return nil
 	}
-	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}}
+	// The shadow area is private: fork copied it, the child's returns
+	// find their addresses in its copy.
+	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}, shadow: pp.shadow}
 	for a, ps := range pp.sites {
 		np.sites[a] = ps
 	}

@@ -39,7 +39,9 @@ func (pd *padEngine) takeOut(p *process, th *thread) {
 	for _, t := range p.threads {
 		pd.stepOut(t)
 	}
+	pd.restoreAllReturns(p)
 	keep := pd.framesLeft(p)
+	pd.shadowGone(p, th, keep)
 	if th != nil {
 		if !keep {
 			for _, a := range pp.areas {

@@ -35,6 +35,9 @@ type padSite struct {
 	name string
 	bp   *breakpoint // the int3 it replaces, until the pad is in
 	lay  pad.Layout
+	// ret: the return probe whose return pad follows the pad (padret.go).
+	ret    *siteProg
+	retPad uint64
 }
 
 // padHold is a process's pads.
@@ -62,6 +65,7 @@ type padProc struct {
 	// newRing: a fork child followed, whose shared mapping of the parent's
 	// ring must be replaced by its own before it runs (padsFork).
 	newRing bool
+	shadow  shadowArea // the threads' shadow stacks of return pads (padret.go)
 }
 
 // padEngine is the in-process pads' component: their placement, removal
@@ -99,8 +103,10 @@ func (pd *padEngine) wanted(bp *breakpoint) string {
 			return "an internal breakpoint"
 		}
 		return "several probes at one address"
-	case bp.hijack != nil || len(bp.enter) > 0 || len(bp.rets) > 0:
-		return "a return probe (in-process returns are not done yet)"
+	case len(bp.enter) > 0 || len(bp.rets) > 0:
+		return "a return probe by breakpoints on its RETs"
+	case bp.hijack != nil && pd.retWanted(bp) != "":
+		return pd.retWanted(bp)
 	case bp.unwinder || bp.loader || bp.sigHook != 0:
 		return "an internal breakpoint"
 	case tr.target.StackDepth > 0:

@@ -74,9 +74,14 @@ func (p *process) shadowOf(th *thread) *shadowStack {
 func (r *returns) retHit(th *thread, bp *breakpoint, regs *unix.PtraceRegs) {
 	tr := r.tr
 	p := th.p
-	if bp.unwinder && th.shadow != nil {
-		// The unwinder reads every return address above it: put them back.
-		th.shadow.Restore(p.mem, regs.Rsp)
+	if bp.unwinder {
+		// The unwinder reads every return address above it: put them
+		// back, the return pads' first (a tail call from a breakpoint's
+		// hijack into a pad's keeps the trampoline as the real address).
+		tr.pads.restoreReturns(th, regs)
+		if th.shadow != nil {
+			th.shadow.Restore(p.mem, regs.Rsp)
+		}
 	}
 	if bp.hijack == nil && len(bp.enter) == 0 && len(bp.rets) == 0 {
 		return

@@ -8,8 +8,9 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// MaxSize is the bytes reserved for one pad in its area.
-const MaxSize = 1024
+// MaxSize is the bytes reserved for one pad in its area (an entry pad
+// that hijacks its return holds the shadow stack's push too).
+const MaxSize = 2048
 
 // maxFrame bounds the frame a pad pushes on the thread's stack.
 const maxFrame = 1024
@@ -33,6 +34,11 @@ type Spec struct {
 	// Displaced returns the displaced instructions relocated to run at an
 	// address, with the jump back (ssol.Displaced.Code).
 	Displaced func(at uint64) ([]byte, error)
+	// Hijack: the entry of a function with a return probe; its return
+	// address goes on the thread's shadow stack (retpad.go).
+	Hijack *Hijack
+	// Kind is the records' kind (KindEntry, KindReturn).
+	Kind uint8
 }
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
@@ -187,6 +193,9 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		emitRecord(a, s, done)
 	}
 	a.Bind(done)
+	if s.Hijack != nil {
+		emitHijack(a, s.Hijack)
+	}
 	// Restore: flags first (the loads after change none), rbx last.
 	// add $0x7f,%al overflows exactly when seto saved 1; sahf sets the
 	// others.

@@ -72,7 +72,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecTSC}, x86.RAX)
 	a.Rdfsbase(x86.RAX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
-	a.MovRI(x86.RAX, uint64(s.ID))
+	a.MovRI(x86.RAX, uint64(s.ID)|uint64(s.Kind)<<56)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSite}, x86.RAX)
 	for i := range s.Fetches {
 		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)})

@@ -146,6 +146,10 @@ func (r *Ring) rec(i uint64) int { return HeaderSize + int(i&(r.n-1))*RecSize }
 // Drops is the events the pads dropped (a full ring).
 func (r *Ring) Drops() uint64 { return atomic.LoadUint64(r.word(OffDrops)) }
 
+// RetMissed is the calls whose return the pads did not hijack
+// (OffRetMissed).
+func (r *Ring) RetMissed() uint64 { return atomic.LoadUint64(r.word(OffRetMissed)) }
+
 // Divert adds d to the ring's divert word (OffDivert).
 func (r *Ring) Divert(d int64) { atomic.AddUint64(r.word(OffDivert), uint64(d)) }
 

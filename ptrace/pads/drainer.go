@@ -50,6 +50,8 @@ type Drainer struct {
 	lossy bool
 	// waited: the times pads waited for room, in rings gone.
 	waited uint64
+	// retMissed: calls whose return was not hijacked, in rings gone.
+	retMissed uint64
 }
 
 // New returns a drainer emitting with emit; tally counts instead.
@@ -252,6 +254,9 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		TimeNs: ns, PID: pid, TID: tid,
 		Probe: s.Probe, Func: s.Func, Kind: "entry", ProbeIndex: s.Index,
 	}
+	if rec.Kind == pad.KindReturn {
+		d.returnOf(pe, rec, s)
+	}
 	if len(s.Fetches) > 0 {
 		pe.ev.Args = pe.args[:len(s.Fetches)]
 		for i, f := range s.Fetches {
@@ -273,6 +278,7 @@ func (d *Drainer) count(id uint32, n uint64) {
 type padEvent struct {
 	ev   probe.Event
 	args [pad.MaxValues]probe.Value
+	ret  probe.Value
 }
 
 // Tallies are the counts of a Tally trace, per site.

@@ -88,6 +88,7 @@ func (d *Drainer) Gone(r *Ring) []byte {
 	}
 	d.lost += r.r.Drops()
 	d.waited += r.r.Waited()
+	d.retMissed += r.r.RetMissed()
 	r.gone = true
 	d.mu.Unlock()
 	return r.view

@@ -1,0 +1,109 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/utap/utap/internal/need"
+)
+
+// pidPrefix is a line's "[pid N] ", which differs between runs.
+var pidPrefix = regexp.MustCompile(`^\[pid (\d+)\] `)
+
+// resumed is the start of a call's line resumed after another thread's.
+var resumed = regexp.MustCompile(`^<\.\.\. \w+ resumed> `)
+
+// perThread is a trace's lines grouped by thread, each thread's in its
+// order, without the tids, the threads sorted; a call another thread's
+// line cut ("<unfinished ...>", "<... work resumed>") is one line again.
+func perThread(text string) []string {
+	by := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		tid := ""
+		if m := pidPrefix.FindStringSubmatch(l); m != nil {
+			tid, l = m[1], l[len(m[0]):]
+		}
+		ls := by[tid]
+		if m := resumed.FindString(l); m != "" && len(ls) > 0 && strings.HasSuffix(ls[len(ls)-1], " <unfinished ...>") {
+			ls[len(ls)-1] = strings.TrimSuffix(ls[len(ls)-1], " <unfinished ...>") + l[len(m):]
+			continue
+		}
+		by[tid] = append(ls, l)
+	}
+	var out []string
+	for _, ls := range by {
+		out = append(out, strings.Join(ls, "\n"))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestCLIPadReturns: the default trace (a line per call with its return,
+// an entry probe and its return twin) runs in-process, and its lines are
+// the breakpoints' (--no-pads), thread by thread.
+func TestCLIPadReturns(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	run := func(extra ...string) (string, string) {
+		out := filepath.Join(t.TempDir(), "events")
+		args := append([]string{"run", "-v", "--backend", "ptrace", "-o", out}, extra...)
+		r := utap(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "threads", "300", "4")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data), r.stderr
+	}
+	pads, stderr := run()
+	if !strings.Contains(stderr, "its return in-process") {
+		t.Fatalf("work's return has no pad:\n%s", stderr)
+	}
+	bps, _ := run("--no-pads")
+	if p, b := perThread(pads), perThread(bps); !slices.Equal(p, b) {
+		t.Fatalf("pads' lines:\n%s\nbreakpoints':\n%s", pads, bps)
+	}
+	if n := strings.Count(strings.Join(perThread(pads), "\n"), ") = "); n != 1200 {
+		t.Fatalf("%d calls with their return, want 1200:\n%s", n, pads)
+	}
+}
+
+// TestCLIPadReturns8Threads: 8 threads x 100k calls, the default trace:
+// exactly 800,000 calls, each with its return (a call another thread's
+// line cut takes two lines, "<unfinished ...>" and "<... resumed>", as
+// in ltrace).
+func TestCLIPadReturns8Threads(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	out := filepath.Join(t.TempDir(), "events")
+	r := utap(t, "run", "--backend", "ptrace", "-o", out, "-e", "work(arg1, arg2)", "--", bin, "threads", "100000", "8")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, rets := 0, 0
+	for _, th := range perThread(string(data)) {
+		for _, l := range strings.Split(th, "\n") {
+			if strings.HasPrefix(l, "work(") {
+				calls++
+				if strings.Contains(l, ") = ") {
+					rets++
+				}
+			}
+		}
+	}
+	if calls != 800000 || rets != 800000 {
+		t.Fatalf("%d calls, %d of them with their return; want 800000", calls, rets)
+	}
+}

@@ -1,0 +1,295 @@
+package pad
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/utap/utap/internal/bytecode"
+	"github.com/utap/utap/internal/x86"
+)
+
+// Returns in-process. An entry pad whose function has a return probe
+// swaps the return address at [rsp] for its return pad's address and
+// keeps the real one on the thread's shadow stack, in a private anonymous
+// area of the process (fork copies it, so a child's returns find their
+// addresses in its own copy). A thread's stack is found by its fs base
+// (rdfsbase) in an open-addressing table, its slot claimed with cmpxchg.
+// The return pad finds the entry whose saved rsp is the slot `ret` just
+// popped (rsp-8), drops the entries above it (a longjmp left them),
+// writes the record and jumps to the real return address. Nothing of it
+// needs the tracer.
+
+// Record kinds (the high byte of the site word).
+const (
+	KindEntry  = 0
+	KindReturn = 1
+)
+
+// The shadow area: a header, then ShadowThreads thread slots, each the
+// fs base owning it, its entry count, and depth entries.
+const (
+	ShadowThreads = 512
+	shadowBits    = 9 // log2(ShadowThreads)
+	ShadowHeader  = 64
+	slotHeader    = 16 // fs base, entries
+	ShadowEntry   = 32 // rsp at entry (the slot), real return address, tsc, spare
+	entSP         = 0
+	entOrig       = 8
+	entTSC        = 16
+	shadowProbes  = 64 // slots looked at before giving up
+	hashMul       = 0x9E3779B97F4A7C15
+)
+
+// OffRetMissed, in the ring's header, counts the calls whose return was
+// not hijacked: the thread's shadow stack full (deep recursion) or no
+// slot left for it. In the ring, the tracer reads it after the process
+// is gone.
+const OffRetMissed = 704
+
+// MaxReturnSize is the bytes reserved for a return pad, after its entry
+// pad: the record's code with its wait, the fetches, the shadow stack's
+// scan.
+const MaxReturnSize = 2048
+
+// DefaultDepth is the entries of a thread's shadow stack.
+const DefaultDepth = 4096
+
+// ShadowSize is the bytes of a shadow area of depth entries a thread.
+func ShadowSize(depth int) int { return ShadowHeader + ShadowThreads*slotSize(depth) }
+
+func slotSize(depth int) int { return slotHeader + depth*ShadowEntry }
+
+// Hijack is what an entry pad needs to hijack its return.
+type Hijack struct {
+	Shadow uint64 // the shadow area in the process
+	Depth  int    // entries a thread
+	Return uint64 // the site's return pad
+	Ring   uint64 // the ring (OffRetMissed)
+}
+
+// frame slots of a return pad, between the values and the programs'
+// virtual registers.
+const (
+	slotOrig = slotVals + MaxValues // the real return address
+	slotETSC = slotOrig + 1         // the entry's tsc
+)
+
+// emitFind leaves in rdi the thread slot of fs base rdx (claiming a free
+// one when claim), or jumps to none. Clobbers rax, rcx, r8, r9.
+func emitFind(a *x86.Asm, h *Hijack, claim bool, none x86.Label) {
+	loop, next, found := a.NewLabel(), a.NewLabel(), a.NewLabel()
+	a.MovRR(x86.RAX, x86.RDX)
+	a.MovRI(x86.RCX, hashMul)
+	a.RR(x86.IMUL, x86.RAX, x86.RCX)
+	a.RI(x86.SHR, x86.RAX, 64-shadowBits)
+	a.MovRI(x86.R9, shadowProbes)
+	a.Bind(loop)
+	a.MovRR(x86.RDI, x86.RAX)
+	a.RI(x86.IMUL, x86.RDI, int32(slotSize(h.Depth)))
+	a.MovRI(x86.R8, h.Shadow+ShadowHeader)
+	a.RR(x86.ADD, x86.RDI, x86.R8)
+	a.Load(x86.R8, x86.Mem{Base: x86.RDI})
+	a.RR(x86.CMP, x86.R8, x86.RDX)
+	a.Jcc(x86.E, found)
+	a.RR(x86.TEST, x86.R8, x86.R8)
+	if !claim {
+		a.Jcc(x86.E, none)
+		a.Jmp(next)
+	} else {
+		a.Jcc(x86.NE, next)
+		a.MovRR(x86.RCX, x86.RAX)
+		a.MovRI(x86.RAX, 0)
+		a.LockCmpxchg(x86.Mem{Base: x86.RDI}, x86.RDX)
+		a.Jcc(x86.E, found)
+		a.RR(x86.CMP, x86.RAX, x86.RDX)
+		a.Jcc(x86.E, found)
+		a.MovRR(x86.RAX, x86.RCX)
+	}
+	a.Bind(next)
+	a.RI(x86.ADD, x86.RAX, 1)
+	a.RI(x86.AND, x86.RAX, ShadowThreads-1)
+	a.RI(x86.SUB, x86.R9, 1)
+	a.Jcc(x86.NE, loop)
+	a.Jmp(none)
+	a.Bind(found)
+}
+
+// emitHijack is an entry pad's push, after its record: rbx is the frame,
+// every register but rbx and rsp free. The entry is reserved (count
+// stored) before it is written and the return address swapped last, so a
+// signal handler's calls in between nest above it. A stack full, or no
+// slot for the thread: the call's return is not seen, counted.
+func emitHijack(a *x86.Asm, h *Hijack) {
+	skip, missed := a.NewLabel(), a.NewLabel()
+	a.Rdfsbase(x86.RDX)
+	a.RR(x86.TEST, x86.RDX, x86.RDX)
+	a.Jcc(x86.E, missed)
+	emitFind(a, h, true, missed)
+	a.Load(x86.RCX, x86.Mem{Base: x86.RDI, Disp: 8})
+	a.RI(x86.CMP, x86.RCX, int32(h.Depth))
+	a.Jcc(x86.AE, missed)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.RCX, Disp: 1})
+	a.Store(x86.Mem{Base: x86.RDI, Disp: 8}, x86.RAX)
+	a.RI(x86.SHL, x86.RCX, 5) // ShadowEntry
+	a.RR(x86.ADD, x86.RCX, x86.RDI)
+	a.Load(x86.R10, slot(x86.RSP)) // the thread's rsp: its return address
+	a.Load(x86.R11, x86.Mem{Base: x86.R10})
+	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entSP}, x86.R10)
+	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entOrig}, x86.R11)
+	tsc(a, x86.RAX)
+	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entTSC}, x86.RAX)
+	a.MovRI(x86.RAX, h.Return)
+	a.Store(x86.Mem{Base: x86.R10}, x86.RAX)
+	a.Jmp(skip)
+	a.Bind(missed)
+	a.MovRI(x86.RSI, h.Ring+OffRetMissed)
+	a.LockInc(x86.Mem{Base: x86.RSI})
+	a.Bind(skip)
+}
+
+// BuildReturn returns the return pad of s (its return probe: condition
+// and fetches read the registers at the return) assembled to run at
+// `at`; h is its entry's. Its record holds the fetched values, then rax,
+// then the entry's tsc. A return whose entry is not on the thread's
+// shadow stack has nowhere to go: ud2, as the kernel kills a task whose
+// uretprobe lost its return address.
+func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
+	if len(s.Fetches)+2 > MaxValues {
+		return nil, fmt.Errorf("pad: a return probe with %d values (a record holds %d with the return value and time)", len(s.Fetches), MaxValues-2)
+	}
+	frame, err := frameSize(s)
+	if err != nil {
+		return nil, err
+	}
+	a := x86.NewAsm()
+	down := redZone + frame
+	saveAll(a, down)
+	lost, scan, match, done := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
+	a.Load(x86.R10, slot(x86.RSP))
+	a.Lea(x86.R10, x86.Mem{Base: x86.R10, Disp: -8}) // the slot ret popped
+	a.Rdfsbase(x86.RDX)
+	emitFind(a, h, false, lost)
+	a.Load(x86.RCX, x86.Mem{Base: x86.RDI, Disp: 8})
+	a.Bind(scan)
+	a.RR(x86.TEST, x86.RCX, x86.RCX)
+	a.Jcc(x86.E, lost)
+	a.RI(x86.SUB, x86.RCX, 1)
+	a.MovRR(x86.RAX, x86.RCX)
+	a.RI(x86.SHL, x86.RAX, 5)
+	a.RR(x86.ADD, x86.RAX, x86.RDI)
+	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entSP})
+	a.RR(x86.CMP, x86.R8, x86.R10)
+	a.Jcc(x86.NE, scan)
+	a.Bind(match)
+	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entOrig})
+	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * slotOrig}, x86.R8)
+	a.Load(x86.R9, x86.Mem{Base: x86.RAX, Disp: slotHeader + entTSC})
+	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC}, x86.R9)
+	// Popped with the entries above it, then the real address back in
+	// the slot, where the final jmp reads it: below rsp, but inside the
+	// red zone no signal frame is written to.
+	a.Store(x86.Mem{Base: x86.RDI, Disp: 8}, x86.RCX)
+	a.Store(x86.Mem{Base: x86.R10}, x86.R8)
+	if s.Cond != nil {
+		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
+			return nil, err
+		}
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.E, done)
+	}
+	for i, f := range s.Fetches {
+		if err := f.Native(a, s.ABI, s.Addr); err != nil {
+			return nil, err
+		}
+		a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
+	}
+	n := len(s.Fetches)
+	a.Load(x86.RAX, slot(x86.RAX))
+	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+n)}, x86.RAX)
+	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
+	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+n+1)}, x86.RAX)
+	rec := s
+	rec.Kind = KindReturn
+	rec.Fetches = make([]*bytecode.Program, n+2)
+	emitRecord(a, rec, done)
+	a.Bind(done)
+	restoreAll(a, down)
+	a.Raw(0xff, 0x64, 0x24, 0xf8) // jmp *-8(%rsp)
+	a.Bind(lost)
+	a.Raw(0x0f, 0x0b) // ud2
+	return a.Assemble()
+}
+
+// saveAll moves below the red zone and saves every register and the
+// flags as probeCode does; rbx is the frame after.
+func saveAll(a *x86.Asm, down int32) {
+	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: -down})
+	for r := x86.RAX; r <= x86.R15; r++ {
+		if r != x86.RSP {
+			a.Store(slot(r), r)
+		}
+	}
+	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
+	a.Store(slot(x86.RSP), x86.RAX)
+	a.Raw(0x0f, 0x90, 0xc0) // seto %al
+	a.Raw(0x9f)             // lahf
+	a.Store(x86.Mem{Base: x86.RSP, Disp: 8 * slotFlags}, x86.RAX)
+	a.MovRR(x86.RBX, x86.RSP)
+}
+
+// restoreAll undoes saveAll.
+func restoreAll(a *x86.Asm, down int32) {
+	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFlags})
+	a.Raw(0x04, 0x7f) // add $0x7f,%al
+	a.Raw(0x9e)       // sahf
+	for r := x86.RAX; r <= x86.R15; r++ {
+		if r != x86.RSP && r != x86.RBX {
+			a.Load(r, slot(r))
+		}
+	}
+	a.Load(x86.RBX, slot(x86.RBX))
+	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: down})
+}
+
+// ShadowFrame is one entry of a thread's shadow stack as the tracer
+// reads it.
+type ShadowFrame struct {
+	SP, Orig uint64
+}
+
+// ReadShadow returns the thread slot of fs base fs in the shadow area at
+// shadow (read with read) and its entries, outermost first; slot 0 if
+// the thread has none.
+func ReadShadow(read func(b []byte, addr uint64) error, shadow uint64, depth int, fs uint64) (slotAddr uint64, frames []ShadowFrame, err error) {
+	if fs == 0 {
+		return 0, nil, nil
+	}
+	var b [16]byte
+	idx := (fs * hashMul) >> (64 - shadowBits)
+	for range shadowProbes {
+		at := shadow + ShadowHeader + idx*uint64(slotSize(depth))
+		if err := read(b[:], at); err != nil {
+			return 0, nil, err
+		}
+		key, n := binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
+		if key == 0 {
+			return 0, nil, nil
+		}
+		if key == fs {
+			n = min(n, uint64(depth))
+			buf := make([]byte, n*ShadowEntry)
+			if n > 0 {
+				if err := read(buf, at+slotHeader); err != nil {
+					return 0, nil, err
+				}
+			}
+			for i := range n {
+				e := buf[i*ShadowEntry:]
+				frames = append(frames, ShadowFrame{SP: binary.LittleEndian.Uint64(e[entSP:]), Orig: binary.LittleEndian.Uint64(e[entOrig:])})
+			}
+			return at, frames, nil
+		}
+		idx = (idx + 1) & (ShadowThreads - 1)
+	}
+	return 0, nil, nil
+}
