@@ -35,6 +35,12 @@ func TestLineMatchesStraceMore(t *testing.T) {
 		c    *Call
 		want string
 	}{
+		// Found by the corpus's cp (2026-11-25): strace's flag order and
+		// its name for FICLONE, whose argument is a file descriptor.
+		{call(t, "openat", []uint64{uint64(0xffffffffffffff9c), 0x1000, unix.O_PATH | unix.O_DIRECTORY}, -2, map[int][]byte{1: []byte("/dev/null\x00")}, nil),
+			`openat(AT_FDCWD, "/dev/null", O_RDONLY|O_PATH|O_DIRECTORY) = -1 ENOENT (No such file or directory)`},
+		{call(t, "ioctl", []uint64{4, unix.FICLONE, 3}, -18, nil, nil),
+			`ioctl(4, BTRFS_IOC_CLONE or FICLONE, 3) = -1 EXDEV (Invalid cross-device link)`},
 		// Item 1: values strace does not show, or shows otherwise.
 		{call(t, "wait4", []uint64{24693, 0x7ffdb45a72c8, unix.WNOHANG, 0x7ffdb45a7230}, 0, nil, map[int][]byte{1: u32s(0), 3: ru}),
 			`wait4(24693, 0x7ffdb45a72c8, WNOHANG, 0x7ffdb45a7230) = 0`},

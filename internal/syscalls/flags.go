@@ -23,9 +23,11 @@ var openFlags = xlat{
 	{unix.O_CREAT, "O_CREAT"}, {unix.O_EXCL, "O_EXCL"}, {unix.O_NOCTTY, "O_NOCTTY"},
 	{unix.O_TRUNC, "O_TRUNC"}, {unix.O_APPEND, "O_APPEND"}, {unix.O_NONBLOCK, "O_NONBLOCK"},
 	{unix.O_SYNC, "O_SYNC"}, {unix.O_DSYNC, "O_DSYNC"}, {unix.O_ASYNC, "O_ASYNC"},
-	{unix.O_DIRECT, "O_DIRECT"}, {oLargefile, "O_LARGEFILE"}, {unix.O_TMPFILE, "O_TMPFILE"},
+	{unix.O_DIRECT, "O_DIRECT"}, {oLargefile, "O_LARGEFILE"},
 	{unix.O_NOFOLLOW, "O_NOFOLLOW"}, {unix.O_NOATIME, "O_NOATIME"}, {unix.O_CLOEXEC, "O_CLOEXEC"},
-	{unix.O_DIRECTORY, "O_DIRECTORY"}, {unix.O_PATH, "O_PATH"},
+	// strace's order: O_PATH, then O_TMPFILE (which holds O_DIRECTORY's
+	// bit), then O_DIRECTORY.
+	{unix.O_PATH, "O_PATH"}, {unix.O_TMPFILE, "O_TMPFILE"}, {unix.O_DIRECTORY, "O_DIRECTORY"},
 }
 
 // openFlagsStr is strace's tprint_open_modes: access mode, then flags.

@@ -165,7 +165,7 @@ func (x *ctx) ioctlArgs() ([]string, int) {
 		return append(out, ptr(x.arg(2))), 2
 	case req == "FIOCLEX" || req == "FIONCLEX" || req == "TIOCNOTTY" || req == "TIOCEXCL" || req == "TIOCNXCL":
 		return out, 2
-	case req == "TCXONC" || req == "TCFLSH" || req == "TCSBRK" || req == "TIOCSCTTY":
+	case req == "TCXONC" || req == "TCFLSH" || req == "TCSBRK" || req == "TIOCSCTTY" || req == "BTRFS_IOC_CLONE or FICLONE":
 		return append(out, strconv.FormatUint(x.arg(2), 10)), 3
 	}
 	return append(out, hex(x.arg(2))), 3
