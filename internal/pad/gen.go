@@ -42,6 +42,9 @@ type Spec struct {
 const (
 	slotFlags = 16
 	slotVals  = 17
+	// slotFaults: bit i set when fetch i's read failed (Record.Faults);
+	// slot bytecode.NativePidSlot (21) caches the pid for the reads.
+	slotFaults = 22
 )
 
 // Layout is where a pad's parts are, for a tracer that finds a thread
@@ -85,7 +88,7 @@ func frameSize(s Spec) (int32, error) {
 	vregs := 0
 	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
 		if p != nil {
-			vregs = max(vregs, p.Regs())
+			vregs = max(vregs, p.FrameWords())
 		}
 	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
@@ -150,6 +153,10 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	a.Bind(saved)
 	a.MovRR(x86.RBX, x86.RSP)
 
+	if reads(s) {
+		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
+		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
+	}
 	done := a.NewLabel()
 	if s.Cond != nil {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
@@ -183,6 +190,9 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 				return nil, lay, err
 			}
 			a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
+			if f.Reads() {
+				faultBit(a, i)
+			}
 		}
 		emitRecord(a, s, done)
 	}
@@ -205,6 +215,28 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		return nil, lay, err
 	}
 	return code, Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down}, nil
+}
+
+// reads says whether a program of s reads memory (bytecode's
+// process_vm_readv: a bad address is a failed read, never a fault).
+func reads(s Spec) bool {
+	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
+		if p != nil && p.Reads() {
+			return true
+		}
+	}
+	return false
+}
+
+// faultBit ors fetch i's fault flag (RDX, 0 or 1) into the frame's mask.
+func faultBit(a *x86.Asm, i int) {
+	if i > 0 {
+		a.RI(x86.SHL, x86.RDX, int32(i))
+	}
+	m := x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}
+	a.Load(x86.RCX, m)
+	a.RR(x86.OR, x86.RCX, x86.RDX)
+	a.Store(m, x86.RCX)
 }
 
 func slot(r x86.Reg) x86.Mem { return x86.Mem{Base: x86.RSP, Disp: 8 * int32(r)} }

@@ -73,6 +73,11 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.Rdfsbase(x86.RAX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
 	a.MovRI(x86.RAX, uint64(s.ID))
+	if reads(s) {
+		a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults})
+		a.RI(x86.SHL, x86.RDX, faultShift)
+		a.RR(x86.OR, x86.RAX, x86.RDX)
+	}
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSite}, x86.RAX)
 	for i := range s.Fetches {
 		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)})

@@ -71,7 +71,7 @@ const (
 	RecSeq  = 0
 	RecTSC  = 8
 	RecFS   = 16 // the thread's fs base: its identity (the tracer maps it to a tid)
-	RecSite = 24 // site id (low 32 bits) and kind (high 8 bits)
+	RecSite = 24 // site id (low 32 bits), faults (bits 32–39), kind (high 8 bits)
 	RecVals = 32
 )
 
@@ -113,8 +113,14 @@ type Record struct {
 	FS    uint64
 	Site  uint32
 	Kind  uint8
-	Vals  [MaxValues]uint64
+	// Faults: bit i set when value i's memory read failed (the value
+	// is then unreadable, as a breakpoint's faulting read).
+	Faults uint8
+	Vals   [MaxValues]uint64
 }
+
+// faultShift is where a record's site word keeps its fault bits.
+const faultShift = 32
 
 var errRing = errors.New("pad: ring")
 
@@ -247,7 +253,7 @@ func (r *Ring) read(off int, rec *Record) {
 	rec.TSC = *r.word(off + RecTSC)
 	rec.FS = *r.word(off + RecFS)
 	s := *r.word(off + RecSite)
-	rec.Site, rec.Kind = uint32(s), uint8(s>>56)
+	rec.Site, rec.Kind, rec.Faults = uint32(s), uint8(s>>56), uint8(s>>faultShift)
 	for i := range rec.Vals {
 		rec.Vals[i] = *r.word(off + RecVals + 8*i)
 	}

@@ -256,6 +256,9 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		pe.ev.Args = pe.args[:len(s.Fetches)]
 		for i, f := range s.Fetches {
 			pe.args[i] = f.Value(rec.Vals[i])
+			if rec.Faults&(1<<i) != 0 {
+				pe.args[i] = f.Unreadable()
+			}
 		}
 	}
 	d.emit(&pe.ev)
