@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/utap/utap/internal/x86"
+	"github.com/utap/utap/probe"
 )
 
 // Memory reads in native code go through process_vm_readv on the
@@ -223,3 +224,27 @@ func (n *native) strEq(in insn, lit string) {
 		a.RI(x86.XOR, x86.RAX, 1)
 	}
 }
+
+// StrAddr is, for a fetch of str(addr), a program computing addr natively
+// (p without its final string read), which a pad runs before it reads the
+// string into its record (Unreadable, StrValue and NullValue then give
+// the value the interpreter's Fetch gives); nil for any other program.
+// Sized strings (buf) are not done: their fetch keeps its breakpoint.
+func (p *Program) StrAddr() *Program {
+	if !p.typ.Str || p.isLit || len(p.code) == 0 || p.code[len(p.code)-1].op != opStr || p.code[len(p.code)-1].a != 0 {
+		return nil
+	}
+	q := *p
+	q.code = p.code[:len(p.code)-1]
+	q.typ = probe.U64
+	q.scratch = new(scratch)
+	return &q
+}
+
+// StrValue is the value of a string read as the interpreter reads it.
+func (p *Program) StrValue(b []byte) probe.Value {
+	return probe.Value{Str: string(b), IsStr: true, Format: p.format}
+}
+
+// NullValue is the value of str(0).
+func (p *Program) NullValue() probe.Value { return probe.Value{Null: true, Format: p.format} }

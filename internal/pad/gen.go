@@ -8,8 +8,9 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// MaxSize is the bytes reserved for one pad in its area.
-const MaxSize = 1024
+// MaxSize is the bytes reserved for one pad in its area: a pad reading
+// strings and memory needs more than 1 KiB (a system call sequence each).
+const MaxSize = 2048
 
 // maxFrame bounds the frame a pad pushes on the thread's stack.
 const maxFrame = 1024
@@ -66,14 +67,25 @@ func Check(s Spec) error {
 	if _, err := frameSize(s); err != nil {
 		return err
 	}
-	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
-		if p != nil {
-			if err := p.CheckNative(s.ABI); err != nil {
-				return err
-			}
+	for _, p := range programs(s) {
+		if err := p.CheckNative(s.ABI); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// programs are the condition (if any) and the fetches as the pad runs
+// them natively (a string's address: nativeOf).
+func programs(s Spec) []*bytecode.Program {
+	var ps []*bytecode.Program
+	if s.Cond != nil {
+		ps = append(ps, s.Cond)
+	}
+	for _, f := range s.Fetches {
+		ps = append(ps, nativeOf(f))
+	}
+	return ps
 }
 
 // frameSize is the bytes of s's frame below the red zone, after the
@@ -86,10 +98,11 @@ func frameSize(s Spec) (int32, error) {
 		return 0, fmt.Errorf("pad: a ring of %d records", s.Records)
 	}
 	vregs := 0
-	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
-		if p != nil {
-			vregs = max(vregs, p.FrameWords())
-		}
+	for _, p := range programs(s) {
+		vregs = max(vregs, p.FrameWords())
+	}
+	if strMask(s) != 0 {
+		vregs = max(vregs, strScratch)
 	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
 	frame = (frame + 15) &^ 15
@@ -186,6 +199,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		emitRecord(a, bare, done)
 	} else {
 		for i, f := range s.Fetches {
+			f = nativeOf(f)
 			if err := f.Native(a, s.ABI, s.Addr); err != nil {
 				return nil, lay, err
 			}
@@ -220,12 +234,12 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 // reads says whether a program of s reads memory (bytecode's
 // process_vm_readv: a bad address is a failed read, never a fault).
 func reads(s Spec) bool {
-	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
-		if p != nil && p.Reads() {
+	for _, p := range programs(s) {
+		if p.Reads() {
 			return true
 		}
 	}
-	return false
+	return strMask(s) != 0
 }
 
 // faultBit ors fetch i's fault flag (RDX, 0 or 1) into the frame's mask.
