@@ -69,6 +69,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	code, lay, err := pad.Build(pad.Spec{
 		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
 		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
+		NoReads: seccompFiltered(p.pid),
 	}, at)
 	if err != nil {
 		return err

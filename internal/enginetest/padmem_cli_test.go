@@ -126,3 +126,26 @@ func TestCLIPadsProtoStrings(t *testing.T) {
 		t.Errorf("with pads\n%s\nwith breakpoints\n%s", runs[0], runs[1])
 	}
 }
+
+// TestCLIPadsMemReadsSeccomp: in a process under a seccomp filter of its
+// own (it could kill the system calls a pad's read makes), a probe that
+// reads memory keeps its breakpoint, and says so; its events are all there.
+func TestCLIPadsMemReadsSeccomp(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pad_strs.c")
+	out := filepath.Join(t.TempDir(), "events")
+	r := utap(t, "run", "-v", "--backend", "ptrace", "--entry-only", "-o", out, "-e", `show(str(arg1), *(int*)arg2)`, "--", bin, "seccomp")
+	if r.code != 0 || r.stdout != "94\n" {
+		t.Fatalf("exit %d, output %q\n%s", r.code, r.stdout, lastLines(r.stderr, 5))
+	}
+	if !regexp.MustCompile(`(?m)^utap: show\+0x0 at \S+: breakpoint: .*seccomp filter$`).MatchString(r.stderr) {
+		t.Fatalf("the exec'd image under the filter: no breakpoint said:\n%s", r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "show("); n != 55 {
+		t.Fatalf("%d events, want 55:\n%s", n, b)
+	}
+}

@@ -34,6 +34,9 @@ type Spec struct {
 	// Displaced returns the displaced instructions relocated to run at an
 	// address, with the jump back (ssol.Displaced.Code).
 	Displaced func(at uint64) ([]byte, error)
+	// NoReads: the process may not make the system calls a read needs
+	// (a seccomp filter of its own): a program that reads is refused.
+	NoReads bool
 }
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
@@ -71,6 +74,9 @@ func Check(s Spec) error {
 		if err := p.CheckNative(s.ABI); err != nil {
 			return err
 		}
+	}
+	if s.NoReads && reads(s) {
+		return fmt.Errorf("%w: a memory read (a system call) under the process's seccomp filter", bytecode.ErrNotNative)
 	}
 	return nil
 }
@@ -140,6 +146,9 @@ func Build(s Spec, at uint64) ([]byte, Layout, error) {
 // probeCode assembles everything before the displaced instructions.
 func probeCode(s Spec) ([]byte, Layout, error) {
 	var lay Layout
+	if err := Check(s); err != nil {
+		return nil, lay, err
+	}
 	frame, err := frameSize(s)
 	if err != nil {
 		return nil, lay, err
