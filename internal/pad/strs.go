@@ -44,6 +44,9 @@ func StrAt(n int, i uint64, v int) int {
 	return StrOff(n) + int(i&uint64(strRecords(n)-1))*StrSpace + v*StrSub
 }
 
+// Reads says whether a pad of s reads memory (system calls).
+func Reads(s Spec) bool { return reads(s) }
+
 // nativeOf is the program a fetch runs in the pad: for str(addr), addr.
 func nativeOf(f *bytecode.Program) *bytecode.Program {
 	if q := f.StrAddr(); q != nil {
