@@ -86,6 +86,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	spec := pad.Spec{
 		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
 		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
+		NoReads: seccompFiltered(p.pid),
 	}
 	ret, err := pd.returnPad(p, ps, &spec, at+pad.MaxSize)
 	if err != nil {

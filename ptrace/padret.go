@@ -54,6 +54,10 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 		return "a Go function"
 	case len(sp.fetches)+2 > pad.MaxValues:
 		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(sp.fetches), pad.MaxValues-2)
+	case readsMemory(sp):
+		// A return pad records its values itself, without the entry
+		// pad's fault flags and string area.
+		return "a return probe that reads memory"
 	}
 	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords})
 	if err != nil {
@@ -179,4 +183,18 @@ func (pd *padEngine) shadowGone(p *process, th *thread, keep bool) {
 func retMissedNotice(n uint64) string {
 	return fmt.Sprintf("%d returns not seen: their calls nested deeper than an in-process shadow stack holds "+
 		"(%d calls a thread), or their thread found no room (--no-pads sees them)", n, padDepth)
+}
+
+// readsMemory says whether a probe's condition or fetches read the
+// process's memory (a load or a string).
+func readsMemory(sp *siteProg) bool {
+	if sp.cond != nil && sp.cond.Reads() {
+		return true
+	}
+	for _, f := range sp.fetches {
+		if f.Reads() || f.StrAddr() != nil {
+			return true
+		}
+	}
+	return false
 }

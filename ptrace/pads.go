@@ -18,7 +18,8 @@ import (
 // becomes a jmp to a pad that evaluates the probe in the process and
 // writes a record into a ring the tracer drains; the thread never stops.
 // A site keeps its int3 when the pad could not be exact: a return probe,
-// a stack (-k), a fetch or condition that reads memory (it could fault),
+// a stack (-k), a fetch or condition native code cannot do (two read
+// strings compared, a sized buffer, pid/tid; memory reads it does),
 // a Go function, more than pad.MaxValues values, or instructions the
 // jmp may not displace (ssol.PlanPad says why).
 

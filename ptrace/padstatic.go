@@ -72,8 +72,15 @@ func staticWhy(s *probe.Site, stackDepth int) string {
 	case len(sp.fetches) > pad.MaxValues:
 		return fmt.Sprintf("%d values (a record holds %d)", len(sp.fetches), pad.MaxValues)
 	}
-	if err := pad.Check(pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords}); err != nil {
+	ps := pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords}
+	if err := pad.Check(ps); err != nil {
 		return err.Error()
+	}
+	if pad.Reads(ps) {
+		// A pad's read is a system call, and a seccomp filter the process
+		// is under (unknown before it runs) would take the pad back: the
+		// kernel's uprobe reads without either.
+		return "a memory read (a system call in a pad)"
 	}
 	code, err := elfsym.Code(s.Object, s.FuncAddr, s.FuncSize)
 	if err != nil {

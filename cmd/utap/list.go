@@ -27,7 +27,7 @@ func listCommand() *cli.Command {
 			"   utap list --format json libc 'str*'   JSON lines (flags come before BINARY and PATTERN)\n" +
 			"   utap list 'syscall:open*'          system calls: number, arguments (the names conditions may use), classes\n" +
 			"   PAD: whether the entry's instructions take the ptrace engine's in-process pad (--format json says why\n" +
-			"   not; utap run -v says it of each probe, whose return probes or memory reads keep a breakpoint too)",
+			"   not; utap run -v says it of each probe, whose return probes or stacks keep a breakpoint too)",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "pid", Aliases: []string{"p"}, Usage: "list what is loaded in process `PID`"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "text (an aligned table) or json (one object a line)"},

@@ -11,7 +11,7 @@ import (
 
 // listedPad is a listed symbol with whether its entry can take the ptrace
 // engine's in-process pad: the instructions a jump there would displace
-// (the probe's own needs, such as a return probe or a memory read, are
+// (the probe's own needs, such as a return probe or a stack, are
 // the trace's to say: utap run -v).
 type listedPad struct {
 	elfsym.Symbol

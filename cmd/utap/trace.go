@@ -42,7 +42,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "f", Usage: "follow forked children"},
 		&cli.BoolFlag{Name: "q", Usage: "quiet: no informational lines on stderr"},
 		&cli.BoolFlag{Name: "lossy", Usage: "ptrace engine: a pad whose ring is full drops the event (counted, said at the end) instead of making the calling thread wait for utap: the program's pace stays its own, as under bpftrace"},
-		&cli.BoolFlag{Name: "no-pads", Usage: "ptrace engine: keep every probe a breakpoint (by default an entry probe whose condition and values need no memory read runs in the process, in a pad its site jumps to: no stop)"},
+		&cli.BoolFlag{Name: "no-pads", Usage: "ptrace engine: keep every probe a breakpoint (by default an entry probe runs in the process, in a pad its site jumps to: no stop; memory and strings are read there by process_vm_readv)"},
 		&cli.BoolFlag{Name: "v", Aliases: []string{"verbose"}, Usage: "say how each probe site is placed (ptrace: an in-process pad, or a breakpoint and why)"},
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 		stackFlag, stackDepthFlag, stackModeFlag, weightFlag, // -k (stack.go), --weight (profile.go)

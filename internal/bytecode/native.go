@@ -12,9 +12,9 @@ import (
 // Slots 0–15 hold the hardware registers at the probe, 16 rflags.
 const NativeVRegBase = 24
 
-// ErrNotNative is returned by Native for a program that reads memory, a
-// string, the pid or tid, or a stack argument: the pad falls back to a
-// breakpoint and the interpreter.
+// ErrNotNative is returned by Native for a program that has a string
+// result, compares two read strings, reads the pid or tid, or a stack
+// argument: the pad falls back to a breakpoint and the interpreter.
 var ErrNotNative = errors.New("bytecode: program not compilable to native code")
 
 // nativeArgs are the frame slots of the register arguments of each ABI
@@ -36,6 +36,10 @@ func (p *Program) Value(raw uint64) probe.Value {
 	return probe.Value{Int: raw, Signed: p.typ.Signed, Format: p.format}
 }
 
+// Unreadable is the probe.Value Fetch gives when a read faults: what a
+// record's fetch whose native read failed shows.
+func (p *Program) Unreadable() probe.Value { return probe.Value{Err: true, Format: p.format} }
+
 // CheckNative says whether Native can compile p for abi, without
 // compiling it; the error wraps ErrNotNative.
 func (p *Program) CheckNative(abi probe.ABI) error {
@@ -52,7 +56,11 @@ func (p *Program) CheckNative(abi probe.ABI) error {
 			return fmt.Errorf("%w: argument %d is not in a register", ErrNotNative, in.imm)
 		case op == opReg && in.imm >= uint64(len(regNames)):
 			return fmt.Errorf("%w: register %d", ErrNotNative, in.imm)
-		case op == opPID || op == opTID || op == opEntry || op >= opLoad8 && op <= opBuf || op >= numOps:
+		case op >= opLoad8 && op <= opBuf:
+			if why := p.checkMem(in); why != "" {
+				return fmt.Errorf("%w: %s", ErrNotNative, why)
+			}
+		case op == opPID || op == opTID || op == opEntry || op >= numOps:
 			return fmt.Errorf("%w: %s", ErrNotNative, op)
 		}
 	}
@@ -62,14 +70,20 @@ func (p *Program) CheckNative(abi probe.ABI) error {
 // Native appends to a code computing p's integer value into RAX (nonzero
 // for a true condition). On entry RBX points to the frame: hardware
 // register i at [rbx+8*i] as at the probe (4 is the probe's rsp), rflags
-// at [rbx+128], virtual register i at [rbx+8*(NativeVRegBase+i)]. The code
-// clobbers RAX RCX RDX RSI RDI R8–R11 and the flags only, uses no stack
-// and never faults. rip is the probed instruction's address.
+// at [rbx+128], virtual register i at [rbx+8*(NativeVRegBase+i)], the
+// reads' scratch after them (FrameWords), the pid cache at NativePidSlot.
+// The code clobbers RAX RCX RDX RSI RDI R8–R11 and the flags only, uses no
+// stack and never faults: a program that Reads memory leaves RDX 1 (and
+// RAX 0) when a read failed, where the interpreter ends with ErrFault,
+// else RDX 0. rip is the probed instruction's address.
 func (p *Program) Native(a *x86.Asm, abi probe.ABI, rip uint64) error {
 	if err := p.CheckNative(abi); err != nil {
 		return err
 	}
-	n := &native{a: a, args: nativeArgs[abi], rip: rip, labels: make([]x86.Label, len(p.code)+1)}
+	n := &native{a: a, args: nativeArgs[abi], rip: rip, labels: make([]x86.Label, len(p.code)+1), p: p, regs: p.regs}
+	if p.Reads() {
+		n.fault = a.NewLabel()
+	}
 	for i := range n.labels {
 		n.labels[i] = a.NewLabel()
 	}
@@ -80,6 +94,15 @@ func (p *Program) Native(a *x86.Asm, abi probe.ABI, rip uint64) error {
 		}
 	}
 	a.Load(x86.RAX, vreg(0))
+	if p.Reads() {
+		done := a.NewLabel()
+		a.MovRI(x86.RDX, 0)
+		a.Jmp(done)
+		a.Bind(n.fault)
+		a.MovRI(x86.RAX, 0)
+		a.MovRI(x86.RDX, 1)
+		a.Bind(done)
+	}
 	return nil
 }
 
@@ -88,6 +111,9 @@ type native struct {
 	args   []uint8
 	rip    uint64
 	labels []x86.Label // per pc; the last is the end
+	p      *Program
+	regs   int       // virtual registers: the reads' scratch follows
+	fault  x86.Label // a failed read
 }
 
 func vreg(r uint8) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: 8 * (NativeVRegBase + int32(r))} }
@@ -137,6 +163,10 @@ func (n *native) insn(in insn) {
 		} else {
 			a.MovRI(x86.RAX, n.rip)
 		}
+	case op >= opLoad8 && op <= opLoad64:
+		n.load(in)
+	case op == opStrEq:
+		n.strEq(in, n.p.lits[in.imm])
 	case op >= opMov && op <= opZext32:
 		a.Load(x86.RAX, vreg(in.a))
 		n.unary(op)

@@ -5,6 +5,7 @@ package bytecode
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/utap/utap/internal/x86"
@@ -110,7 +111,7 @@ func TestNativeControl(t *testing.T) {
 // before any code is emitted.
 func TestNativeRefused(t *testing.T) {
 	var progs []*Program
-	for _, op := range []opcode{opLoad8, opLoad8S, opLoad16, opLoad16S, opLoad32, opLoad32S, opLoad64, opStrEq, opStrEqS, opStr, opBuf, opPID, opTID, numOps} {
+	for _, op := range []opcode{opStrEq, opStrEqS, opStr, opBuf, opPID, opTID, numOps} {
 		progs = append(progs, prog(insn{op: opConst, dst: 1, imm: 1}, insn{op: op, dst: 0, a: 1}))
 	}
 	progs = append(progs,
@@ -119,8 +120,8 @@ func TestNativeRefused(t *testing.T) {
 	for _, e := range []probe.Expr{
 		&probe.StrLit{Val: "x"},
 		&probe.StrOf{Addr: &probe.Arg{N: 1}},
-		&probe.Binary{Op: probe.OpEq, X: &probe.StrOf{Addr: &probe.Arg{N: 1}}, Y: &probe.StrLit{Val: "x"}, T: probe.S64},
-		&probe.Deref{T: probe.U32, Addr: &probe.Arg{N: 1}},
+		&probe.Binary{Op: probe.OpEq, X: &probe.StrOf{Addr: &probe.Arg{N: 1}}, Y: &probe.StrLit{Val: strings.Repeat("x", maxNativeLit+1)}, T: probe.S64},
+		&probe.Binary{Op: probe.OpEq, X: &probe.StrOf{Addr: &probe.Arg{N: 1}}, Y: &probe.StrOf{Addr: &probe.Arg{N: 2}}, T: probe.S64},
 		probe.BuiltinPID,
 		&probe.Arg{N: 7},
 	} {

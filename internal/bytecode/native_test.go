@@ -5,8 +5,11 @@ package bytecode
 import (
 	"errors"
 	"math/rand"
+	"os"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/jit"
 	"github.com/utap/utap/internal/x86"
@@ -53,7 +56,21 @@ func (e *frameEnv) Reg(name string) (uint64, error) {
 	return e.frame[regSlots[i]], nil
 }
 
-func (e *frameEnv) Read(uint64, []byte) error { return ErrFault }
+// Read reads the test process's own memory as the native code does
+// (process_vm_readv), so that both see the same faults.
+func (e *frameEnv) Read(addr uint64, p []byte) error { return selfRead(addr, p) }
+
+func selfRead(addr uint64, p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	n, err := unix.ProcessVMReadv(os.Getpid(), []unix.Iovec{{Base: &p[0], Len: uint64(len(p))}},
+		[]unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}, 0)
+	if err != nil || n != len(p) {
+		return ErrFault
+	}
+	return nil
+}
 
 // compileNative assembles p's native code with a RET and maps it; the
 // caller closes it.
@@ -62,6 +79,9 @@ func compileNative(t testing.TB, p *Program, abi probe.ABI, rip uint64) (*jit.Fu
 	a := x86.NewAsm()
 	if err := p.Native(a, abi, rip); err != nil {
 		return nil, err
+	}
+	if p.Reads() {
+		a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * faultSlot}, x86.RDX)
 	}
 	a.Raw(0xc3)
 	code, err := a.Assemble()
@@ -75,23 +95,54 @@ func compileNative(t testing.TB, p *Program, abi probe.ABI, rip uint64) (*jit.Fu
 	return f, nil
 }
 
+// faultSlot is where compileNative's code stores a reading program's
+// fault flag (RDX), a frame slot no program writes.
+const faultSlot = NativePidSlot + 1
+
 // runNative runs f on a copy of frame, extended with garbage virtual
-// registers, and checks that the hardware slots and the callee-saved
-// registers stay as they were.
+// registers and scratch, and checks that the hardware slots and the
+// callee-saved registers stay as they were. It returns RAX.
 func runNative(t testing.TB, f *jit.Func, p *Program, frame []uint64) uint64 {
 	t.Helper()
-	fr := append(slices.Clone(frame[:NativeVRegBase]), make([]uint64, p.Regs())...)
+	v, _ := runNativeF(t, f, p, frame)
+	return v
+}
+
+// runNativeF is runNative also saying whether a read faulted (RDX 1).
+func runNativeF(t testing.TB, f *jit.Func, p *Program, frame []uint64) (uint64, bool) {
+	t.Helper()
+	faulted := false
+	fr := append(slices.Clone(frame[:NativeVRegBase]), make([]uint64, p.FrameWords())...)
 	for i := NativeVRegBase; i < len(fr); i++ {
 		fr[i] = 0xdead0000 + uint64(i)
+	}
+	if p.Reads() {
+		fr[NativePidSlot], fr[faultSlot] = 0, 7
 	}
 	v, saved := f.Call(fr)
 	if !saved {
 		t.Fatalf("%s: the code lost a callee-saved register", p)
 	}
+	if p.Reads() {
+		if pid := fr[NativePidSlot]; pid != 0 && pid != uint64(os.Getpid()) {
+			t.Fatalf("%s: pid cache %d", p, fr[NativePidSlot])
+		}
+		switch fr[faultSlot] {
+		case 1:
+			if v != 0 {
+				t.Fatalf("%s: a fault with RAX %#x", p, v)
+			}
+			faulted = true
+		case 0:
+		default:
+			t.Fatalf("%s: RDX %#x after the code", p, fr[faultSlot])
+		}
+		fr[NativePidSlot], fr[faultSlot] = frame[NativePidSlot], frame[faultSlot]
+	}
 	if !slices.Equal(fr[:NativeVRegBase], frame[:NativeVRegBase]) {
 		t.Fatalf("%s: the code wrote the register slots", p)
 	}
-	return v
+	return v, faulted
 }
 
 // noMem rewrites e without memory or string reads, so that Native takes
@@ -122,7 +173,7 @@ func TestNativeDifferential(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	ran := 0
+	ran, reads := 0, 0
 	for seed := range int64(n) {
 		g := &gen{r: rand.New(rand.NewSource(seed)), a: testArena(t), regs: true}
 		e := g.expr(2 + int(seed%7))
@@ -151,11 +202,17 @@ func TestNativeDifferential(t *testing.T) {
 			t.Fatalf("condition %s: %v, its fetch compiled", e, err)
 		}
 		ran++
+		if p.Reads() {
+			reads++
+		}
 		nativeFrames(t, g, e, p, c, fp, fc, abi, rip)
 		fp.Close()
 		fc.Close()
 	}
-	t.Logf("%d of %d programs ran natively", ran, n)
+	t.Logf("%d of %d programs ran natively, %d reading memory", ran, n, reads)
+	if reads < n/20 {
+		t.Fatalf("only %d programs read memory", reads)
+	}
 	if ran < n/2 {
 		t.Fatalf("only %d of %d programs ran natively", ran, n)
 	}
@@ -167,17 +224,23 @@ func nativeFrames(t *testing.T, g *gen, e probe.Expr, p, c *Program, fp, fc *jit
 	for range 8 {
 		frame := make([]uint64, NativeVRegBase)
 		for i := range 17 {
-			frame[i] = g.value()
+			switch g.r.Intn(4) {
+			case 0: // memory reads find strings and pointers
+				frame[i] = g.a.sites[g.r.Intn(len(g.a.sites))]
+			case 1:
+				frame[i] = g.a.ptrs[g.r.Intn(len(g.a.ptrs))]
+			default:
+				frame[i] = g.value()
+			}
 		}
 		env := &frameEnv{frame: frame, abi: abi, rip: rip}
-		want, err := p.EvalArgs(env.args(), env)
-		if err != nil {
-			t.Fatalf("%s: %v", e, err)
+		want := p.Fetch(env.args(), env)
+		got, faulted := runNativeF(t, fp, p, frame)
+		if want.Err != faulted || !want.Err && p.Value(got) != want {
+			t.Fatalf("%s (ABI %d, rip %#x)\nframe %#x\nnative %#x, interpreter %+v\n%s", e, abi, rip, frame, got, want, p)
 		}
-		if got := p.Value(runNative(t, fp, p, frame)); got != want {
-			t.Fatalf("%s (ABI %d, rip %#x)\nframe %#x\nnative %+v, interpreter %+v\n%s", e, abi, rip, frame, got, want, p)
-		}
-		if got, want := runNative(t, fc, c, frame) != 0, c.Cond(env.args(), env); got != want {
+		v, faulted := runNativeF(t, fc, c, frame)
+		if got, want := v != 0 && !faulted, c.Cond(env.args(), env); got != want {
 			t.Fatalf("condition %s\nframe %#x\nnative %v, interpreter %v\n%s", e, frame, got, want, c)
 		}
 	}

@@ -75,10 +75,16 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 // command's pid and the rest of its output.
 func padsTracerKilled(t *testing.T, args ...string) (int, *bufio.Scanner) {
 	t.Helper()
-	bin := etWork(t)
+	return padsKilledWith(t, etWork(t), "work(arg1)", "work has no pad", args...)
+}
+
+// padsKilledWith is padsTracerKilled for bin probed by spec, which must
+// take a pad (else noPad).
+func padsKilledWith(t *testing.T, bin, spec, noPad string, args ...string) (int, *bufio.Scanner) {
+	t.Helper()
 	dir := t.TempDir()
 	out, errPath := filepath.Join(dir, "events"), filepath.Join(dir, "stderr")
-	cmd := exec.Command(utapBin, append([]string{"run", "-v", "--backend", "ptrace", "--entry-only", "-o", out, "-e", "work(arg1)", "--", bin}, args...)...)
+	cmd := exec.Command(utapBin, append([]string{"run", "-v", "--backend", "ptrace", "--entry-only", "-o", out, "-e", spec, "--", bin}, args...)...)
 	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +110,7 @@ func padsTracerKilled(t *testing.T, args ...string) (int, *bufio.Scanner) {
 	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
 	waitEvents(t, out, fileText(errPath))
 	if !strings.Contains(fileText(errPath).String(), "in-process pad") {
-		t.Fatalf("work has no pad:\n%s", fileText(errPath))
+		t.Fatalf("%s:\n%s", noPad, fileText(errPath))
 	}
 	tracer := descendant(t, cmd.Process.Pid, utapBin)
 	syscall.Kill(tracer, syscall.SIGKILL)

@@ -8,8 +8,10 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// MaxSize is the bytes reserved for one pad in its area (an entry pad
-// that hijacks its return holds the shadow stack's push too).
+// MaxSize is the bytes reserved for one pad in its area: a pad reading
+// strings and memory needs more than 1 KiB (a system call sequence
+// each); an entry pad that hijacks its return holds the shadow stack's
+// push too, and its return pad has the next MaxSize.
 const MaxSize = 2048
 
 // maxFrame bounds the frame a pad pushes on the thread's stack.
@@ -39,6 +41,9 @@ type Spec struct {
 	Hijack *Hijack
 	// Kind is the records' kind (KindEntry, KindReturn).
 	Kind uint8
+	// NoReads: the process may not make the system calls a read needs
+	// (a seccomp filter of its own): a program that reads is refused.
+	NoReads bool
 }
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
@@ -48,6 +53,9 @@ type Spec struct {
 const (
 	slotFlags = 16
 	slotVals  = 17
+	// slotFaults: bit i set when fetch i's read failed (Record.Faults);
+	// slot bytecode.NativePidSlot (21) caches the pid for the reads.
+	slotFaults = 22
 )
 
 // Layout is where a pad's parts are, for a tracer that finds a thread
@@ -69,14 +77,30 @@ func Check(s Spec) error {
 	if _, err := frameSize(s); err != nil {
 		return err
 	}
-	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
-		if p != nil {
-			if err := p.CheckNative(s.ABI); err != nil {
-				return err
-			}
+	for _, p := range programs(s) {
+		if err := p.CheckNative(s.ABI); err != nil {
+			return err
 		}
 	}
+	if s.NoReads && reads(s) {
+		return fmt.Errorf("%w: a memory read (a system call) under the process's seccomp filter", bytecode.ErrNotNative)
+	}
 	return nil
+}
+
+// programs are the condition (if any) and the fetches as the pad runs
+// them natively (a string's address: nativeOf).
+func programs(s Spec) []*bytecode.Program {
+	var ps []*bytecode.Program
+	if s.Cond != nil {
+		ps = append(ps, s.Cond)
+	}
+	for _, f := range s.Fetches {
+		if f != nil { // nil: a value the pad computes itself (a return's)
+			ps = append(ps, nativeOf(f))
+		}
+	}
+	return ps
 }
 
 // frameSize is the bytes of s's frame below the red zone, after the
@@ -89,10 +113,11 @@ func frameSize(s Spec) (int32, error) {
 		return 0, fmt.Errorf("pad: a ring of %d records", s.Records)
 	}
 	vregs := 0
-	for _, p := range append([]*bytecode.Program{s.Cond}, s.Fetches...) {
-		if p != nil {
-			vregs = max(vregs, p.Regs())
-		}
+	for _, p := range programs(s) {
+		vregs = max(vregs, p.FrameWords())
+	}
+	if strMask(s) != 0 {
+		vregs = max(vregs, strScratch)
 	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
 	frame = (frame + 15) &^ 15
@@ -130,6 +155,9 @@ func Build(s Spec, at uint64) ([]byte, Layout, error) {
 // probeCode assembles everything before the displaced instructions.
 func probeCode(s Spec) ([]byte, Layout, error) {
 	var lay Layout
+	if err := Check(s); err != nil {
+		return nil, lay, err
+	}
 	frame, err := frameSize(s)
 	if err != nil {
 		return nil, lay, err
@@ -156,6 +184,10 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	a.Bind(saved)
 	a.MovRR(x86.RBX, x86.RSP)
 
+	if reads(s) {
+		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
+		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
+	}
 	done := a.NewLabel()
 	if s.Cond != nil {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
@@ -185,10 +217,14 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		emitRecord(a, bare, done)
 	} else {
 		for i, f := range s.Fetches {
+			f = nativeOf(f)
 			if err := f.Native(a, s.ABI, s.Addr); err != nil {
 				return nil, lay, err
 			}
 			a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
+			if f.Reads() {
+				faultBit(a, i)
+			}
 		}
 		emitRecord(a, s, done)
 	}
@@ -214,6 +250,28 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		return nil, lay, err
 	}
 	return code, Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down}, nil
+}
+
+// reads says whether a program of s reads memory (bytecode's
+// process_vm_readv: a bad address is a failed read, never a fault).
+func reads(s Spec) bool {
+	for _, p := range programs(s) {
+		if p.Reads() {
+			return true
+		}
+	}
+	return strMask(s) != 0
+}
+
+// faultBit ors fetch i's fault flag (RDX, 0 or 1) into the frame's mask.
+func faultBit(a *x86.Asm, i int) {
+	if i > 0 {
+		a.RI(x86.SHL, x86.RDX, int32(i))
+	}
+	m := x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}
+	a.Load(x86.RCX, m)
+	a.RR(x86.OR, x86.RCX, x86.RDX)
+	a.Store(m, x86.RCX)
 }
 
 func slot(r x86.Reg) x86.Mem { return x86.Mem{Base: x86.RSP, Disp: 8 * int32(r)} }

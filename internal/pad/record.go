@@ -37,7 +37,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.Bind(again)
 	a.MovRR(x86.RDX, x86.RAX)
 	a.RR(x86.SUB, x86.RDX, x86.RCX)
-	a.RI(x86.CMP, x86.RDX, n)
+	a.RI(x86.CMP, x86.RDX, room(s))
 	a.Jcc(x86.AE, full)
 	// Reserve only a free slot: head moves from i to i+1 while there is
 	// room, so a claim fails only for a record the reader gave up on. A
@@ -65,6 +65,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.LockCmpxchg(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.R8)
 	drop := a.NewLabel()
 	a.Jcc(x86.NE, drop)
+	emitStrs(a, s)
 	// rdtsc writes rdx:rax.
 	a.Rdtsc()
 	a.RI(x86.SHL, x86.RDX, 32)
@@ -72,7 +73,12 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecTSC}, x86.RAX)
 	a.Rdfsbase(x86.RAX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
-	a.MovRI(x86.RAX, uint64(s.ID)|uint64(s.Kind)<<56)
+	a.MovRI(x86.RAX, uint64(s.ID)|uint64(s.Kind)<<56|strMask(s)<<strShift)
+	if reads(s) {
+		a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults})
+		a.RI(x86.SHL, x86.RDX, faultShift)
+		a.RR(x86.OR, x86.RAX, x86.RDX)
+	}
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSite}, x86.RAX)
 	for i := range s.Fetches {
 		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)})
@@ -119,7 +125,6 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 // The system call clobbers rax, rcx and r11; every register is the
 // frame's again at done.
 func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
-	n := int32(s.Records)
 	drop, undrop, unwait, wait, moved := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
 	lossy := func(to x86.Label) {
 		a.Load(x86.RAX, ringMem(OffLossy))
@@ -142,7 +147,7 @@ func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
 	a.Load(x86.RCX, ringMem(OffTail))
 	a.Load(x86.RAX, ringMem(OffHead))
 	a.RR(x86.SUB, x86.RAX, x86.RCX)
-	a.RI(x86.CMP, x86.RAX, n)
+	a.RI(x86.CMP, x86.RAX, room(s))
 	a.Jcc(x86.B, unwait)
 	// futex(&room, FUTEX_WAIT, r13, &{0, waitNs}), the timespec pushed
 	// below the frame.

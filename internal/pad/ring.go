@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/utap/utap/probe"
 )
 
 // The ring is a memfd mapped shared by the tracee's pads (producers, any
@@ -71,7 +73,7 @@ const (
 	RecSeq  = 0
 	RecTSC  = 8
 	RecFS   = 16 // the thread's fs base: its identity (the tracer maps it to a tid)
-	RecSite = 24 // site id (low 32 bits) and kind (high 8 bits)
+	RecSite = 24 // site id (low 32 bits), faults (bits 32–39), kind (high 8 bits)
 	RecVals = 32
 )
 
@@ -87,8 +89,9 @@ const Busy = uint64(1) << 63
 const DefaultRecords = 1 << 17
 
 // Size is the bytes of a ring of n records: the header, the records,
-// their marks, then one counter per site for traces that only count.
-func Size(n int) int { return CountOff(n, MaxCounted) }
+// their marks, one counter per site for traces that only count, then the
+// strings (strs.go).
+func Size(n int) int { return StrOff(n) + strRecords(n)*StrSpace }
 
 // MaxCounted is the sites a ring keeps counters for (site ids below it).
 const MaxCounted = 8192
@@ -113,8 +116,26 @@ type Record struct {
 	FS    uint64
 	Site  uint32
 	Kind  uint8
-	Vals  [MaxValues]uint64
+	// Faults: bit i set when value i's memory read failed (the value
+	// is then unreadable, as a breakpoint's faulting read).
+	Faults uint8
+	Vals   [MaxValues]uint64
+	// Strs: bit i set when value i is a string: Str(i), or NULL.
+	Strs uint8
+	strs [MaxValues][probe.MaxStrLen]byte
 }
+
+// Str is value i's string, copied out of the ring; ok is false for a
+// NULL pointer (str(0)).
+func (r *Record) Str(i int) (s []byte, ok bool) {
+	if r.Vals[i] == strNull {
+		return nil, false
+	}
+	return r.strs[i][:r.Vals[i]], true
+}
+
+// faultShift is where a record's site word keeps its fault bits.
+const faultShift = 32
 
 var errRing = errors.New("pad: ring")
 
@@ -204,7 +225,7 @@ scan:
 			if *r.word(off + RecTSC) >= before {
 				break scan
 			}
-			r.read(off, &rec)
+			r.read(off, r.tail, &rec)
 			rec.Index = r.tail
 			atomic.StoreUint64(seq, r.tail+r.n-s)
 			r.tail++
@@ -247,12 +268,17 @@ func (r *Ring) overdue() bool {
 	return now.Sub(r.waitSince) > grace
 }
 
-func (r *Ring) read(off int, rec *Record) {
+func (r *Ring) read(off int, index uint64, rec *Record) {
 	rec.TSC = *r.word(off + RecTSC)
 	rec.FS = *r.word(off + RecFS)
 	s := *r.word(off + RecSite)
-	rec.Site, rec.Kind = uint32(s), uint8(s>>56)
+	rec.Site, rec.Kind, rec.Faults = uint32(s), uint8(s>>56), uint8(s>>faultShift)
+	rec.Strs = uint8(s>>strShift) & (1<<MaxValues - 1)
 	for i := range rec.Vals {
 		rec.Vals[i] = *r.word(off + RecVals + 8*i)
+		if rec.Strs&(1<<i) != 0 && rec.Faults&(1<<i) == 0 && rec.Vals[i] <= probe.MaxStrLen {
+			at := StrAt(int(r.n), index, i)
+			copy(rec.strs[i][:], r.mem[at:at+int(rec.Vals[i])])
+		}
 	}
 }

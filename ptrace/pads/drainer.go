@@ -261,6 +261,16 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		pe.ev.Args = pe.args[:len(s.Fetches)]
 		for i, f := range s.Fetches {
 			pe.args[i] = f.Value(rec.Vals[i])
+			switch bit := uint8(1) << i; {
+			case rec.Faults&bit != 0:
+				pe.args[i] = f.Unreadable()
+			case rec.Strs&bit != 0:
+				if b, ok := rec.Str(i); ok {
+					pe.args[i] = f.StrValue(b)
+				} else {
+					pe.args[i] = f.NullValue()
+				}
+			}
 		}
 	}
 	d.emit(&pe.ev)
