@@ -71,7 +71,7 @@ func TestCLIOwnExec(t *testing.T) {
 			name := strings.TrimSpace(b.name + " " + pads)
 			t.Run(name+"/count-only", func(t *testing.T) {
 				b.need(t)
-				args := []string{"run", "--backend", b.name, "--count-only", "--format", "json", "-e", "work"}
+				args := []string{"run", "-q", "--backend", b.name, "--count-only", "--format", "json", "-e", "work"}
 				if pads != "" {
 					args = append(args, pads)
 				}
