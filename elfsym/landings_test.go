@@ -3,7 +3,7 @@
 package elfsym
 
 import (
-	"os/exec"
+	"os"
 	"slices"
 	"testing"
 
@@ -124,8 +124,12 @@ func BenchmarkLandingsCached(b *testing.B) {
 
 func landBenchObjects(b *testing.B) []string {
 	out := []string{"/lib/x86_64-linux-gnu/libc.so.6"}
-	if p, err := exec.LookPath("python3"); err == nil {
-		out = append(out, p)
+	// A large program: Debian's python3.11 (python3 on PATH may be a
+	// shim script).
+	for _, p := range []string{"/usr/bin/python3.11", "/usr/bin/python3"} {
+		if _, err := os.Stat(p); err == nil {
+			return append(out, p)
+		}
 	}
 	return out
 }
