@@ -33,11 +33,21 @@ func ResolveNotes(specs []*probe.Spec, t Target) ([]probe.Site, []string, error)
 	defer ld.close()
 	var sites []probe.Site
 	var notes []string
+	var optErr error // the first optional spec that matched nothing
 	for i, spec := range specs {
 		if spec.Syscall {
 			continue // not in any object: the CLI makes its sites
 		}
 		s, err := ld.resolve(spec)
+		if err != nil && spec.Optional && errors.Is(err, ErrNoSymbol) {
+			if optErr == nil {
+				optErr = err
+			}
+			if spec.Kind != probe.Return { // its twin says nothing new
+				notes = append(notes, fmt.Sprintf("the filter's %s matches no function: left out, as ltrace does", spec.Symbol))
+			}
+			continue
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -69,6 +79,9 @@ func ResolveNotes(specs []*probe.Spec, t Target) ([]probe.Site, []string, error)
 				spec.Text, len(skipped), len(s), strings.Join(skipped, ", ")))
 		}
 		sites = append(sites, kept...)
+	}
+	if len(sites) == 0 && optErr != nil {
+		return nil, nil, optErr // no name of the filters matched
 	}
 	return sites, notes, nil
 }

@@ -48,6 +48,10 @@ type Spec struct {
 	Fetches []Fetch
 	Cond    Expr // nil: always fires
 
+	// Optional: matching no function is a note, not an error (the names
+	// of ltrace's filters: ltrace skips those a program lacks).
+	Optional bool
+
 	// Twinned marks an entry probe and the return probe the CLI added
 	// beside it to show each call as one line: a prototype's output
 	// arguments are shown by the return (entryarg.go), not the entry.

@@ -234,6 +234,9 @@ func ltraceSpecs(c *cli.Context) ([]*probe.Spec, []filterRule, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// ltrace -e 'memcpy+memmove' traces memcpy in a program
+		// without memmove: a filter's name may match nothing.
+		s.Optional = true
 		specs = append(specs, s)
 	}
 	return specs, removes, nil

@@ -37,7 +37,7 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 			continue
 		}
 		has[k] = true
-		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol, Twinned: true}
+		twin := &probe.Spec{Kind: probe.Return, Object: s.Object, Symbol: s.Symbol, Twinned: true, Optional: s.Optional}
 		twin.Text = twin.String()
 		// A copy: the caller's spec stays as parsed.
 		e := *s

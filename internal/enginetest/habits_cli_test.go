@@ -38,3 +38,21 @@ func TestCLIHabits(t *testing.T) {
 		t.Errorf("run --help does not show -tt as typed")
 	}
 }
+
+// TestCLILtraceFilterUnmatched: a name of ltrace's filters that matches
+// no function is left out with a note, as ltrace skips it; the others are
+// traced, entry and return joined as usual. All names unmatched: an error.
+func TestCLILtraceFilterUnmatched(t *testing.T) {
+	bin := etWork(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			r := utap(t, "run", "--backend", b.name, "-x", "work+no_such_fn", "-o", "-", "--", bin)
+			if r.code != 0 || !strings.Contains(r.stderr, "no_such_fn matches no function") ||
+				!regexpMatch(`work\(.*\) = `, r.stdout) {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+			}
+			oneErrorLine(t, utap(t, "run", "--backend", b.name, "-x", "no_such_fn", "--", bin), "no_such_fn")
+		})
+	}
+}
