@@ -8,6 +8,11 @@ const hexDigits = "0123456789abcdef"
 // (it writes \x00), and encoding/json allocates per call.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
+	if plainJSON(s) {
+		// Names and most strings: one copy, not a byte at a time.
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -37,4 +42,30 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, '"')
+}
+
+// plainJSON says whether s needs no escape: printable ASCII, no '"' or '\\'.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendHex appends u in lowercase hex, no prefix: strconv's general
+// path costs more, and pointers are in most events.
+func appendHex(b []byte, u uint64) []byte {
+	var buf [16]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = hexDigits[u&0xf]
+		u >>= 4
+		if u == 0 {
+			break
+		}
+	}
+	return append(b, buf[i:]...)
 }
