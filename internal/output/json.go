@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"io"
 	"strconv"
 
@@ -12,19 +11,18 @@ import (
 // docs/output.md. It appends by hand rather than using encoding/json: the
 // schema is fixed and this runs once per event.
 type jsonLines struct {
-	w    *bufio.Writer
-	line []byte
+	w *lineBuf
 }
 
 func newJSON(w io.Writer) *jsonLines {
-	return &jsonLines{w: bufio.NewWriterSize(w, 64<<10)}
+	return &jsonLines{w: newLineBuf(w)}
 }
 
 func (j *jsonLines) Write(ev *probe.Event) error {
 	if ev.Sys != nil && ev.Kind == "entry" {
 		return nil // one line per call: its return has it all
 	}
-	b := append(j.line[:0], `{"time_ns":`...)
+	b := append(j.w.room(), `{"time_ns":`...)
 	b = strconv.AppendInt(b, ev.TimeNs, 10)
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(ev.PID), 10)
@@ -54,9 +52,7 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 	b = appendJSONSys(b, ev)
 	b = appendJSONStack(b, ev.Stack)
 	b = append(b, "}\n"...)
-	j.line = b
-	_, err := j.w.Write(b)
-	return err
+	return j.w.commit(b)
 }
 
 func (j *jsonLines) Flush() error { return j.w.Flush() }
