@@ -11,7 +11,8 @@ import (
 // docs/output.md. It appends by hand rather than using encoding/json: the
 // schema is fixed and this runs once per event.
 type jsonLines struct {
-	w *lineBuf
+	w     *lineBuf
+	heads jsonHeads
 }
 
 func newJSON(w io.Writer) *jsonLines {
@@ -24,17 +25,7 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 	}
 	b := append(j.w.room(), `{"time_ns":`...)
 	b = strconv.AppendInt(b, ev.TimeNs, 10)
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, int64(ev.PID), 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(ev.TID), 10)
-	b = append(b, `,"probe":`...)
-	b = appendJSONString(b, ev.Probe)
-	b = append(b, `,"func":`...)
-	b = appendJSONString(b, ev.Func)
-	b = append(b, `,"kind":`...)
-	b = appendJSONString(b, ev.Kind)
-	b = append(b, `,"args":[`...)
+	b = append(b, j.heads.of(ev)...)
 	for i := range ev.Args {
 		if i > 0 {
 			b = append(b, ',')

@@ -1,0 +1,47 @@
+package output
+
+import (
+	"strconv"
+
+	"github.com/utap/utap/probe"
+)
+
+// jsonHeads keeps the last few events' fields from "pid" to "args" as
+// written: a trace's events mostly repeat a few of them (one thread, one
+// probe or an entry and its return), and formatting them anew was a good
+// part of a line's cost.
+type jsonHeads struct {
+	slots [4]jsonHead
+	next  int // the slot to replace
+}
+
+type jsonHead struct {
+	pid, tid        int
+	probe, fn, kind string
+	b               []byte // `,"pid":…,"kind":"…","args":[`; nil: unused
+}
+
+// of is ev's fields from "pid" to the opening of "args", as written.
+func (h *jsonHeads) of(ev *probe.Event) []byte {
+	for i := range h.slots {
+		s := &h.slots[i]
+		if s.b != nil && s.pid == ev.PID && s.tid == ev.TID && s.kind == ev.Kind && s.fn == ev.Func && s.probe == ev.Probe {
+			return s.b
+		}
+	}
+	s := &h.slots[h.next]
+	h.next = (h.next + 1) % len(h.slots)
+	b := append(s.b[:0], `,"pid":`...)
+	b = strconv.AppendInt(b, int64(ev.PID), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(ev.TID), 10)
+	b = append(b, `,"probe":`...)
+	b = appendJSONString(b, ev.Probe)
+	b = append(b, `,"func":`...)
+	b = appendJSONString(b, ev.Func)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, ev.Kind)
+	b = append(b, `,"args":[`...)
+	*s = jsonHead{pid: ev.PID, tid: ev.TID, probe: ev.Probe, fn: ev.Func, kind: ev.Kind, b: b}
+	return b
+}
