@@ -54,18 +54,31 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendHex appends u in lowercase hex, no prefix: strconv's general
-// path costs more, and pointers are in most events.
+// appendHex appends u in lowercase hex, no prefix, two digits a step:
+// strconv's general path costs more, and pointers are in most events.
 func appendHex(b []byte, u uint64) []byte {
 	var buf [16]byte
 	i := len(buf)
-	for {
+	for u >= 0x100 {
+		p := u & 0xff * 2
+		i -= 2
+		buf[i], buf[i+1] = hexPairs[p], hexPairs[p+1]
+		u >>= 8
+	}
+	if u >= 0x10 {
+		i -= 2
+		buf[i], buf[i+1] = hexPairs[2*u], hexPairs[2*u+1]
+	} else {
 		i--
-		buf[i] = hexDigits[u&0xf]
-		u >>= 4
-		if u == 0 {
-			break
-		}
+		buf[i] = hexDigits[u]
 	}
 	return append(b, buf[i:]...)
 }
+
+// hexPairs is "000102…ff": byte n's two digits at 2n.
+var hexPairs = func() (t [512]byte) {
+	for n := range 256 {
+		t[2*n], t[2*n+1] = hexDigits[n>>4], hexDigits[n&0xf]
+	}
+	return t
+}()

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"strconv"
 	"bytes"
 	"encoding/json"
 	"reflect"
@@ -149,5 +150,14 @@ func TestTextStrLenExact(t *testing.T) {
 	End(w)
 	if want := "[pid 1] puts(\"abcd\"..., \"abc\")\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// TestAppendHex: the hex appender against strconv, across digit counts.
+func TestAppendHex(t *testing.T) {
+	for _, u := range []uint64{0, 1, 0xf, 0x10, 0xff, 0x100, 0xfff, 0x1000, 0x7ffd9a15eace, ^uint64(0), 0x123456789abcdef0} {
+		if got, want := string(appendHex(nil, u)), strconv.FormatUint(u, 16); got != want {
+			t.Errorf("appendHex(%#x) = %s, want %s", u, got, want)
+		}
 	}
 }
