@@ -1,11 +1,11 @@
 package output
 
 import (
-	"strconv"
 	"bytes"
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
