@@ -161,3 +161,36 @@ func TestAppendHex(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONManyLines: lines past one buffer (written while the next fills)
+// all arrive, in order, once flushed.
+func TestJSONManyLines(t *testing.T) {
+	var out bytes.Buffer
+	w, err := New("json", &out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000 // about 12 buffers of 64 KiB
+	for i := range n {
+		ev := &probe.Event{TimeNs: int64(i), PID: 1, TID: 1, Probe: "work", Func: "work", Kind: "entry",
+			Args: []probe.Value{{Int: uint64(i)}, {Int: 0x7ffd9a15eace, Format: probe.FormatPointer}}}
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		var v struct {
+			TimeNs int64 `json:"time_ns"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.TimeNs != int64(i) {
+			t.Fatalf("line %d: %q (%v)", i, l, err)
+		}
+	}
+}
