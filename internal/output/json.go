@@ -13,6 +13,7 @@ import (
 type jsonLines struct {
 	w     *lineBuf
 	heads jsonHeads
+	time  msDigits
 }
 
 func newJSON(w io.Writer) *jsonLines {
@@ -24,7 +25,7 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 		return nil // one line per call: its return has it all
 	}
 	b := append(j.w.room(), `{"time_ns":`...)
-	b = strconv.AppendInt(b, ev.TimeNs, 10)
+	b = j.time.append(b, ev.TimeNs)
 	b = append(b, j.heads.of(ev)...)
 	for i := range ev.Args {
 		if i > 0 {
@@ -32,16 +33,18 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 		}
 		b = jsonValue(b, &ev.Args[i])
 	}
-	b = append(b, `],"ret":`...)
 	if ev.Ret != nil {
+		b = append(b, `],"ret":`...)
 		b = jsonValue(b, ev.Ret)
+		b = append(b, `,"duration_ns":`...)
 	} else {
-		b = append(b, "null"...)
+		b = append(b, `],"ret":null,"duration_ns":`...)
 	}
-	b = append(b, `,"duration_ns":`...)
 	b = strconv.AppendInt(b, ev.DurationNs, 10)
 	b = appendJSONSys(b, ev)
-	b = appendJSONStack(b, ev.Stack)
+	if len(ev.Stack) > 0 {
+		b = appendJSONStack(b, ev.Stack)
+	}
 	b = append(b, "}\n"...)
 	return j.w.commit(b)
 }

@@ -45,3 +45,28 @@ func (h *jsonHeads) of(ev *probe.Event) []byte {
 	*s = jsonHead{pid: ev.PID, tid: ev.TID, probe: ev.Probe, fn: ev.Func, kind: ev.Kind, b: b}
 	return b
 }
+
+// msDigits keeps the digits of the last time's milliseconds: events
+// within one share them, and only the last six digits are formatted.
+type msDigits struct {
+	ms     int64
+	digits []byte // nil: none kept
+}
+
+// append appends ns in decimal.
+func (m *msDigits) append(b []byte, ns int64) []byte {
+	ms := ns / 1e6
+	if ms <= 0 {
+		return strconv.AppendInt(b, ns, 10)
+	}
+	if ms != m.ms || m.digits == nil {
+		m.ms, m.digits = ms, strconv.AppendInt(m.digits[:0], ms, 10)
+	}
+	b = append(b, m.digits...)
+	var d [6]byte
+	for i, r := 5, ns-ms*1e6; i >= 0; i-- {
+		d[i] = byte('0' + r%10)
+		r /= 10
+	}
+	return append(b, d[:]...)
+}

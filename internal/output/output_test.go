@@ -194,3 +194,13 @@ func TestJSONManyLines(t *testing.T) {
 		}
 	}
 }
+
+// TestMsDigits: times written from kept milliseconds, as strconv would.
+func TestMsDigits(t *testing.T) {
+	var m msDigits
+	for _, ns := range []int64{0, 7, 999999, 1000000, 1000001, 6043645912842, 6043645920125, 6043646000000, 6043645000009, -5, 9223372036854775807} {
+		if got, want := string(m.append(nil, ns)), strconv.FormatInt(ns, 10); got != want {
+			t.Errorf("%d: %s", ns, got)
+		}
+	}
+}

@@ -117,6 +117,12 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 		b = append(b, `"0x`...)
 		b = appendHex(b, v.Int)
 		return append(b, '"')
+	case v.Name == "" && v.Format == probe.FormatDefault:
+		// The usual value, without formatValue's cases on the way.
+		if v.Signed {
+			return strconv.AppendInt(b, int64(v.Int), 10)
+		}
+		return strconv.AppendUint(b, v.Int, 10)
 	}
 	return formatValue(b, v, 0)
 }
