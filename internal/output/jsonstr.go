@@ -1,6 +1,10 @@
 package output
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"slices"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -57,8 +61,11 @@ func plainJSON(s string) bool {
 // appendHex appends u in lowercase hex, no prefix, two digits a step:
 // strconv's general path costs more, and pointers are in most events.
 func appendHex(b []byte, u uint64) []byte {
-	var buf [16]byte
-	i := len(buf)
+	// Straight into b: its digits counted first.
+	n := max(1, (bits.Len64(u)+3)/4)
+	b = slices.Grow(b, n)
+	buf := b[len(b) : len(b)+n]
+	i := n
 	for u >= 0x100 {
 		p := u & 0xff * 2
 		i -= 2
@@ -72,7 +79,7 @@ func appendHex(b []byte, u uint64) []byte {
 		i--
 		buf[i] = hexDigits[u]
 	}
-	return append(b, buf[i:]...)
+	return b[:len(b)+n]
 }
 
 // hexPairs is "000102…ff": byte n's two digits at 2n.
