@@ -1,8 +1,8 @@
 package output
 
 import (
+	"encoding/binary"
 	"math/bits"
-	"slices"
 	"unicode/utf8"
 )
 
@@ -58,34 +58,25 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendHex appends u in lowercase hex, no prefix, two digits a step:
-// strconv's general path costs more, and pointers are in most events.
+// appendHex appends u in lowercase hex, no prefix: eight digits at a
+// time in a word, no loop nor table (strconv's general path costs more,
+// and pointers are in most events).
 func appendHex(b []byte, u uint64) []byte {
-	// Straight into b: its digits counted first.
 	n := max(1, (bits.Len64(u)+3)/4)
-	b = slices.Grow(b, n)
-	buf := b[len(b) : len(b)+n]
-	i := n
-	for u >= 0x100 {
-		p := u & 0xff * 2
-		i -= 2
-		buf[i], buf[i+1] = hexPairs[p], hexPairs[p+1]
-		u >>= 8
-	}
-	if u >= 0x10 {
-		i -= 2
-		buf[i], buf[i+1] = hexPairs[2*u], hexPairs[2*u+1]
-	} else {
-		i--
-		buf[i] = hexDigits[u]
-	}
-	return b[:len(b)+n]
+	var d [16]byte
+	binary.BigEndian.PutUint64(d[:8], hex8(uint32(u>>32)))
+	binary.BigEndian.PutUint64(d[8:], hex8(uint32(u)))
+	return append(b, d[16-n:]...)
 }
 
-// hexPairs is "000102…ff": byte n's two digits at 2n.
-var hexPairs = func() (t [512]byte) {
-	for n := range 256 {
-		t[2*n], t[2*n+1] = hexDigits[n>>4], hexDigits[n&0xf]
-	}
-	return t
-}()
+// hex8 is v's eight hex digits, the first in the top byte.
+func hex8(v uint32) uint64 {
+	// A nibble a byte, the most significant highest.
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f
+	// '0'+c, and 'a'-'0'-10 more where c > 9.
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
+}
