@@ -39,6 +39,11 @@ type Target struct {
 	// Tally and emits every event as usual.
 	Tally bool
 
+	// Borrow says emit keeps no pointer into an event once it returns
+	// (the CLI writes or counts it at once): an engine may then reuse the
+	// event's memory for the next, saving an allocation per event.
+	Borrow bool
+
 	// StackDepth > 0 asks for the user stack of every event (-k,
 	// --stack-depth): at most StackDepth return addresses in
 	// Event.Stack, Addr only (the CLI symbolizes). The ptrace engine

@@ -84,6 +84,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if e.Lossy {
 		d.Lossy()
 	}
+	if t.Borrow {
+		d.Borrow()
+	}
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
 	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/utap/utap/probe"
 )
@@ -12,8 +13,9 @@ import (
 // (setlocale(LC_ALL, "")): the engines report numbers, and the sites,
 // known here, say which fetch has which names.
 type enumNamer struct {
-	mu sync.Mutex
-	by map[enumKey][]probe.Enum // by probe and function: each fetch's names, nil where none
+	mu  sync.Mutex
+	by  map[enumKey][]probe.Enum // by probe and function: each fetch's names, nil where none
+	any atomic.Bool              // by has one: most traces have none, and name is per event
 }
 
 type enumKey struct {
@@ -41,12 +43,16 @@ func (n *enumNamer) add(sites []probe.Site) {
 				n.by = map[enumKey][]probe.Enum{}
 			}
 			n.by[enumKey{s.Probe, s.Func}] = enums
+			n.any.Store(true)
 		}
 	}
 }
 
 // name sets Value.Name on the event's values that have one.
 func (n *enumNamer) name(ev *probe.Event) {
+	if !n.any.Load() || len(ev.Args) == 0 {
+		return
+	}
 	n.mu.Lock()
 	enums := n.by[enumKey{ev.ProbeIndex, ev.Func}]
 	n.mu.Unlock()

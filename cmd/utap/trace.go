@@ -192,6 +192,7 @@ func trace(c *cli.Context, attach bool) error {
 	t.StrSize = c.Int("s")
 	t.FdPaths = c.Bool("y")
 	t.ProcessEvents = len(sysSites) > 0
+	t.Borrow = true // the emit chain below keeps no event
 	var enums enumNamer
 	enums.add(sites)
 	var va varargs

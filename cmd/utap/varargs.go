@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/utap/utap/probe"
 )
@@ -23,6 +24,7 @@ const maxVarargs = 8
 type varargs struct {
 	mu    sync.Mutex
 	sites map[probeFunc]vaSite
+	any   atomic.Bool // sites has one: most traces have none, and take is per event
 }
 
 // vaSite is where a site's format and hidden fetches are in its events.
@@ -55,6 +57,7 @@ func (v *varargs) add(sites []probe.Site) {
 			v.sites = map[probeFunc]vaSite{}
 		}
 		v.sites[probeFunc{s.Probe, s.Func}] = vaSite{format: k, first: first, n: n}
+		v.any.Store(true)
 	}
 }
 
@@ -102,7 +105,7 @@ func formatParam(s *probe.Site) (fetch, arg, n int) {
 // take replaces the hidden fetches of an event with the values its
 // format's conversions use.
 func (v *varargs) take(ev *probe.Event) {
-	if ev.Kind != "entry" && ev.Kind != "return" {
+	if !v.any.Load() || ev.Kind != "entry" && ev.Kind != "return" {
 		return
 	}
 	v.mu.Lock()

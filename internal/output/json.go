@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"io"
 	"strconv"
 
@@ -12,51 +11,42 @@ import (
 // docs/output.md. It appends by hand rather than using encoding/json: the
 // schema is fixed and this runs once per event.
 type jsonLines struct {
-	w    *bufio.Writer
-	line []byte
+	w     *lineBuf
+	heads jsonHeads
+	time  msDigits
 }
 
 func newJSON(w io.Writer) *jsonLines {
-	return &jsonLines{w: bufio.NewWriterSize(w, 64<<10)}
+	return &jsonLines{w: newLineBuf(w)}
 }
 
 func (j *jsonLines) Write(ev *probe.Event) error {
 	if ev.Sys != nil && ev.Kind == "entry" {
 		return nil // one line per call: its return has it all
 	}
-	b := append(j.line[:0], `{"time_ns":`...)
-	b = strconv.AppendInt(b, ev.TimeNs, 10)
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, int64(ev.PID), 10)
-	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(ev.TID), 10)
-	b = append(b, `,"probe":`...)
-	b = appendJSONString(b, ev.Probe)
-	b = append(b, `,"func":`...)
-	b = appendJSONString(b, ev.Func)
-	b = append(b, `,"kind":`...)
-	b = appendJSONString(b, ev.Kind)
-	b = append(b, `,"args":[`...)
+	b := append(j.w.room(), `{"time_ns":`...)
+	b = j.time.append(b, ev.TimeNs)
+	b = append(b, j.heads.of(ev)...)
 	for i := range ev.Args {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = jsonValue(b, &ev.Args[i])
 	}
-	b = append(b, `],"ret":`...)
 	if ev.Ret != nil {
+		b = append(b, `],"ret":`...)
 		b = jsonValue(b, ev.Ret)
+		b = append(b, `,"duration_ns":`...)
 	} else {
-		b = append(b, "null"...)
+		b = append(b, `],"ret":null,"duration_ns":`...)
 	}
-	b = append(b, `,"duration_ns":`...)
 	b = strconv.AppendInt(b, ev.DurationNs, 10)
 	b = appendJSONSys(b, ev)
-	b = appendJSONStack(b, ev.Stack)
+	if len(ev.Stack) > 0 {
+		b = appendJSONStack(b, ev.Stack)
+	}
 	b = append(b, "}\n"...)
-	j.line = b
-	_, err := j.w.Write(b)
-	return err
+	return j.w.commit(b)
 }
 
 func (j *jsonLines) Flush() error { return j.w.Flush() }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,5 +150,57 @@ func TestTextStrLenExact(t *testing.T) {
 	End(w)
 	if want := "[pid 1] puts(\"abcd\"..., \"abc\")\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// TestAppendHex: the hex appender against strconv, across digit counts.
+func TestAppendHex(t *testing.T) {
+	for _, u := range []uint64{0, 1, 0xf, 0x10, 0xff, 0x100, 0xfff, 0x1000, 0x7ffd9a15eace, ^uint64(0), 0x123456789abcdef0} {
+		if got, want := string(appendHex(nil, u)), strconv.FormatUint(u, 16); got != want {
+			t.Errorf("appendHex(%#x) = %s, want %s", u, got, want)
+		}
+	}
+}
+
+// TestJSONManyLines: lines past one buffer (written while the next fills)
+// all arrive, in order, once flushed.
+func TestJSONManyLines(t *testing.T) {
+	var out bytes.Buffer
+	w, err := New("json", &out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5000 // about 12 buffers of 64 KiB
+	for i := range n {
+		ev := &probe.Event{TimeNs: int64(i), PID: 1, TID: 1, Probe: "work", Func: "work", Kind: "entry",
+			Args: []probe.Value{{Int: uint64(i)}, {Int: 0x7ffd9a15eace, Format: probe.FormatPointer}}}
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		var v struct {
+			TimeNs int64 `json:"time_ns"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.TimeNs != int64(i) {
+			t.Fatalf("line %d: %q (%v)", i, l, err)
+		}
+	}
+}
+
+// TestMsDigits: times written from kept milliseconds, as strconv would.
+func TestMsDigits(t *testing.T) {
+	var m msDigits
+	for _, ns := range []int64{0, 7, 999999, 1000000, 1000001, 6043645912842, 6043645920125, 6043646000000, 6043645000009, -5, 9223372036854775807} {
+		if got, want := string(m.append(nil, ns)), strconv.FormatInt(ns, 10); got != want {
+			t.Errorf("%d: %s", ns, got)
+		}
 	}
 }

@@ -34,17 +34,23 @@ type PeriodicWriter struct {
 }
 
 func (p *PeriodicWriter) Write(ev *probe.Event) error {
+	// No defer: this runs per event.
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.err != nil {
-		return p.err
+	err := p.err
+	if err == nil {
+		err = p.w.Write(ev)
+		switch {
+		case err != nil:
+			p.dirty = false
+		case !p.now:
+			p.dirty = true
+		default:
+			p.err = p.w.Flush()
+			err = p.err
+		}
 	}
-	if err := p.w.Write(ev); err != nil || !p.now {
-		p.dirty = err == nil
-		return err
-	}
-	p.err = p.w.Flush()
-	return p.err
+	p.mu.Unlock()
+	return err
 }
 
 func (p *PeriodicWriter) Flush() error {

@@ -23,7 +23,7 @@ const straceColumn = 40
 // An entry event is written as it comes and ended by its return, or by
 // " <unfinished ...>" when another line comes first.
 func (t *text) sysLine(ev *probe.Event) error {
-	b := t.line[:0]
+	b := t.w.room()
 	if p := t.pending; p != nil && p.sys && ev.Kind == "return" && ev.Sys != nil && p.tid == ev.TID && p.fn == ev.Func {
 		t.pending = nil
 		delete(t.sysOpen, ev.TID)
@@ -51,7 +51,8 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, '\n')
 	case ev.Kind == "entry":
 		b = append(b, syscalls.Head(t.o.call(ev), t.o.sysOptions(ev))...)
-		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack, sys: true, col: len(b) - start}
+		t.pend = pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack, sys: true, col: len(b) - start}
+		t.pending = &t.pend
 		t.sysOpen[ev.TID] = ev.Func
 		return t.flushLine(b)
 	case t.sysOpen[ev.TID] == ev.Func:

@@ -1,7 +1,6 @@
 package output
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -34,15 +33,15 @@ import (
 // The bracketed number is the thread id, as in strace (it equals the pid
 // for a process's main thread).
 type text struct {
-	w    *bufio.Writer
+	w    *lineBuf
 	o    Options
 	off  time.Duration
-	line []byte
 	last int64 // the time of the previous line, for -r
 
 	twinRets map[int]bool       // probe indexes of the return twins
 	open     map[int][]openCall // tid → calls entered, return not seen yet
 	pending  *pendingCall       // the entry whose line is not ended yet
+	pend     pendingCall        // what pending points to: one at a time, no allocation per call
 	sysOpen  map[int]string     // tid → the system call whose entry line was ended unfinished
 	tids     map[int]bool       // threads seen on strace lines
 }
@@ -69,7 +68,7 @@ func newText(w io.Writer, o Options) *text {
 	case o.StrLen < 0:
 		o.StrLen = 0
 	}
-	t := &text{w: bufio.NewWriterSize(w, 64<<10), o: o, off: monoToWall(),
+	t := &text{w: newLineBuf(w), o: o, off: monoToWall(),
 		twinRets: map[int]bool{}, open: map[int][]openCall{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
 	for _, r := range o.Calls {
 		t.twinRets[r] = true
@@ -85,7 +84,7 @@ func (t *text) Write(ev *probe.Event) error {
 	_, entryTwin := t.o.Calls[ev.ProbeIndex]
 	entryTwin = entryTwin && !ret
 	retTwin := ret && t.twinRets[ev.ProbeIndex]
-	b := t.line[:0]
+	b := t.w.room()
 	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {
 		// The call's own return, with nothing written in between.
 		t.pending = nil
@@ -101,10 +100,9 @@ func (t *text) Write(ev *probe.Event) error {
 		b = t.prefix(b, ev, len(t.open[ev.TID]))
 		t.open[ev.TID] = append(t.open[ev.TID], openCall{ev.Func, len(ev.Args)})
 		b = t.call(b, ev)
-		t.pending = &pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack}
-		t.line = b
-		_, err := t.w.Write(b)
-		return err
+		t.pend = pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack}
+		t.pending = &t.pend
+		return t.w.commit(b)
 	case retTwin:
 		depth, nargs := t.pop(ev.TID, ev.Func)
 		b = t.prefix(b, ev, depth)
@@ -126,11 +124,7 @@ func (t *text) Write(ev *probe.Event) error {
 	return t.flushLine(b)
 }
 
-func (t *text) flushLine(b []byte) error {
-	t.line = b
-	_, err := t.w.Write(b)
-	return err
-}
+func (t *text) flushLine(b []byte) error { return t.w.commit(b) }
 
 // endPending ends the line of an entry whose return did not come next.
 func (t *text) endPending(b []byte) []byte {
@@ -275,8 +269,7 @@ func (t *text) Flush() error { return t.w.Flush() }
 // ltrace does, and flushes.
 func (t *text) End() error {
 	if t.pending != nil {
-		t.line = t.endPending(t.line[:0])
-		if _, err := t.w.Write(t.line); err != nil {
+		if err := t.w.commit(t.endPending(t.w.room())); err != nil {
 			return err
 		}
 	}

@@ -38,12 +38,12 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		if v.Int == 0 && v.Format == probe.FormatPointer {
 			return append(b, "NULL"...)
 		}
-		return strconv.AppendUint(append(b, "0x"...), v.Int, 16)
+		return appendHex(append(b, "0x"...), v.Int)
 	case probe.FormatGuess:
 		if n := int64(v.Int); n >= -10000 && n <= 10000 {
 			return strconv.AppendInt(b, n, 10)
 		}
-		return strconv.AppendUint(append(b, "0x"...), v.Int, 16)
+		return appendHex(append(b, "0x"...), v.Int)
 	case probe.FormatUnsigned:
 		return strconv.AppendUint(b, v.Int, 10)
 	case probe.FormatDec:
@@ -115,8 +115,14 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 		return strconv.AppendUint(b, v.Int, 10)
 	case v.Format == probe.FormatHex || v.Format == probe.FormatPointer:
 		b = append(b, `"0x`...)
-		b = strconv.AppendUint(b, v.Int, 16)
+		b = appendHex(b, v.Int)
 		return append(b, '"')
+	case v.Name == "" && v.Format == probe.FormatDefault:
+		// The usual value, without formatValue's cases on the way.
+		if v.Signed {
+			return strconv.AppendInt(b, int64(v.Int), 10)
+		}
+		return strconv.AppendUint(b, v.Int, 10)
 	}
 	return formatValue(b, v, 0)
 }

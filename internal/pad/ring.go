@@ -149,6 +149,8 @@ type Ring struct {
 	// without a mark); after grace it is skipped.
 	waitTail  uint64
 	waitSince time.Time
+	// wokeAt: the tail when the waiting pads were last woken (freed).
+	wokeAt uint64
 }
 
 // NewRing wraps mem, a shared mapping of a ring of n records (a power of
@@ -254,7 +256,7 @@ scan:
 	}
 	// Producers see room again from here.
 	atomic.StoreUint64(r.word(OffTail), r.tail)
-	r.freed()
+	r.freed(r.tail >= upTo)
 	return n
 }
 

@@ -17,9 +17,14 @@ func (r *Ring) word32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.mem[
 
 // freed runs after each drain has published its tail: the pads waiting
 // for room are woken (one load when none waits), and a pad's verdict
-// that the tracer is gone is taken back.
-func (r *Ring) freed() {
-	if atomic.LoadUint64(r.word(OffWaiters)) != 0 {
+// that the tracer is gone is taken back. more: the drain stopped at its
+// bound with records left, and the reader goes on at once: the waiters
+// are then woken only once a quarter of the ring is free, not after
+// every batch: a wake-up is a system call here and a switch there, which
+// per batch cost as much as the records (a full ring stays full).
+func (r *Ring) freed(more bool) {
+	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.tail-r.wokeAt >= r.n/4) {
+		r.wokeAt = r.tail
 		r.wakeWaiters()
 	}
 	if atomic.LoadUint64(r.word(OffGaveUp)) != 0 {

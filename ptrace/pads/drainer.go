@@ -34,6 +34,9 @@ type Drainer struct {
 	tally  bool
 	counts []uint64
 	slab   []padEvent // events to fill
+	// borrow: emit keeps no event (probe.Target.Borrow): one is reused.
+	borrow bool
+	one    padEvent
 	// held: the loop holds events of a stop not emitted yet; the drainer
 	// leaves the rings alone until Release has emitted them in order.
 	held atomic.Bool
@@ -62,6 +65,9 @@ func New(emit func(*probe.Event), tally bool) *Drainer {
 // Lossy makes the rings added from now on drop when full (--lossy)
 // instead of making their pads wait.
 func (d *Drainer) Lossy() { d.lossy = true }
+
+// Borrow reuses one event for every record: emit keeps none.
+func (d *Drainer) Borrow() { d.borrow = true }
 
 // Waited is the times pads found a ring full and waited, in rings gone.
 func (d *Drainer) Waited() uint64 { return d.waited }
@@ -120,15 +126,23 @@ func (d *Drainer) start() {
 		// start) they wait for.
 		wait := drainEvery
 		for {
+			// wait < 0: a full batch, more is there: on at once (the
+			// lock was let go between, for the loop).
 			if wait == 0 {
 				if d.sleep() {
 					return
+				}
+			} else if wait > 0 {
+				select {
+				case <-d.stop:
+					return
+				case <-time.After(wait):
 				}
 			} else {
 				select {
 				case <-d.stop:
 					return
-				case <-time.After(wait):
+				default:
 				}
 			}
 			n, idle := 0, false
@@ -151,6 +165,8 @@ func (d *Drainer) start() {
 				wait = 0
 			case n == 0:
 				wait = drainEvery
+			case n >= drainBatch:
+				wait = -1
 			case n < drainBatch/4:
 				wait = drainEvery / 10
 			default:
@@ -241,11 +257,14 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	}
 	// Events and their values come from slabs: the drainer makes
 	// millions of them, an allocation each would be most of its cost.
-	if len(d.slab) == 0 {
-		d.slab = make([]padEvent, 256)
+	pe := &d.one
+	if !d.borrow {
+		if len(d.slab) == 0 {
+			d.slab = make([]padEvent, 256)
+		}
+		pe = &d.slab[0]
+		d.slab = d.slab[1:]
 	}
-	pe := &d.slab[0]
-	d.slab = d.slab[1:]
 	// Each drain refines the clock's rate: a record converted after it
 	// must not come out earlier than the one before.
 	ns := max(d.clock.Nanos(rec.TSC), r.lastNs)

@@ -1,0 +1,85 @@
+package output
+
+import (
+	"strconv"
+
+	"github.com/utap/utap/probe"
+)
+
+// jsonHeads keeps the last few events' fields from "pid" to "args" as
+// written: a trace's events mostly repeat a few of them (one thread, one
+// probe or an entry and its return), and formatting them anew was a good
+// part of a line's cost.
+type jsonHeads struct {
+	slots [4]jsonHead
+	next  int // the slot to replace
+}
+
+type jsonHead struct {
+	pid, tid        int
+	probe, fn, kind string
+	b               []byte // `,"pid":…,"kind":"…","args":[`; nil: unused
+}
+
+// of is ev's fields from "pid" to the opening of "args", as written.
+func (h *jsonHeads) of(ev *probe.Event) []byte {
+	for i := range h.slots {
+		s := &h.slots[i]
+		if s.b != nil && s.pid == ev.PID && s.tid == ev.TID && s.kind == ev.Kind && s.fn == ev.Func && s.probe == ev.Probe {
+			return s.b
+		}
+	}
+	s := &h.slots[h.next]
+	h.next = (h.next + 1) % len(h.slots)
+	b := append(s.b[:0], `,"pid":`...)
+	b = strconv.AppendInt(b, int64(ev.PID), 10)
+	b = append(b, `,"tid":`...)
+	b = strconv.AppendInt(b, int64(ev.TID), 10)
+	b = append(b, `,"probe":`...)
+	b = appendJSONString(b, ev.Probe)
+	b = append(b, `,"func":`...)
+	b = appendJSONString(b, ev.Func)
+	b = append(b, `,"kind":`...)
+	b = appendJSONString(b, ev.Kind)
+	b = append(b, `,"args":[`...)
+	*s = jsonHead{pid: ev.PID, tid: ev.TID, probe: ev.Probe, fn: ev.Func, kind: ev.Kind, b: b}
+	return b
+}
+
+// msDigits keeps the digits of the last time's milliseconds: events
+// within one share them, and only the last six digits are formatted.
+type msDigits struct {
+	ms     int64
+	digits []byte // nil: none kept
+}
+
+// append appends ns in decimal.
+func (m *msDigits) append(b []byte, ns int64) []byte {
+	ms := ns / 1e6
+	if ms <= 0 {
+		return strconv.AppendInt(b, ns, 10)
+	}
+	if ms != m.ms || m.digits == nil {
+		m.ms, m.digits = ms, strconv.AppendInt(m.digits[:0], ms, 10)
+	}
+	b = append(b, m.digits...)
+	// The last six, two a step, straight into b.
+	n := len(b)
+	b = append(b, "000000"...)
+	d := b[n : n+6]
+	r := uint64(ns - ms*1e6)
+	for i := 4; i >= 0; i -= 2 {
+		p := r % 100 * 2
+		d[i], d[i+1] = decPairs[p], decPairs[p+1]
+		r /= 100
+	}
+	return b
+}
+
+// decPairs is "000102…99": n's two digits at 2n.
+var decPairs = func() (t [200]byte) {
+	for n := range 100 {
+		t[2*n], t[2*n+1] = byte('0'+n/10), byte('0'+n%10)
+	}
+	return t
+}()
