@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -202,5 +203,32 @@ func TestMsDigits(t *testing.T) {
 		if got, want := string(m.append(nil, ns)), strconv.FormatInt(ns, 10); got != want {
 			t.Errorf("%d: %s", ns, got)
 		}
+	}
+}
+
+// TestJSONValuesValid: every kind of value makes valid JSON (an
+// untyped argument over 10000 was a bare 0x7ffd... before).
+func TestJSONValuesValid(t *testing.T) {
+	ev := &probe.Event{PID: 1, TID: 1, Func: "f", Kind: "entry", Args: []probe.Value{
+		{Int: 0x7ffd9a15eace, Format: probe.FormatGuess}, {Int: 42, Format: probe.FormatGuess},
+		{Int: 3, Name: "SIGQUIT"}, {Int: 1, Format: probe.FormatBool}, {Int: 8, Format: probe.FormatOctal},
+		{Int: 'a', Format: probe.FormatChar}, {Int: ^uint64(0), Format: probe.FormatDec}, {Int: 7, Format: probe.FormatUnsigned},
+	}}
+	var b strings.Builder
+	w, err := New("json", &b, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(ev); err != nil {
+		t.Fatal(err)
+	}
+	End(w)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(b.String()), &m); err != nil {
+		t.Fatalf("%v: %s", err, b.String())
+	}
+	want := []any{"0x7ffd9a15eace", 42.0, "SIGQUIT", true, 8.0, 97.0, -1.0, 7.0}
+	if got := m["args"].([]any); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("args %v, want %v", got, want)
 	}
 }

@@ -117,14 +117,27 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 		b = append(b, `"0x`...)
 		b = appendHex(b, v.Int)
 		return append(b, '"')
-	case v.Name == "" && v.Format == probe.FormatDefault:
-		// The usual value, without formatValue's cases on the way.
-		if v.Signed {
-			return strconv.AppendInt(b, int64(v.Int), 10)
+	case v.Name != "":
+		return appendJSONString(b, v.Name) // an enum's or a flag's name
+	case v.Format == probe.FormatGuess:
+		// ltrace's guess, as the text shows it: decimal near zero, else
+		// hex (a "0x.." string: JSON has no hex numbers).
+		if n := int64(v.Int); n >= -10000 && n <= 10000 {
+			return strconv.AppendInt(b, n, 10)
 		}
+		b = append(b, `"0x`...)
+		b = appendHex(b, v.Int)
+		return append(b, '"')
+	case v.Format == probe.FormatDec:
+		return strconv.AppendInt(b, int64(v.Int), 10)
+	case v.Format == probe.FormatUnsigned:
 		return strconv.AppendUint(b, v.Int, 10)
 	}
-	return formatValue(b, v, 0)
+	// The usual value, without formatValue's cases on the way.
+	if v.Signed {
+		return strconv.AppendInt(b, int64(v.Int), 10)
+	}
+	return strconv.AppendUint(b, v.Int, 10)
 }
 
 // appendChar shows a character as ltrace does: 'a', '\n', '\0'.
