@@ -95,6 +95,15 @@ func (n *native) read(size int32) {
 	a.Lea(x86.RCX, buf)
 	a.Store(local, x86.RCX)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, size)
+	SelfRead(a, local, remote)
+}
+
+// SelfRead emits process_vm_readv(getpid(), local, 1, remote, 1, 0), the
+// pid cached in the frame's NativePidSlot (0: not read yet); RAX is then
+// the result. A read of the process's own memory through a system call
+// returns EFAULT where a load would fault: safe without a tracer.
+// Clobbers RCX RDX RSI RDI R8–R11.
+func SelfRead(a *x86.Asm, local, remote x86.Mem) {
 	have := a.NewLabel()
 	pid := x86.Mem{Base: x86.RBX, Disp: 8 * NativePidSlot}
 	a.Load(x86.RDI, pid)

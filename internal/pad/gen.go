@@ -235,16 +235,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	// Restore: flags first (the loads after change none), rbx last.
 	// add $0x7f,%al overflows exactly when seto saved 1; sahf sets the
 	// others.
-	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFlags})
-	a.Raw(0x04, 0x7f) // add $0x7f,%al
-	a.Raw(0x9e)       // sahf
-	for r := x86.RAX; r <= x86.R15; r++ {
-		if r != x86.RSP && r != x86.RBX {
-			a.Load(r, slot(r))
-		}
-	}
-	a.Load(x86.RBX, slot(x86.RBX))
-	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: down})
+	restoreAll(a, down)
 	code, err := a.Assemble()
 	if err != nil {
 		return nil, lay, err

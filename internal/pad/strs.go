@@ -28,12 +28,6 @@ const (
 	strNull  = ^uint64(0)
 )
 
-// Linux's system call numbers of the string reads.
-const (
-	sysGetpid         = 39
-	sysProcessVMReadv = 310
-)
-
 func strRecords(n int) int { return min(n, StrRecords) }
 
 // StrOff is the offset of the string area in a ring of n records.
@@ -165,24 +159,6 @@ func emitStrs(a *x86.Asm, s Spec) {
 	}
 }
 
-// selfRead is process_vm_readv(getpid(), local, 1, remote, 1, 0), the pid
+// selfRead is bytecode's read of the process's own memory, the pid
 // cached in the frame as bytecode's reads cache it; rax is the result.
-func selfRead(a *x86.Asm, local, remote x86.Mem) {
-	have := a.NewLabel()
-	pid := x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}
-	a.Load(x86.RDI, pid)
-	a.RR(x86.TEST, x86.RDI, x86.RDI)
-	a.Jcc(x86.NE, have)
-	a.MovRI(x86.RAX, sysGetpid)
-	a.Raw(0x0f, 0x05) // syscall
-	a.MovRR(x86.RDI, x86.RAX)
-	a.Store(pid, x86.RAX)
-	a.Bind(have)
-	a.Lea(x86.RSI, local)
-	a.MovRI(x86.RDX, 1)
-	a.Lea(x86.R10, remote)
-	a.MovRI(x86.R8, 1)
-	a.MovRI(x86.R9, 0)
-	a.MovRI(x86.RAX, sysProcessVMReadv)
-	a.Raw(0x0f, 0x05) // syscall
-}
+func selfRead(a *x86.Asm, local, remote x86.Mem) { bytecode.SelfRead(a, local, remote) }
