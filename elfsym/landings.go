@@ -48,6 +48,12 @@ func (l *Landings) Inside(lo, hi uint64) (uint64, bool) {
 	return 0, false
 }
 
+// Has says whether addr is a landing.
+func (l *Landings) Has(addr uint64) bool {
+	_, in := l.Inside(addr-1, addr+1)
+	return in
+}
+
 // Len is the number of landings (for tests and benchmarks).
 func (l *Landings) Len() int { return len(l.addrs) }
 

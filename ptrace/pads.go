@@ -214,7 +214,7 @@ func (pl *planner) displace(bp *breakpoint, busy func(uint64) bool) (*ssol.Displ
 // object may jump to (elfsym.Landings): a jump must not cut them.
 func landingsBusy(land *elfsym.Landings, bias uint64, busy func(uint64) bool) func(uint64) bool {
 	return func(a uint64) bool {
-		if _, in := land.Inside(a-bias-1, a-bias+1); in {
+		if land.Has(a - bias) {
 			return true
 		}
 		return busy != nil && busy(a)

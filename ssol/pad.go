@@ -40,7 +40,7 @@ type Displaced struct {
 // busy reports whether an address in (site, site+Len) must stay reachable:
 // another probe or breakpoint owns it, or the caller knows something
 // outside fn may land there (another symbol's entry, an exception landing
-// pad, a branch from a .cold part: see BranchTargets); such a site keeps
+// pad, a branch from a .cold part: see elfsym.Landings); such a site keeps
 // its int3. The error wraps ErrNoPad and says why, briefly.
 //
 // Rules (a refusal only costs an int3):

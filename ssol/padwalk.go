@@ -37,22 +37,6 @@ func checkBranches(fn []byte, fnAddr, site, end uint64) string {
 	return ""
 }
 
-// BranchTargets returns the targets of the direct branches (jmp, jcc, call,
-// loop, jrcxz, xbegin) in code at runtime address addr, decoded linearly,
-// stepping one byte at a time over what does not decode. Callers can use it
-// on code outside a function that may jump into it (gcc's .cold parts,
-// hand-written assembly sharing tails) to answer PlanPad's busy.
-func BranchTargets(code []byte, addr uint64) []uint64 {
-	var ts []uint64
-	walk(code, addr, true, func(pc uint64, inst x86asm.Inst) bool {
-		if t, ok := branchTarget(pc, inst); ok {
-			ts = append(ts, t)
-		}
-		return true
-	})
-	return ts
-}
-
 // walk decodes code linearly and calls visit for each instruction until
 // it returns false. At undecodable bytes it steps one byte when resync,
 // else it stops and returns their offset; it returns -1 otherwise.

@@ -50,8 +50,7 @@ func padEntry(s elfsym.Symbol) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	busy := func(a uint64) bool { _, in := land.Inside(a-1, a+1); return in }
-	if _, err := ssol.PlanPad(code, s.Addr, s.Addr, busy); err != nil {
+	if _, err := ssol.PlanPad(code, s.Addr, s.Addr, land.Has); err != nil {
 		why := err.Error()
 		if _, after, ok := strings.Cut(why, ": "); ok {
 			why = after // the address is the row's
