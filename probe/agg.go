@@ -28,6 +28,20 @@ type Agg struct {
 	Bpftrace, ShiftedArgs bool
 }
 
+// AggDelta is a partial aggregate of one key of a spec's map, computed by
+// an engine where the probe fires (Target.Aggregate). It travels in an
+// Event of Kind "agg" whose ProbeIndex names the spec.
+type AggDelta struct {
+	// Key holds a value per Spec.Agg.Keys, in order: KeyExpr as its fetch
+	// would show it, KeyPID and KeyTID as Int, KeyComm as Str (or Int, a
+	// pid whose comm the CLI reads), KeyFunc as Str; KeyUstack's value is
+	// unused: the event's Stack is the key.
+	Key   []Value
+	State agg.State
+	// Unreadable counts the values left out because their read faulted.
+	Unreadable uint64
+}
+
 // KeyKind says where a key's value comes from.
 type KeyKind uint8
 

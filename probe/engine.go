@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Engine is the thin contract between the CLI and a tracing backend. An
@@ -43,6 +44,15 @@ type Target struct {
 	// (the CLI writes or counts it at once): an engine may then reuse the
 	// event's memory for the next, saving an allocation per event.
 	Borrow bool
+
+	// Aggregate lets an engine compute the aggregations of sites whose
+	// Spec has an Agg where the probes fire: instead of an event per hit
+	// it emits events of Kind "agg" (Event.Agg), partial aggregates the
+	// CLI merges, with everything it holds before Trace returns and, when
+	// AggEvery > 0, at least that often while it runs (--interval). An
+	// engine that cannot for a site emits that site's events as usual.
+	Aggregate bool
+	AggEvery  time.Duration
 
 	// StackDepth > 0 asks for the user stack of every event (-k,
 	// --stack-depth): at most StackDepth return addresses in

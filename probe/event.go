@@ -31,6 +31,11 @@ type Event struct {
 	// CLI with -i; 0 otherwise.
 	Caller uint64 `json:"-"`
 
+	// Agg (Kind "agg") is a partial aggregate an engine computed where
+	// the probe fires (Target.Aggregate), for the CLI to merge into the
+	// spec's map; a ustack key's stack is in Stack.
+	Agg *AggDelta `json:"-"`
+
 	ProbeIndex int `json:"-"` // index into the engine's probe list
 }
 

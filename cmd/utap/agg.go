@@ -163,7 +163,10 @@ func (a *aggregations) divert(emit func(*probe.Event)) func(*probe.Event) {
 			emit(ev)
 			return
 		}
-		if ev.Kind == s.kind {
+		switch ev.Kind {
+		case "agg":
+			a.merge(s, ev)
+		case s.kind:
 			a.add(s, ev)
 		}
 	}
@@ -186,6 +189,51 @@ func (a *aggregations) add(s *aggSpec, ev *probe.Event) {
 		key[i] = a.part(k, ev)
 	}
 	a.set.Add(s.m, key, v)
+}
+
+// merge takes in a partial aggregate an engine computed where the probe
+// fired (probe.Target.Aggregate).
+func (a *aggregations) merge(s *aggSpec, ev *probe.Event) {
+	d := ev.Agg
+	if d == nil {
+		return
+	}
+	if d.Unreadable > 0 {
+		a.mu.Lock()
+		a.unreadable += int(d.Unreadable)
+		a.mu.Unlock()
+	}
+	if d.State.Count == 0 {
+		return
+	}
+	ag := s.spec.Agg
+	key := make([]agg.Part, len(ag.Keys))
+	for i, k := range ag.Keys {
+		var v probe.Value
+		if i < len(d.Key) {
+			v = d.Key[i]
+		}
+		switch k.Kind {
+		case probe.KeyPID, probe.KeyTID:
+			key[i] = intPart(int64(v.Int))
+		case probe.KeyComm:
+			if v.IsStr {
+				key[i] = agg.Part{Text: v.Str}
+			} else {
+				key[i] = agg.Part{Text: a.commOf(int(v.Int))}
+			}
+		case probe.KeyFunc:
+			key[i] = agg.Part{Text: v.Str}
+			if v.Str == "" {
+				key[i].Text = ev.Func
+			}
+		case probe.KeyUstack:
+			key[i] = a.part(k, ev)
+		default:
+			key[i] = valuePart(v)
+		}
+	}
+	a.set.Merge(s.m, key, d.State)
 }
 
 // part is one key's value for ev.
@@ -217,7 +265,11 @@ func (a *aggregations) part(k probe.AggKey, ev *probe.Event) agg.Part {
 	if k.Fetch >= len(ev.Args) {
 		return agg.Part{Text: "?"}
 	}
-	v := ev.Args[k.Fetch]
+	return valuePart(ev.Args[k.Fetch])
+}
+
+// valuePart is an expression key's part, as its fetch shows it.
+func valuePart(v probe.Value) agg.Part {
 	switch {
 	case v.Err:
 		return agg.Part{Text: "?"}

@@ -179,6 +179,7 @@ func trace(c *cli.Context, attach bool) error {
 		return err
 	}
 	t.StackDepth = aggs.stackDepth(t.StackDepth)
+	t.Aggregate, t.AggEvery = aggs != nil, c.Duration("interval")
 
 	sites, err := resolveAll(rs, specs, resolveTarget, t.PIDs)
 	if err != nil {
