@@ -119,7 +119,9 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay = orig, jmp, at, id, nil, lay
 	pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
 	if ps.ret != nil {
-		pd.d.AddSite(pads.NewSite(ps.ret.site, ps.ret.fetches))
+		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
+		rs.Return = true
+		pd.d.AddSite(rs)
 		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
 	}
 	p.pads.sites[ps.addr] = ps
@@ -138,6 +140,9 @@ func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, 
 	tr := pd.tr
 	n := ringRecords
 	size := uint64(pad.Size(n))
+	if pd.d.Tally() {
+		size = uint64(pad.SizeTally(n)) // the return pads' tally blocks
+	}
 	scratch, err := tr.sigs.scratchPage(p, th)
 	if err != nil {
 		return nil, err

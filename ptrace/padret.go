@@ -39,8 +39,6 @@ var padDepth = pad.DefaultDepth
 func (pd *padEngine) retWanted(bp *breakpoint) string {
 	g := bp.hijack
 	switch {
-	case pd.d.Tally():
-		return "a return probe in a counting trace"
 	case len(g.sites) != 1:
 		return "several return probes of one function"
 	case g.args:
@@ -112,7 +110,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring}
 	code, err := pad.BuildReturn(pad.Spec{
 		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: rs.fetches,
-		Ring: spec.Ring, Records: spec.Records,
+		Ring: spec.Ring, Records: spec.Records, Count: spec.Count,
 	}, h)
 	if err != nil {
 		return nil, err

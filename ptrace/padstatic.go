@@ -28,14 +28,34 @@ func PadsAll(sites []probe.Site, stackDepth int) error {
 	if len(sites) == 0 {
 		return fmt.Errorf("%w: no probe site", ErrNoPad)
 	}
-	at := map[[2]any]int{}
+	// An entry and its return probe share the address: the return
+	// rides on the entry's pad (retWanted).
+	type count struct{ entries, returns int }
+	at := map[[2]any]*count{}
 	for i := range sites {
-		at[[2]any{sites[i].Object, sites[i].Addr}]++
+		k := [2]any{sites[i].Object, sites[i].Addr}
+		if at[k] == nil {
+			at[k] = &count{}
+		}
+		if sites[i].Spec != nil && sites[i].Spec.Kind == probe.Return {
+			at[k].returns++
+		} else {
+			at[k].entries++
+		}
 	}
 	for i := range sites {
 		s := &sites[i]
-		why := staticWhy(s, stackDepth)
-		if why == "" && at[[2]any{s.Object, s.Addr}] > 1 {
+		c := at[[2]any{s.Object, s.Addr}]
+		why := ""
+		if s.Spec != nil && s.Spec.Kind == probe.Return && !s.Syscall {
+			why = staticReturnWhy(s, c.entries)
+			if why == "" {
+				why = staticWhy(s, stackDepth)
+			}
+		} else {
+			why = staticWhy(s, stackDepth)
+		}
+		if why == "" && (c.entries > 1 || c.returns > 1) {
 			why = "several probes at one address"
 		}
 		if why != "" {
@@ -54,8 +74,6 @@ func staticWhy(s *probe.Site, stackDepth int) string {
 		return "a static probe (inside a function)"
 	case s.IFunc:
 		return "an IFUNC (the implementation the loader picks decides)"
-	case s.Spec != nil && s.Spec.Kind == probe.Return:
-		return "a return probe (in-process returns are not done yet)"
 	case stackDepth > 0:
 		return "a stack is asked for (-k)"
 	case s.GoFunc || s.ABI == probe.ABIGoRegs:
@@ -92,6 +110,30 @@ func staticWhy(s *probe.Site, stackDepth int) string {
 	}
 	if _, err := ssol.PlanPad(code, s.FuncAddr, s.Addr, landingsBusy(land, 0, nil)); err != nil {
 		return err.Error()
+	}
+	return ""
+}
+
+// staticReturnWhy is why return probe s would keep its breakpoint beside
+// entries entry probes at its address ("" if its return takes a pad), as
+// retWanted judges it.
+func staticReturnWhy(s *probe.Site, entries int) string {
+	if entries == 0 {
+		return "a return probe without its entry probe"
+	}
+	if s.UsesEntryArgs() {
+		return "a return probe reading the entry's arguments"
+	}
+	sp, err := compileSite(s)
+	switch {
+	case err != nil:
+		return err.Error()
+	case sp.ref:
+		return "a return probe's expression only the reference evaluator takes"
+	case len(sp.fetches)+2 > pad.MaxValues:
+		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(sp.fetches), pad.MaxValues-2)
+	case readsMemory(sp):
+		return "a return probe that reads memory"
 	}
 	return ""
 }

@@ -11,7 +11,9 @@ import (
 
 // TestCLIAutoBackendPads: --backend auto takes the ptrace engine when
 // every probe would run in-process (a pad: no stop, no kernel entry), and
-// the kernel's uprobes otherwise (a return probe, a memory read, --no-pads).
+// the kernel's uprobes otherwise (a return alone, a return reading the
+// entry's arguments, a memory read, --no-pads). The default trace, an
+// entry with its return, and -c's timed calls run in-process.
 func TestCLIAutoBackendPads(t *testing.T) {
 	need.Uprobes(t)
 	bin := etWork(t)
@@ -21,7 +23,11 @@ func TestCLIAutoBackendPads(t *testing.T) {
 	}{
 		{[]string{"--entry-only", "-e", "work(arg1, arg2)"}, "utap: backend ptrace: every probe runs in-process (pads)"},
 		{[]string{"--count-only", "-e", "work"}, "utap: backend ptrace: every probe runs in-process (pads)"},
-		{[]string{"-e", "work"}, "utap: backend uprobe"},
+		{[]string{"-e", "work"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-e", "work(arg1, arg2)"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-c", "-e", "work"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-e", "work%return"}, "utap: backend uprobe"},
+		{[]string{"-e", "work%return(ret, arg1)"}, "utap: backend uprobe"},
 		{[]string{"--entry-only", "-e", "greet(str(arg1))"}, "utap: backend uprobe"},
 		{[]string{"--entry-only", "--no-pads", "-e", "work"}, "utap: backend uprobe"},
 	} {

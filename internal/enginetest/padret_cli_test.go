@@ -107,3 +107,41 @@ func TestCLIPadReturns8Threads(t *testing.T) {
 		t.Fatalf("%d calls, %d of them with their return; want 800000", calls, rets)
 	}
 }
+
+// TestCLIPadCountReturns: -c times every call in-process (the return
+// pads add to a tally block, no record): exact calls and errors at any
+// rate, the same as the breakpoints' (--no-pads).
+func TestCLIPadCountReturns(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	row := func(out string) []string {
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[len(f)-1] == "work" {
+				return f
+			}
+		}
+		t.Fatalf("no row for work:\n%s", out)
+		return nil
+	}
+	r := utap(t, "run", "-v", "-c", "--backend", "ptrace", "-e", "work", "--", bin, "threads", "100000", "8")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "its return in-process") {
+		t.Fatalf("work's return has no pad:\n%s", r.stderr)
+	}
+	if f := row(r.stderr + r.stdout); f[3] != "800000" {
+		t.Fatalf("calls %s, want 800000: %q", f[3], f)
+	}
+	// neg N: work(±i, 0), negative for odd i: N/2 errors.
+	for _, extra := range [][]string{nil, {"--no-pads"}} {
+		args := append([]string{"run", "-c", "--backend", "ptrace"}, extra...)
+		r := utap(t, append(args, "-e", "work", "--", bin, "neg", "2000")...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, r.code, r.stderr)
+		}
+		if f := row(r.stderr + r.stdout); f[3] != "2000" || f[4] != "1000" {
+			t.Fatalf("%v: calls %s errors %s, want 2000 and 1000: %q", extra, f[3], f[4], f)
+		}
+	}
+}

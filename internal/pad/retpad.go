@@ -152,7 +152,8 @@ func emitHijack(a *x86.Asm, h *Hijack) {
 // `at`; h is its entry's. Its record holds the fetched values, then rax,
 // then the entry's tsc. A return whose entry is not on the thread's
 // shadow stack has nowhere to go: ud2, as the kernel kills a task whose
-// uretprobe lost its return address.
+// uretprobe lost its return address. In a counting trace (s.Count) it
+// adds to the site's tally block instead of writing a record.
 func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 	if len(s.Fetches)+2 > MaxValues {
 		return nil, fmt.Errorf("pad: a return probe with %d values (a record holds %d with the return value and time)", len(s.Fetches), MaxValues-2)
@@ -196,6 +197,15 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 		}
 		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.E, done)
+	}
+	if s.Count {
+		// A counting trace: the call's duration into the site's tally
+		// block (tally.go), no record.
+		tsc(a, x86.R8)
+		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
+		a.RR(x86.SUB, x86.R8, x86.RAX)
+		emitTally(a, s)
+		a.Jmp(done)
 	}
 	for i, f := range s.Fetches {
 		if err := f.Native(a, s.ABI, s.Addr); err != nil {

@@ -57,6 +57,9 @@ func (c *Clock) Update() {
 	}
 }
 
+// Rate is the nanoseconds per tick measured so far.
+func (c *Clock) Rate() float64 { return c.rate }
+
 // TSC converts CLOCK_MONOTONIC nanoseconds to a TSC reading.
 func (c *Clock) TSC(ns int64) uint64 {
 	return c.tsc1 + uint64(int64(float64(ns-int64(c.ns1))/c.rate))

@@ -84,6 +84,7 @@ func TestAsmOps(t *testing.T) {
 		{func(a *Asm) { a.RI(IMUL, R10, 7) }, "imul r10, r10, 0x7", "imul $0x7,%r10,%r10", 4},
 		{func(a *Asm) { a.RR(SHL, RAX, RCX); a.RR(SHR, RDI, RCX); a.RR(SAR, R8, RCX) }, "shl rax, cl; shr rdi, cl; sar r8, cl", "", 9},
 		{func(a *Asm) { a.RI(SHL, RAX, 2); a.RI(SHR, RAX, 3); a.RI(SAR, R9, 63) }, "shl rax, 0x2; shr rax, 0x3; sar r9, 0x3f", "", 12},
+		{func(a *Asm) { a.Bsr(RCX, R8) }, "bsr rcx, r8", "", 4},
 		{func(a *Asm) { a.Neg(RAX); a.Not(R11) }, "neg rax; not r11", "", 6},
 		{func(a *Asm) { a.Cqo(); a.Div(RCX); a.Idiv(R11) }, "cqo; div rcx; idiv r11", "cqto; div %rcx; idiv %r11", 8},
 		{func(a *Asm) { a.SetccZx(L, RDI) }, "setl dil; movzx rdi, dil", "", 8},

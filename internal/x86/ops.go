@@ -191,3 +191,6 @@ func (a *Asm) LockInc(m Mem) {
 
 func (a *Asm) Rdtsc()         { a.c.ins(gx.ARDTSC, none, none) }
 func (a *Asm) Rdfsbase(r Reg) { a.c.ins(gx.ARDFSBASEQ, none, reg(r)) }
+
+// Bsr sets dst to the index of src's highest set bit (src must not be 0).
+func (a *Asm) Bsr(dst, src Reg) { a.c.ins(gx.ABSRQ, reg(src), reg(dst)) }

@@ -33,6 +33,7 @@ type Drainer struct {
 	// for Result.Tallies: no event is made.
 	tally  bool
 	counts []uint64
+	timed  map[uint32]*timedTally // return sites' tally blocks, by site id
 	slab   []padEvent // events to fill
 	// borrow: emit keeps no event (probe.Target.Borrow): one is reused.
 	borrow bool
@@ -320,5 +321,5 @@ func (d *Drainer) Tallies() []probe.Tally {
 		s := d.sites[id]
 		out = append(out, probe.Tally{Probe: s.Probe, Func: s.Func, Kind: probe.Entry, Hits: n})
 	}
-	return out
+	return append(out, d.timedTallies()...)
 }

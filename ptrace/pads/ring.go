@@ -12,6 +12,9 @@ type Site struct {
 	Func    string
 	Index   int                 // probe.Event.ProbeIndex
 	Fetches []*bytecode.Program // the values, in record order
+	// Return: a return pad's site; in a counting trace it keeps a tally
+	// block (pad.Tally) rather than a counter.
+	Return bool
 }
 
 // NewSite is the event side of site s, whose pad fetches with fetches.
@@ -83,6 +86,9 @@ func (d *Drainer) Gone(r *Ring) []byte {
 		if d.tally {
 			for id := range min(len(d.sites), pad.MaxCounted) {
 				d.count(uint32(id), r.r.Count(id))
+				if d.sites[id].Return {
+					d.addTimed(uint32(id), r.r.Tally(id))
+				}
 			}
 		}
 	}

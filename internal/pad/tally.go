@@ -1,0 +1,140 @@
+package pad
+
+import (
+	"sync/atomic"
+
+	"github.com/utap/utap/internal/x86"
+)
+
+// Timed counts in-process (utap -c with returns). In a counting trace a
+// return pad writes no record: it adds to its site's tally block, after
+// the ring's strings, so counts and durations are exact at any rate and a
+// call costs a few locked adds. A block:
+//
+//	0   hits
+//	8   errors: returns with a negative signed value
+//	16  sum of the durations (TSC ticks)
+//	24  ^minimum duration: inverted so that 0 is unset and both bounds
+//	    keep the larger with one cmpxchg loop
+//	32  maximum duration
+//	64  TallyBuckets counts by TallyBucket(duration)
+//
+// Ticks, not nanoseconds: the tracer knows the TSC's rate only as it
+// measures it, and converts when it reads the block.
+const (
+	TallyBlock   = 4096
+	TallyBuckets = 496
+	tallyHits    = 0
+	tallyErrors  = 8
+	tallySum     = 16
+	tallyNotMin  = 24
+	tallyMax     = 32
+	tallyHist    = 64
+	tallySubBits = 3 // 8 buckets per power of two: 12.5% wide
+)
+
+// TallyOff is the offset of site id's tally block in a ring of n records
+// made for a counting trace (SizeTally).
+func TallyOff(n, id int) int { return Size(n) + id*TallyBlock }
+
+// SizeTally is the bytes of a ring of n records with a tally block for
+// each of MaxCounted sites; pages are touched only by the sites called.
+func SizeTally(n int) int { return TallyOff(n, MaxCounted) }
+
+// TallyBucket is v's bucket: v itself below 8, then 8 per power of two.
+func TallyBucket(v uint64) int {
+	if v < 1<<tallySubBits {
+		return int(v)
+	}
+	e := 63
+	for v>>e == 0 {
+		e--
+	}
+	return (e-tallySubBits)<<tallySubBits + int(v>>(e-tallySubBits))
+}
+
+// TallyBounds is the lowest value of bucket i and its width.
+func TallyBounds(i int) (low, width uint64) {
+	if i < 1<<tallySubBits {
+		return uint64(i), 1
+	}
+	shift := i>>tallySubBits - 1
+	return uint64(i&(1<<tallySubBits-1)+1<<tallySubBits) << shift, 1 << shift
+}
+
+// emitTally adds the call that returns to site s's block: r8 holds its
+// duration, rbx the frame (rax saved in it). Clobbers rax, rcx, rsi, rdi,
+// r9.
+func emitTally(a *x86.Asm, s Spec) {
+	a.MovRI(x86.RSI, s.Ring+uint64(TallyOff(s.Records, int(s.ID))))
+	a.LockInc(x86.Mem{Base: x86.RSI, Disp: tallyHits})
+	ok := a.NewLabel()
+	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(x86.RAX)})
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.GE, ok)
+	a.LockInc(x86.Mem{Base: x86.RSI, Disp: tallyErrors})
+	a.Bind(ok)
+	a.MovRR(x86.R9, x86.R8)
+	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: tallySum}, x86.R9)
+	a.MovRR(x86.R9, x86.R8)
+	a.Not(x86.R9)
+	keepLarger(a, x86.Mem{Base: x86.RSI, Disp: tallyNotMin}, x86.R9)
+	keepLarger(a, x86.Mem{Base: x86.RSI, Disp: tallyMax}, x86.R8)
+	small, have := a.NewLabel(), a.NewLabel()
+	a.MovRR(x86.RDI, x86.R8)
+	a.RI(x86.CMP, x86.R8, 1<<tallySubBits)
+	a.Jcc(x86.B, small)
+	a.Bsr(x86.RCX, x86.R8)
+	a.RI(x86.SUB, x86.RCX, tallySubBits)
+	a.RR(x86.SHR, x86.RDI, x86.RCX)
+	a.RI(x86.SHL, x86.RCX, tallySubBits)
+	a.RR(x86.ADD, x86.RDI, x86.RCX)
+	a.Jmp(have)
+	a.Bind(small)
+	a.Bind(have)
+	a.RI(x86.SHL, x86.RDI, 3)
+	a.RR(x86.ADD, x86.RDI, x86.RSI)
+	a.LockInc(x86.Mem{Base: x86.RDI, Disp: tallyHist})
+}
+
+// keepLarger stores v at m unless m holds as much (unsigned): a cmpxchg
+// loop. Clobbers rax.
+func keepLarger(a *x86.Asm, m x86.Mem, v x86.Reg) {
+	loop, done := a.NewLabel(), a.NewLabel()
+	a.Load(x86.RAX, m)
+	a.Bind(loop)
+	a.RR(x86.CMP, v, x86.RAX)
+	a.Jcc(x86.BE, done)
+	a.LockCmpxchg(m, v)
+	a.Jcc(x86.NE, loop)
+	a.Bind(done)
+}
+
+// Tally is one site's block as the tracer reads it.
+type Tally struct {
+	Hits, Errors uint64
+	Sum          uint64 // ticks
+	Min, Max     uint64 // ticks; meaningful when Hits > 0
+	Buckets      [TallyBuckets]uint64
+}
+
+// Tally reads site id's block (a ring made with SizeTally).
+func (r *Ring) Tally(id int) Tally {
+	off := TallyOff(int(r.n), id)
+	var t Tally
+	if off+TallyBlock > len(r.mem) {
+		return t // not a counting trace's ring
+	}
+	t.Hits = atomic.LoadUint64(r.word(off + tallyHits))
+	if t.Hits == 0 {
+		return t
+	}
+	t.Errors = atomic.LoadUint64(r.word(off + tallyErrors))
+	t.Sum = atomic.LoadUint64(r.word(off + tallySum))
+	t.Min = ^atomic.LoadUint64(r.word(off + tallyNotMin))
+	t.Max = atomic.LoadUint64(r.word(off + tallyMax))
+	for i := range t.Buckets {
+		t.Buckets[i] = atomic.LoadUint64(r.word(off + tallyHist + 8*i))
+	}
+	return t
+}
