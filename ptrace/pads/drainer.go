@@ -34,7 +34,7 @@ type Drainer struct {
 	tally  bool
 	counts []uint64
 	timed  map[uint32]*timedTally // return sites' tally blocks, by site id
-	slab   []padEvent // events to fill
+	slab   []padEvent             // events to fill
 	// borrow: emit keeps no event (probe.Target.Borrow): one is reused.
 	borrow bool
 	one    padEvent
