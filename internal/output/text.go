@@ -38,12 +38,14 @@ type text struct {
 	off  time.Duration
 	last int64 // the time of the previous line, for -r
 
-	twinRets map[int]bool       // probe indexes of the return twins
-	open     map[int][]openCall // tid → calls entered, return not seen yet
-	pending  *pendingCall       // the entry whose line is not ended yet
-	pend     pendingCall        // what pending points to: one at a time, no allocation per call
-	sysOpen  map[int]string     // tid → the system call whose entry line was ended unfinished
-	tids     map[int]bool       // threads seen on strace lines
+	twins    []uint8             // by probe index: entryTwin, retTwin
+	open     map[int]*[]openCall // tid → calls entered, return not seen yet
+	lastTID  int                 // the thread of lastOpen: the last looked up
+	lastOpen *[]openCall
+	pending  *pendingCall   // the entry whose line is not ended yet
+	pend     pendingCall    // what pending points to: one at a time, no allocation per call
+	sysOpen  map[int]string // tid → the system call whose entry line was ended unfinished
+	tids     map[int]bool   // threads seen on strace lines
 }
 
 // openCall is a call whose entry was written: its function and how many
@@ -69,11 +71,47 @@ func newText(w io.Writer, o Options) *text {
 		o.StrLen = 0
 	}
 	t := &text{w: newLineBuf(w), o: o, off: monoToWall(),
-		twinRets: map[int]bool{}, open: map[int][]openCall{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
-	for _, r := range o.Calls {
-		t.twinRets[r] = true
+		open: map[int]*[]openCall{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
+	for e, r := range o.Calls {
+		t.twin(e, isEntryTwin)
+		t.twin(r, isRetTwin)
 	}
 	return t
+}
+
+// What a probe index is to its twin (Options.Calls), in text.twins.
+const (
+	isEntryTwin uint8 = 1 << iota
+	isRetTwin
+)
+
+func (t *text) twin(i int, bit uint8) {
+	if i < 0 {
+		return
+	}
+	for len(t.twins) <= i {
+		t.twins = append(t.twins, 0)
+	}
+	t.twins[i] |= bit
+}
+
+func (t *text) isTwin(i int, bit uint8) bool {
+	return i >= 0 && i < len(t.twins) && t.twins[i]&bit != 0
+}
+
+// calls is tid's open calls: a map lookup only when the thread changes,
+// and never freed (a thread's is a few words).
+func (t *text) calls(tid int) *[]openCall {
+	if t.lastOpen != nil && t.lastTID == tid {
+		return t.lastOpen
+	}
+	c := t.open[tid]
+	if c == nil {
+		c = new([]openCall)
+		t.open[tid] = c
+	}
+	t.lastTID, t.lastOpen = tid, c
+	return c
 }
 
 func (t *text) Write(ev *probe.Event) error {
@@ -81,9 +119,8 @@ func (t *text) Write(ev *probe.Event) error {
 		return t.sysLine(ev)
 	}
 	ret := ev.Kind == "return"
-	_, entryTwin := t.o.Calls[ev.ProbeIndex]
-	entryTwin = entryTwin && !ret
-	retTwin := ret && t.twinRets[ev.ProbeIndex]
+	entryTwin := !ret && t.isTwin(ev.ProbeIndex, isEntryTwin)
+	retTwin := ret && t.isTwin(ev.ProbeIndex, isRetTwin)
 	b := t.w.room()
 	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {
 		// The call's own return, with nothing written in between.
@@ -97,8 +134,9 @@ func (t *text) Write(ev *probe.Event) error {
 	b = t.endPending(b)
 	switch {
 	case entryTwin:
-		b = t.prefix(b, ev, len(t.open[ev.TID]))
-		t.open[ev.TID] = append(t.open[ev.TID], openCall{ev.Func, len(ev.Args)})
+		open := t.calls(ev.TID)
+		b = t.prefix(b, ev, len(*open))
+		*open = append(*open, openCall{ev.Func, len(ev.Args)})
 		b = t.call(b, ev)
 		t.pend = pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack}
 		t.pending = &t.pend
@@ -112,7 +150,7 @@ func (t *text) Write(ev *probe.Event) error {
 		b = append(t.outArgs(b, ev, nargs), ')')
 		b = t.result(b, ev)
 	default:
-		b = t.prefix(b, ev, len(t.open[ev.TID]))
+		b = t.prefix(b, ev, len(*t.calls(ev.TID)))
 		b = append(t.call(b, ev), ')')
 		if ret {
 			b = t.result(b, ev)
@@ -156,7 +194,8 @@ func (t *text) outArgs(b []byte, ev *probe.Event, nargs int) []byte {
 // whose return was never seen) and returns the depth left and how many
 // arguments its entry showed.
 func (t *text) pop(tid int, fn string) (depth, nargs int) {
-	calls := t.open[tid]
+	open := t.calls(tid)
+	calls := *open
 	for i := len(calls) - 1; i >= 0; i-- {
 		if calls[i].fn == fn {
 			nargs = calls[i].nargs
@@ -164,11 +203,7 @@ func (t *text) pop(tid int, fn string) (depth, nargs int) {
 			break
 		}
 	}
-	if len(calls) == 0 {
-		delete(t.open, tid)
-	} else {
-		t.open[tid] = calls
-	}
+	*open = calls
 	return len(calls), nargs
 }
 
