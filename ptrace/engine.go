@@ -49,6 +49,9 @@ type runStats struct {
 	// padEscapes: async signals that landed in a pad, delivered once its
 	// thread stepped out (padsignal.go), in padSteps single-steps.
 	padEscapes, padSteps, padRuns int64
+	// padFixups: a pad's read of the process's memory that faulted,
+	// sent to its fix-up (readFixup).
+	padFixups int64
 	// padWaits: the times pads found their ring full and waited.
 	padWaits uint64
 }

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"fmt"
+	"maps"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -88,7 +89,8 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
 		NoReads: seccompFiltered(p.pid),
 	}
-	ret, err := pd.returnPad(p, ps, &spec, at+pad.MaxSize)
+	size := padSize(ps)
+	ret, err := pd.returnPad(p, ps, &spec, at+size)
 	if err != nil {
 		return err
 	}
@@ -97,7 +99,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		return err
 	}
 	if ret != nil {
-		if err := p.mem.WriteAt(ret, at+pad.MaxSize); err != nil {
+		if err := p.mem.WriteAt(ret, at+size); err != nil {
 			return err
 		}
 	}
@@ -116,7 +118,13 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	if err := p.mem.WriteAt(jmp, ps.addr); err != nil {
 		return err
 	}
-	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay = orig, jmp, at, id, nil, lay
+	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
+	for _, f := range lay.Fixups {
+		if p.pads.fixups == nil {
+			p.pads.fixups = map[uint64]uint64{}
+		}
+		p.pads.fixups[at+uint64(f.At)] = at + uint64(f.To)
+	}
 	pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
 	if ps.ret != nil {
 		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
@@ -182,6 +190,10 @@ func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, 
 		unix.Munmap(view)
 		return nil, err
 	}
+	// Reads by loads, fixed up here, while this thread lives.
+	if tid, err := aliveOn(); err == nil {
+		aliveAdd(view, tid)
+	}
 	return r, nil
 }
 
@@ -216,7 +228,8 @@ func (pp *padProc) forked(own bool) *padProc {
 	}
 	// The shadow area is private: fork copied it, the child's returns
 	// find their addresses in its copy.
-	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}, shadow: pp.shadow}
+	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}, shadow: pp.shadow,
+		fixups: maps.Clone(pp.fixups)}
 	for a, ps := range pp.sites {
 		np.sites[a] = ps
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/utap/utap/internal/pad"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +34,7 @@ func (pd *padEngine) takeOut(p *process, th *thread) {
 	pp.sites = map[uint64]*padSite{}
 	if pp.ring != nil {
 		pp.ring.StopWaits()
+		aliveOff(pp.ring.View()) // no read starts by loads from now on
 	}
 	for _, t := range p.threads {
 		pd.stepOut(t)
@@ -56,7 +56,7 @@ func (pd *padEngine) takeOut(p *process, th *thread) {
 		tr.notices = append(tr.notices, fmt.Sprintf("pid %d: a signal handler interrupted inside a pad is still running: "+
 			"the pad area stays mapped (its sites are restored)", p.pid))
 	}
-	pp.areas = nil
+	pp.areas, pp.fixups = nil, nil
 	pd.ringGone(p)
 }
 
@@ -130,7 +130,7 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 		return nil
 	}
 	for _, ps := range pp.sites {
-		if addr >= ps.pad && addr < ps.pad+pad.MaxSize {
+		if addr >= ps.pad && addr < ps.pad+ps.size {
 			return ps
 		}
 	}
@@ -192,6 +192,7 @@ func (pd *padEngine) ringGone(p *process) {
 	r := p.pads.ring
 	p.pads.ring = nil
 	if view := pd.d.Gone(r); view != nil {
+		aliveOff(view)
 		unix.Munmap(view)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // Returns in pads (internal/pad/retpad.go): an entry pad of a function
 // with a return probe hijacks its return address, keeping the real one
 // on the thread's shadow stack in the process's shadow area, and the
-// return pad after it (at pad+pad.MaxSize) writes the return's record and
+// return pad after it (at pad+padSize) writes the return's record and
 // jumps there. The tracer only reads the shadow stacks: to put the real
 // addresses back before the pads go (detach, a fork child let go) and
 // before an unwinder walks the stack (its breakpoint, retHit).
@@ -68,9 +68,14 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 // pad after it.
 func padStride(ps *padSite) uint64 {
 	if ps.bp != nil && ps.bp.hijack != nil {
-		return pad.MaxSize + pad.MaxReturnSize
+		return padSize(ps) + pad.MaxReturnSize
 	}
-	return pad.MaxSize
+	return padSize(ps)
+}
+
+// padSize is the bytes ps's entry pad has (pad.SizeOf).
+func padSize(ps *padSite) uint64 {
+	return uint64(pad.SizeOf(pad.Spec{Cond: ps.sp.cond, Fetches: ps.sp.fetches}))
 }
 
 // shadowFor maps p's shadow area the first time a pad hijacks returns.

@@ -36,6 +36,7 @@ type padSite struct {
 	name string
 	bp   *breakpoint // the int3 it replaces, until the pad is in
 	lay  pad.Layout
+	size uint64 // the bytes of its pad (pad.SizeOf)
 	// ret: the return probe whose return pad follows the pad (padret.go).
 	ret    *siteProg
 	retPad uint64
@@ -67,6 +68,9 @@ type padProc struct {
 	// ring must be replaced by its own before it runs (padsFork).
 	newRing bool
 	shadow  shadowArea // the threads' shadow stacks of return pads (padret.go)
+	// fixups: the pads' exception table, a load's address → its fix-up
+	// (readFixup); kept until the pad areas go.
+	fixups map[uint64]uint64
 }
 
 // padEngine is the in-process pads' component: their placement, removal
@@ -280,6 +284,9 @@ func (pd *padEngine) ownSignal(s *stop) bool {
 	sync := syncFault(sig, si)
 	if (sync || s.kernelTrap()) && pd.repair(th, regs, sig, si) {
 		return true // another tracer's uprobe hit our jmp: repaired
+	}
+	if sync && pd.readFixup(th, regs, sig) {
+		return true // a read of bad memory: the pad goes on, the value unreadable
 	}
 	if sync && pd.fault(th, regs, si) {
 		return true // ours: the thread goes on from the site's instructions

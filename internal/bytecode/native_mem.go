@@ -7,17 +7,36 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// Memory reads in native code go through process_vm_readv on the
+// Memory reads in native code. While the tracer lives, a read is a plain
+// copy whose loads are in the code's exception table (x86.Asm.Fixups): a
+// bad address faults, the tracer catches the SIGSEGV at its ptrace stop,
+// sends the thread to the fix-up and swallows the signal, as the kernel's
+// exception tables do for its own user accesses. The read then says how
+// many bytes it copied (none: EFAULT), as process_vm_readv would.
+//
+// Whether the tracer lives is one word in memory shared with it (the
+// frame's NativeAliveSlot points to it): the id of the tracer's thread,
+// which the kernel clears (FUTEX_OWNER_DIED) the moment that thread dies,
+// however it dies, because the word is on its robust futex list. A dead
+// tracer, or no word, and a read goes through process_vm_readv on the
 // process's own pid: a bad address makes the call return EFAULT (or fewer
-// bytes) instead of faulting, whether or not a tracer is there to catch a
-// SIGSEGV, and the kernel reads as the breakpoint path's Env.Read does
-// (process_vm_readv too), so a PROT_NONE page is unreadable in both. The
-// cost is a system call per read, plus one getpid per hit (the pid is
-// cached in the frame: a fork child after its tracer died gets its own).
+// bytes) instead of faulting, with nobody there to catch a SIGSEGV. The
+// kernel reads as the breakpoint path's Env.Read does (process_vm_readv
+// too), so a PROT_NONE page is unreadable on every path. That costs a
+// system call per read, plus one getpid per hit (the pid is cached in the
+// frame: a fork child after its tracer died gets its own).
 
 // NativePidSlot is the frame slot where native reads cache the process's
 // pid: the pad zeroes it before its first program that reads.
 const NativePidSlot = 21
+
+// NativeAliveSlot is the frame slot holding the address of the tracer's
+// liveness word, 0 for none (reads go through system calls).
+const NativeAliveSlot = 23
+
+// aliveMask is the liveness word's thread id bits (FUTEX_TID_MASK): 0
+// once the tracer's thread died or the tracer let the process go.
+const aliveMask = 0x3fffffff
 
 // Linux's system call numbers native reads use.
 const (
@@ -84,10 +103,14 @@ func (n *native) scr(i int) x86.Mem {
 	return x86.Mem{Base: x86.RBX, Disp: 8 * int32(NativeVRegBase+n.regs+i)}
 }
 
-// read emits process_vm_readv(pid, {buf, size}, 1, {RAX, size}, 1, 0):
-// RAX is then the bytes read, or a negative errno. Clobbers RCX RDX RSI
-// RDI R8–R11.
-func (n *native) read(size int32) {
+// read copies size bytes at RAX into the scratch (SelfRead): RAX is then
+// the bytes read, or a negative errno. Clobbers RCX RDX RSI RDI R8–R11.
+func (n *native) read(size int32) { n.copy(size, false) }
+
+// readStr is read stopping after a NUL.
+func (n *native) readStr(size int32) { n.copy(size, true) }
+
+func (n *native) copy(size int32, untilNUL bool) {
 	a := n.a
 	local, remote, buf := n.scr(0), n.scr(2), n.scr(4)
 	a.Store(remote, x86.RAX)
@@ -95,15 +118,25 @@ func (n *native) read(size int32) {
 	a.Lea(x86.RCX, buf)
 	a.Store(local, x86.RCX)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, size)
-	SelfRead(a, local, remote)
+	SelfRead(a, local, remote, untilNUL)
 }
 
-// SelfRead emits process_vm_readv(getpid(), local, 1, remote, 1, 0), the
-// pid cached in the frame's NativePidSlot (0: not read yet); RAX is then
-// the result. A read of the process's own memory through a system call
-// returns EFAULT where a load would fault: safe without a tracer.
-// Clobbers RCX RDX RSI RDI R8–R11.
-func SelfRead(a *x86.Asm, local, remote x86.Mem) {
+// SelfRead copies the iovec remote to the iovec local of the process's
+// own memory (see the top of this file): RAX is then the bytes copied, or
+// a negative errno. untilNUL stops the copy after the first NUL (a
+// string's bytes beyond it are never touched). Clobbers RCX RDX RSI RDI
+// R8–R11.
+func SelfRead(a *x86.Asm, local, remote x86.Mem, untilNUL bool) {
+	slow, done := a.NewLabel(), a.NewLabel()
+	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * NativeAliveSlot})
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, slow)
+	a.Load32(x86.RAX, x86.Mem{Base: x86.RAX})
+	a.RI(x86.AND, x86.RAX, aliveMask)
+	a.Jcc(x86.E, slow)
+	directRead(a, local, remote, untilNUL)
+	a.Jmp(done)
+	a.Bind(slow)
 	have := a.NewLabel()
 	pid := x86.Mem{Base: x86.RBX, Disp: 8 * NativePidSlot}
 	a.Load(x86.RDI, pid)
@@ -121,6 +154,68 @@ func SelfRead(a *x86.Asm, local, remote x86.Mem) {
 	a.MovRI(x86.R9, 0)
 	a.MovRI(x86.RAX, sysProcessVMReadv)
 	a.Raw(0x0f, 0x05) // syscall
+	a.Bind(done)
+}
+
+// directRead is SelfRead's copy by loads: aligned words (an aligned word
+// never spans two pages, so a fault there means its page is unreadable
+// and every byte before it was copied), bytes for the unaligned head and
+// the tail. Both loads are fix-ups to the end, where RCX still counts the
+// bytes not copied.
+func directRead(a *x86.Asm, local, remote x86.Mem, untilNUL bool) {
+	loop, bytes, end, ok := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
+	word, byte1 := a.NewLabel(), a.NewLabel()
+	a.Load(x86.RDI, local)
+	a.Load(x86.RCX, x86.Mem{Base: local.Base, Disp: local.Disp + 8})
+	a.Load(x86.RSI, remote)
+	a.MovRR(x86.R8, x86.RCX)
+	if untilNUL {
+		a.MovRI(x86.R10, 0x0101010101010101)
+		a.MovRI(x86.R11, 0x8080808080808080)
+	}
+	a.Bind(loop)
+	a.RR(x86.TEST, x86.RCX, x86.RCX)
+	a.Jcc(x86.E, end)
+	a.MovRR(x86.RAX, x86.RSI)
+	a.RI(x86.AND, x86.RAX, 7)
+	a.Jcc(x86.NE, bytes)
+	a.RI(x86.CMP, x86.RCX, 8)
+	a.Jcc(x86.B, bytes)
+	a.Bind(word)
+	a.Load(x86.RAX, x86.Mem{Base: x86.RSI})
+	a.Store(x86.Mem{Base: x86.RDI}, x86.RAX)
+	a.RI(x86.ADD, x86.RSI, 8)
+	a.RI(x86.ADD, x86.RDI, 8)
+	a.RI(x86.SUB, x86.RCX, 8)
+	if untilNUL {
+		// A zero byte in the word: (v - 0x01…01) & ^v & 0x80…80.
+		a.MovRR(x86.R9, x86.RAX)
+		a.RR(x86.SUB, x86.R9, x86.R10)
+		a.Not(x86.RAX)
+		a.RR(x86.AND, x86.R9, x86.RAX)
+		a.RR(x86.AND, x86.R9, x86.R11)
+		a.Jcc(x86.NE, end)
+	}
+	a.Jmp(loop)
+	a.Bind(bytes)
+	a.Bind(byte1)
+	a.Load8(x86.RAX, x86.Mem{Base: x86.RSI})
+	a.Raw(0x88, 0x07) // mov %al,(%rdi)
+	a.RI(x86.ADD, x86.RSI, 1)
+	a.RI(x86.ADD, x86.RDI, 1)
+	a.RI(x86.SUB, x86.RCX, 1)
+	if untilNUL {
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.E, end)
+	}
+	a.Jmp(loop)
+	a.Bind(end)
+	a.MovRR(x86.RAX, x86.R8)
+	a.RR(x86.SUB, x86.RAX, x86.RCX)
+	a.Jcc(x86.NE, ok)
+	a.MovRI(x86.RAX, ^uint64(13)) // -EFAULT: nothing could be read
+	a.Bind(ok)
+	a.Fixups = append(a.Fixups, x86.Fixup{At: word, To: end}, x86.Fixup{At: byte1, To: end})
 }
 
 var loadSize = map[opcode]int32{
@@ -171,7 +266,7 @@ func (n *native) strEq(in insn, lit string) {
 	a := n.a
 	limit := int32(len(lit) + 1)
 	a.Load(x86.RAX, vreg(in.a))
-	n.read(limit + 1)
+	n.readStr(limit + 1)
 	// R8 = bytes read (0 on an error).
 	a.MovRR(x86.R8, x86.RAX)
 	pos := a.NewLabel()

@@ -3,7 +3,9 @@
 package bytecode
 
 import (
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/utap/utap/probe"
 )
@@ -75,5 +77,63 @@ func TestNativeReads(t *testing.T) {
 	}
 	if faults == 0 || trues == 0 {
 		t.Fatalf("%d faults, %d true conditions: the edges were not reached", faults, trues)
+	}
+}
+
+// TestNativeReadsDirect: with the tracer's liveness word set, reads are
+// plain loads (directRead): the same values as the interpreter's at every
+// address it reads whole (a faulting load here would be this process's
+// own SIGSEGV: the pads' tracer catches those, tested on real tracees),
+// with and without alignment, for strings of every length in the pool.
+func TestNativeReadsDirect(t *testing.T) {
+	a := testArena(t)
+	alive := new(uint64)
+	*alive = 1234 // a thread id: nonzero in FUTEX_TID_MASK
+	var addrs []uint64
+	for _, s := range a.sites {
+		for off := range uint64(9) {
+			addrs = append(addrs, s+off)
+		}
+	}
+	addrs = append(addrs, a.ptrs...)
+	var exprs []probe.Expr
+	for _, ty := range []probe.Type{probe.U8, probe.S16, probe.U32, probe.S64} {
+		exprs = append(exprs, &probe.Deref{T: ty, Addr: &probe.Arg{N: 1}})
+	}
+	for _, l := range append([]string{"hello w", "aaaaaaaa"}, strPool...) {
+		if len(l) <= maxNativeLit {
+			exprs = append(exprs, &probe.Binary{Op: probe.OpEq, X: &probe.StrOf{Addr: &probe.Arg{N: 1}}, Y: &probe.StrLit{Val: l}, T: probe.S64})
+		}
+	}
+	checked := 0
+	for _, e := range exprs {
+		p, err := CompileFetch(probe.Fetch{Expr: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp, err := compileNative(t, p, probe.ABISysV, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		for _, addr := range addrs {
+			frame := make([]uint64, NativeVRegBase)
+			frame[7] = addr
+			env := &frameEnv{frame: frame, abi: probe.ABISysV}
+			want := p.Fetch(env.args(), env)
+			if want.Err {
+				continue // a load would fault here
+			}
+			frame[NativeAliveSlot] = uint64(uintptr(unsafe.Pointer(alive)))
+			got, faulted := runNativeF(t, fp, p, frame)
+			if faulted || p.Value(got) != want {
+				t.Fatalf("%s at %#x: direct %#x (fault %v), interpreter %+v", e, addr, got, faulted, want)
+			}
+			checked++
+		}
+		fp.Close()
+	}
+	runtime.KeepAlive(alive)
+	if checked == 0 {
+		t.Fatal("nothing checked")
 	}
 }

@@ -8,11 +8,19 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// MaxSize is the bytes reserved for one pad in its area: a pad reading
-// strings and memory needs more than 1 KiB (a system call sequence
-// each); an entry pad that hijacks its return holds the shadow stack's
-// push too, and its return pad has the next MaxSize.
+// MaxSize is the bytes reserved for one pad in its area (SizeOf): an
+// entry pad that hijacks its return holds the shadow stack's push too,
+// and its return pad follows. A pad that reads memory gets twice as
+// much: each read is a copy loop and a system call sequence.
 const MaxSize = 2048
+
+// SizeOf is the bytes reserved for s's pad.
+func SizeOf(s Spec) int {
+	if reads(s) {
+		return 2 * MaxSize
+	}
+	return MaxSize
+}
 
 // maxFrame bounds the frame a pad pushes on the thread's stack.
 const maxFrame = 1024
@@ -54,7 +62,8 @@ const (
 	slotFlags = 16
 	slotVals  = 17
 	// slotFaults: bit i set when fetch i's read failed (Record.Faults);
-	// slot bytecode.NativePidSlot (21) caches the pid for the reads.
+	// slot bytecode.NativePidSlot (21) caches the pid for the reads,
+	// bytecode.NativeAliveSlot (23) points to the tracer's liveness word.
 	slotFaults = 22
 )
 
@@ -68,7 +77,13 @@ type Layout struct {
 	RaxSaved  int
 	Displaced int
 	Down      int32
+	// Fixups: a load at At that may fault (a read of the process's
+	// memory), and where the tracer sends a thread it faulted (To).
+	Fixups []Fixup
 }
+
+// Fixup is one entry of a pad's exception table, offsets in the pad.
+type Fixup struct{ At, To int }
 
 // Check says whether s can be a pad, as far as its programs go: any
 // error wraps bytecode.ErrNotNative or says why. It assembles nothing:
@@ -145,8 +160,8 @@ func Build(s Spec, at uint64) ([]byte, Layout, error) {
 	if err != nil {
 		return nil, lay, err
 	}
-	if len(code)+len(disp) > MaxSize {
-		return nil, lay, fmt.Errorf("pad: %d bytes, at most %d", len(code)+len(disp), MaxSize)
+	if len(code)+len(disp) > SizeOf(s) {
+		return nil, lay, fmt.Errorf("pad: %d bytes, at most %d", len(code)+len(disp), SizeOf(s))
 	}
 	lay.Displaced = len(code)
 	return append(code, disp...), lay, nil
@@ -187,6 +202,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	if reads(s) {
 		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
 		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
+		emitAlive(a, s)
 	}
 	done := a.NewLabel()
 	if s.Cond != nil {
@@ -240,7 +256,11 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	if err != nil {
 		return nil, lay, err
 	}
-	return code, Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down}, nil
+	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down}
+	for _, f := range a.Fixups {
+		lay.Fixups = append(lay.Fixups, Fixup{At: a.Offset(f.At), To: a.Offset(f.To)})
+	}
+	return code, lay, nil
 }
 
 // reads says whether a program of s reads memory (bytecode's

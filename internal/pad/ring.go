@@ -68,6 +68,19 @@ const (
 	OffLossy  = 576
 	// OffSleep is set while the reader sleeps on it (a futex).
 	OffSleep = 640
+	// OffTracer is the tracer's liveness word: the id of its thread, on
+	// that thread's robust futex list, so the kernel clears it the moment
+	// the thread dies; 0 once the tracer lets the process go. While it is
+	// set, pads read memory with plain loads whose faults the tracer
+	// fixes up (bytecode.SelfRead). OffTracerNode is the list's node.
+	OffTracer     = 768
+	OffTracerNode = 776
+	// OffFaulted has a bit per site id below MaxCounted, set by the
+	// tracer once a load of the site's pad faulted: its reads go through
+	// system calls from then on, so a pad reading bad pointers over and
+	// over is not a ptrace stop each time, nor a fault racing the
+	// tracer's death.
+	OffFaulted = 1024
 
 	// Record offsets.
 	RecSeq  = 0

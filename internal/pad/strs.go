@@ -161,4 +161,29 @@ func emitStrs(a *x86.Asm, s Spec) {
 
 // selfRead is bytecode's read of the process's own memory, the pid
 // cached in the frame as bytecode's reads cache it; rax is the result.
-func selfRead(a *x86.Asm, local, remote x86.Mem) { bytecode.SelfRead(a, local, remote) }
+func selfRead(a *x86.Asm, local, remote x86.Mem) { bytecode.SelfRead(a, local, remote, true) }
+
+// emitAlive points the frame's NativeAliveSlot at the tracer's liveness
+// word, unless the site's loads faulted before (OffFaulted) or it has no
+// bit: 0 makes the reads system calls. Clobbers rax, rcx.
+func emitAlive(a *x86.Asm, s Spec) {
+	set := a.NewLabel()
+	a.MovRI(x86.RCX, 0)
+	if s.Ring != 0 && int(s.ID) < MaxCounted {
+		a.MovRI(x86.RAX, s.Ring+OffFaulted+uint64(s.ID/8))
+		a.Load8(x86.RAX, x86.Mem{Base: x86.RAX})
+		a.RI(x86.AND, x86.RAX, 1<<(s.ID%8))
+		a.Jcc(x86.NE, set)
+		a.MovRI(x86.RCX, s.Ring+OffTracer)
+	}
+	a.Bind(set)
+	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativeAliveSlot}, x86.RCX)
+}
+
+// SetFaulted marks site id's loads as faulting (OffFaulted) in the ring
+// mapped at view.
+func SetFaulted(view []byte, id uint32) {
+	if int(id) < MaxCounted && len(view) > OffFaulted+MaxCounted/8 {
+		view[OffFaulted+id/8] |= 1 << (id % 8)
+	}
+}

@@ -40,6 +40,9 @@ type Mem struct {
 	Disp int32
 }
 
+// Fixup is one entry of Asm.Fixups.
+type Fixup struct{ At, To Label }
+
 // Label is a position in the code, bound by Bind.
 type Label int
 
@@ -80,6 +83,11 @@ var ccOps = [...][2]obj.As{ // Jcc, SETcc
 // the ALU and shift operations by table (RR, RI) and the extensions by
 // kind (Extend).
 type Asm struct {
+	// Fixups are the exception table of the code: a load at At that may
+	// fault, and where a tracer that catches the fault sends the thread
+	// (To), as the kernel's own tables do for its user-memory accesses.
+	Fixups []Fixup
+
 	c      list
 	labels []*obj.Prog // an ANOP per label: it encodes to nothing
 	bound  []bool

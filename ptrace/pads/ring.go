@@ -46,6 +46,9 @@ type Ring struct {
 // of the tracer's.
 func (r *Ring) Copy() *Ring { return &Ring{Addr: r.Addr, N: r.N, Size: r.Size} }
 
+// View is the tracer's mapping of r; nil for a fork child's copy.
+func (r *Ring) View() []byte { return r.view }
+
 // Mapped says whether the tracer reads r (it is not a fork child's copy).
 func (r *Ring) Mapped() bool { return r.view != nil }
 

@@ -1,0 +1,129 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/pad"
+)
+
+// The pads read memory with plain loads while the tracer lives, and the
+// tracer fixes up a load that faults (readFixup); a dead tracer fixes up
+// nothing, so the pads must know the moment it dies, whatever kills it.
+// The kernel tells them: each ring's liveness word (pad.OffTracer) holds
+// the id of the tracer's ptrace thread and sits on that thread's robust
+// futex list, which the kernel walks when the thread exits, setting
+// FUTEX_OWNER_DIED in place of the id (the pads then read through
+// process_vm_readv). The list's nodes are in the rings themselves
+// (pad.OffTracerNode, futex offset -8); its head is a page of utap's.
+
+// robustHead is struct robust_list_head: the list (a circular list of
+// nodes through their first word), the futex offset, the pending op.
+type robustHead struct {
+	mu    sync.Mutex
+	page  []byte
+	nodes []*uint64 // the nodes, in list order
+	on    map[int]bool
+}
+
+var robust robustHead
+
+const robustHeadSize = 24
+
+func (h *robustHead) addr() uint64 { return uint64(uintptr(unsafe.Pointer(&h.page[0]))) }
+
+// link rewrites the list through h.nodes.
+func (h *robustHead) link() {
+	next := h.addr() // the last node points back to the head
+	for i := len(h.nodes) - 1; i >= 0; i-- {
+		atomic.StoreUint64(h.nodes[i], next)
+		next = uint64(uintptr(unsafe.Pointer(h.nodes[i])))
+	}
+	binary.LittleEndian.PutUint64(h.page[0:], next)
+}
+
+// aliveOn makes the calling thread (the tracer's ptrace thread, locked)
+// the owner of the liveness words: the robust list is registered for it.
+func aliveOn() (tid int, err error) {
+	h := &robust
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	tid = unix.Gettid()
+	if h.on[tid] {
+		return tid, nil
+	}
+	if h.page == nil {
+		p, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return 0, fmt.Errorf("a page for the robust futex list: %w", err)
+		}
+		h.page, h.on = p, map[int]bool{}
+		off := int64(pad.OffTracer - pad.OffTracerNode)
+		binary.LittleEndian.PutUint64(h.page[8:], uint64(off))
+		h.link()
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SET_ROBUST_LIST, uintptr(h.addr()), robustHeadSize, 0); e != 0 {
+		return 0, fmt.Errorf("set_robust_list: %w", e)
+	}
+	h.on[tid] = true
+	return tid, nil
+}
+
+// aliveAdd puts the liveness word of the ring mapped here at view on the
+// list, holding tid: the pads read by loads from now on.
+func aliveAdd(view []byte, tid int) {
+	h := &robust
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.nodes = append(h.nodes, (*uint64)(unsafe.Pointer(&view[pad.OffTracerNode])))
+	h.link()
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&view[pad.OffTracer])), uint32(tid))
+}
+
+// aliveOff clears the word of the ring at view (the pads read by system
+// calls from now on) and takes it off the list, before view is unmapped.
+func aliveOff(view []byte) {
+	if len(view) == 0 {
+		return
+	}
+	h := &robust
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&view[pad.OffTracer])), 0)
+	node := (*uint64)(unsafe.Pointer(&view[pad.OffTracerNode]))
+	for i, n := range h.nodes {
+		if n == node {
+			h.nodes = append(h.nodes[:i], h.nodes[i+1:]...)
+			h.link()
+			return
+		}
+	}
+}
+
+// readFixup takes a fault of a pad's load of the process's memory (a bad
+// pointer in a fetch): the thread goes on at the load's fix-up, which
+// says the read failed, and the signal is swallowed. It reports whether
+// the fault was such a load's.
+func (pd *padEngine) readFixup(th *thread, regs *unix.PtraceRegs, sig int) bool {
+	if sig != int(unix.SIGSEGV) && sig != int(unix.SIGBUS) {
+		return false
+	}
+	to, ok := th.p.pads.fixups[regs.Rip]
+	if !ok {
+		return false
+	}
+	regs.Rip = to
+	pd.tr.setRegs(th, regs)
+	if ps := th.p.pads.padOf(regs.Rip); ps != nil && th.p.pads.ring != nil {
+		pad.SetFaulted(th.p.pads.ring.View(), ps.id)
+	}
+	pd.tr.stats.padFixups++
+	return true
+}
