@@ -38,6 +38,9 @@ const NativeAliveSlot = 23
 // once the tracer's thread died or the tracer let the process go.
 const aliveMask = 0x3fffffff
 
+// lowestMapped is vm.mmap_min_addr's default: no process maps below it.
+const lowestMapped = 65536
+
 // Linux's system call numbers native reads use.
 const (
 	sysGetpid         = 39
@@ -169,6 +172,14 @@ func directRead(a *x86.Asm, local, remote x86.Mem, untilNUL bool) {
 	a.Load(x86.RCX, x86.Mem{Base: local.Base, Disp: local.Disp + 8})
 	a.Load(x86.RSI, remote)
 	a.MovRR(x86.R8, x86.RCX)
+	// Below mmap_min_addr (a NULL pointer's neighbourhood) or past the
+	// user half nothing is ever mapped: no load, no fault, no stop.
+	a.MovRI(x86.RAX, lowestMapped)
+	a.RR(x86.CMP, x86.RSI, x86.RAX)
+	a.Jcc(x86.B, end)
+	a.MovRI(x86.RAX, 1<<47)
+	a.RR(x86.CMP, x86.RSI, x86.RAX)
+	a.Jcc(x86.AE, end)
 	if untilNUL {
 		a.MovRI(x86.R10, 0x0101010101010101)
 		a.MovRI(x86.R11, 0x8080808080808080)
