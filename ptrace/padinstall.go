@@ -88,6 +88,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
 		NoReads: seccompFiltered(p.pid),
 	}
+	pd.aggSpec(p, ps, &spec)
 	ret, err := pd.returnPad(p, ps, &spec, at+pad.MaxSize)
 	if err != nil {
 		return err
@@ -137,7 +138,7 @@ var ringRecords = pad.DefaultRecords
 func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, error) {
 	tr := pd.tr
 	n := ringRecords
-	size := uint64(pad.Size(n))
+	size := uint64(pad.Size(n)) + pd.aggBytes()
 	scratch, err := tr.sigs.scratchPage(p, th)
 	if err != nil {
 		return nil, err

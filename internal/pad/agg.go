@@ -124,10 +124,13 @@ func (t AggTable) ReadAgg(mem []byte, f func(*AggSlot)) {
 		for j := range s.Keys {
 			s.Keys[j] = word(at + aggKeys + 8*j)
 		}
-		s.State = agg.State{Count: word(at + t.count()), Sum: int64(word(at + t.sum()))}
+		// The count first (the pads add it last): the rest holds every
+		// hit it counts.
+		s.State = agg.State{Count: word(at + t.count())}
 		if s.State.Count == 0 {
 			continue
 		}
+		s.State.Sum = int64(word(at + t.sum()))
 		if t.Kind.Func == agg.Min {
 			s.State.Min = int64(word(at + t.min()))
 		}
@@ -244,10 +247,12 @@ func emitAgg(a *x86.Asm, s Spec) {
 	a.Jmp(rec)
 
 	a.Bind(update)
-	a.LockInc(slot(t.count()))
 	if g.Value >= 0 {
 		emitAggValue(a, t, slot, g.Value)
 	}
+	// The count last: a reader that reads it first finds every part of
+	// the hits it counts (and maybe some of hits it will count later).
+	a.LockInc(slot(t.count()))
 	a.Jmp(done)
 
 	a.Bind(unreadable)

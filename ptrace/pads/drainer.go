@@ -55,6 +55,8 @@ type Drainer struct {
 	waited uint64
 	// retMissed: calls whose return was not hijacked, in rings gone.
 	retMissed uint64
+	// agg: the pads' aggregation tables (agg.go); nil without.
+	agg *aggs
 }
 
 // New returns a drainer emitting with emit; tally counts instead.
@@ -178,6 +180,7 @@ func (d *Drainer) start() {
 
 // Halt stops the drainer; the rings gone are drained by Gone.
 func (d *Drainer) Halt() {
+	d.aggHalt()
 	if d.stop != nil {
 		close(d.stop)
 		d.mu.Lock()
