@@ -54,11 +54,9 @@ func (pd *padEngine) aggLayout() *padAggs {
 		if _, ok := la.tables[s.Probe]; ok {
 			continue
 		}
-		words := 0
-		for _, k := range ag.Keys {
-			if k.Kind == probe.KeyExpr {
-				words++
-			}
+		words, ok := aggKeyWords(ag)
+		if !ok {
+			continue
 		}
 		t := pad.NewAggTable(la.size, ag.Kind, words, aggSlots, aggTableMax)
 		la.tables[s.Probe] = t
@@ -67,6 +65,21 @@ func (pd *padEngine) aggLayout() *padAggs {
 	}
 	pd.d.Aggregate(tabs, tr.target.AggEvery)
 	return la
+}
+
+// aggKeyWords is the key words of ag's table; false when a key cannot
+// be a pad's (tid, ustack).
+func aggKeyWords(ag *probe.Agg) (int, bool) {
+	words := 0
+	for _, k := range ag.Keys {
+		switch k.Kind {
+		case probe.KeyExpr:
+			words++
+		case probe.KeyTID, probe.KeyUstack:
+			return 0, false
+		}
+	}
+	return words, true
 }
 
 // aggBytes is the bytes a ring's memory holds for the tables.

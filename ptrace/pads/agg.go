@@ -88,6 +88,19 @@ func (d *Drainer) aggHalt() {
 	}
 }
 
+// aggMute emits what the tables hold before the drainer mutes: the
+// trace is over, what was aggregated so far is the trace's.
+func (d *Drainer) aggMute() {
+	if d.mute.Load() {
+		return
+	}
+	d.mu.Lock()
+	for _, r := range d.rings {
+		d.aggFlush(r)
+	}
+	d.mu.Unlock()
+}
+
 // AggTotals are the calls the tables took, and those that wrote records
 // for want of a slot, in the rings gone.
 func (d *Drainer) AggTotals() (hits, fell uint64) {

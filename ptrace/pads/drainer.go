@@ -108,7 +108,10 @@ func (d *Drainer) Release(ns int64, emit func()) {
 }
 
 // Mute drops the records from now on.
-func (d *Drainer) Mute() { d.mute.Store(true) }
+func (d *Drainer) Mute() {
+	d.aggMute()
+	d.mute.Store(true)
+}
 
 // Lost is the records the full rings dropped.
 func (d *Drainer) Lost() uint64 { return d.lost }
