@@ -15,8 +15,9 @@ import (
 // memory it shares with the tracer, after its ring, one table per spec;
 // the drainer reads the tables (pads/agg.go). What the tables cannot
 // take stays on the record path, which the CLI aggregates from events:
-// return probes (the return pad writes records: their values are the
-// return pad's, a second place to teach), keys by tid (a pad knows its
+// return probes (a return spec alone gets no pad, its entry having no
+// probe of its own; a return pad, with an entry probe beside it, writes
+// records), keys by tid (a pad knows its
 // thread by fs base only, which glibc reuses) or by ustack (a stack
 // keeps its breakpoint), string keys, and the specs that only got sites
 // after the first ring was made (the area's size is fixed then).

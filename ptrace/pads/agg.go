@@ -174,11 +174,9 @@ func (d *Drainer) aggFlush(r *Ring) {
 			delta := s.State
 			delta.Count -= last.Count
 			delta.Sum -= last.Sum
-			if len(last.Buckets) > 0 {
-				delta.Buckets = slices.Clone(s.State.Buckets)
-				for b, c := range last.Buckets {
-					delta.Buckets[b] -= c
-				}
+			delta.Buckets = slices.Clone(s.State.Buckets)
+			for b, c := range last.Buckets {
+				delta.Buckets[b] -= c
 			}
 			ra.last[i][s.Index] = s.State
 			d.aggEmit(r, ra, tb, s, &probe.AggDelta{State: delta})
