@@ -44,20 +44,23 @@ func aggMerge(t testing.TB, k agg.Kind, evs []*probe.Event) (map[uint64]*agg.Sta
 
 // Four threads race for a table of two slots: the keys that find one are
 // aggregated in memory, the others by records, and together they are
-// what the calls were, exactly.
+// what the calls were, exactly, though the tables are read every
+// millisecond while the threads add to them.
 func TestPadAggregateThreads(t *testing.T) {
 	need.Root(t)
 	defer func(n int) { aggSlots = n }(aggSlots)
 	aggSlots = 2
 	bin := fixture.C(t, "pt_count.c")
 	site := specSite(t, bin, "work", "work => hist(arg1) by arg2")
-	const n = 20000
-	evs, out, res, st := padRun(t, false, probe.Target{Argv: []string{bin, "4", strconv.Itoa(n)}, Aggregate: true}, []probe.Site{site})
+	const n = 100000
+	target := probe.Target{Argv: []string{bin, "4", strconv.Itoa(n)}, Aggregate: true, AggEvery: time.Millisecond}
+	evs, out, res, st := padRun(t, false, target, []probe.Site{site})
 	if res.ExitCode != 0 || st.pads != 1 || res.Lost != 0 {
 		t.Fatalf("exit %d, output %q, pads %d, lost %d", res.ExitCode, out, st.pads, res.Lost)
 	}
 	kind := site.Spec.Agg.Kind
 	got, records := aggMerge(t, kind, evs)
+	t.Logf("%d events, %d of them records", len(evs), records)
 	// Two keys own the two slots; a call that finds a slot being claimed
 	// writes its record too.
 	if records < 2*n || records >= 3*n {
