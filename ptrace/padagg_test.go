@@ -42,41 +42,46 @@ func aggMerge(t testing.TB, k agg.Kind, evs []*probe.Event) (map[uint64]*agg.Sta
 	return got, records
 }
 
-// Four threads race for a table of two slots: the keys that find one are
-// aggregated in memory, the others by records, and together they are
-// what the calls were, exactly, though the tables are read every
-// millisecond while the threads add to them.
+// Four threads race for their keys' slots while the tables are read
+// every millisecond: in a table of two slots two keys find one and the
+// others write records; in a full-size one all four are in memory.
+// Either way the totals are what the calls were, exactly.
 func TestPadAggregateThreads(t *testing.T) {
 	need.Root(t)
 	defer func(n int) { aggSlots = n }(aggSlots)
-	aggSlots = 2
 	bin := fixture.C(t, "pt_count.c")
 	site := specSite(t, bin, "work", "work => hist(arg1) by arg2")
-	const n = 100000
-	target := probe.Target{Argv: []string{bin, "4", strconv.Itoa(n)}, Aggregate: true, AggEvery: time.Millisecond}
-	evs, out, res, st := padRun(t, false, target, []probe.Site{site})
-	if res.ExitCode != 0 || st.pads != 1 || res.Lost != 0 {
-		t.Fatalf("exit %d, output %q, pads %d, lost %d", res.ExitCode, out, st.pads, res.Lost)
-	}
-	kind := site.Spec.Agg.Kind
-	got, records := aggMerge(t, kind, evs)
-	t.Logf("%d events, %d of them records", len(evs), records)
-	// Two keys own the two slots; a call that finds a slot being claimed
-	// writes its record too.
-	if records < 2*n || records >= 3*n {
-		t.Errorf("%d records, want about %d: two keys of four in the table's two slots", records, 2*n)
-	}
-	var want agg.State
-	for i := range n {
-		kind.Add(&want, int64(i))
-	}
-	if len(got) != 4 {
-		t.Fatalf("%d keys, want 4", len(got))
-	}
-	for key, g := range got {
-		if g.Count != want.Count || !slices.Equal(g.Buckets, want.Buckets) {
-			t.Errorf("thread %d: %+v, want %+v", key, *g, want)
-		}
+	for _, c := range []struct {
+		slots, n  int
+		inRecords int // keys whose calls are records
+	}{{2, 100000, 2}, {4096, 1000000, 0}} {
+		t.Run(strconv.Itoa(c.slots), func(t *testing.T) {
+			aggSlots = c.slots
+			target := probe.Target{Argv: []string{bin, "4", strconv.Itoa(c.n)}, Aggregate: true, AggEvery: time.Millisecond}
+			evs, out, res, st := padRun(t, false, target, []probe.Site{site})
+			if res.ExitCode != 0 || st.pads != 1 || res.Lost != 0 {
+				t.Fatalf("exit %d, output %q, pads %d, lost %d", res.ExitCode, out, st.pads, res.Lost)
+			}
+			kind := site.Spec.Agg.Kind
+			got, records := aggMerge(t, kind, evs)
+			t.Logf("%d events, %d of them records", len(evs), records)
+			// A call that finds a slot being claimed writes its record too.
+			if records < c.inRecords*c.n || records >= c.inRecords*c.n+c.n/2 {
+				t.Errorf("%d records, want about %d", records, c.inRecords*c.n)
+			}
+			var want agg.State
+			for i := range c.n {
+				kind.Add(&want, int64(i))
+			}
+			if len(got) != 4 {
+				t.Fatalf("%d keys, want 4", len(got))
+			}
+			for key, g := range got {
+				if g.Count != want.Count || !slices.Equal(g.Buckets, want.Buckets) {
+					t.Errorf("thread %d: %+v, want %+v", key, *g, want)
+				}
+			}
+		})
 	}
 }
 
