@@ -136,6 +136,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		tr.resumeAll(tr.list()...)
 		tr.loop()
 		tr.pads.d.Halt()
+		tr.pads.aggSay()
 		tr.fast.stop()
 		stop()
 		if tr.err != nil {

@@ -89,6 +89,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
 		NoReads: seccompFiltered(p.pid),
 	}
+	pd.aggSpec(p, ps, &spec)
 	size := padSize(ps)
 	ret, err := pd.returnPad(p, ps, &spec, at+size)
 	if err != nil {
@@ -147,9 +148,11 @@ var ringRecords = pad.DefaultRecords
 func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, error) {
 	tr := pd.tr
 	n := ringRecords
-	size := uint64(pad.Size(n))
+	// After the strings: a counting trace's tally blocks, or the
+	// aggregation tables (a counting trace has none: padagg.go).
+	size := uint64(pad.Size(n)) + pd.aggBytes()
 	if pd.d.Tally() {
-		size = uint64(pad.SizeTally(n)) // the return pads' tally blocks
+		size = uint64(pad.SizeTally(n))
 	}
 	scratch, err := tr.sigs.scratchPage(p, th)
 	if err != nil {

@@ -82,6 +82,7 @@ type padEngine struct {
 	d   *pads.Drainer
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
+	aggs    *padAggs // the aggregation tables' layout (padagg.go)
 }
 
 func newPadEngine(tr *tracer, off bool, verbose func(string), d *pads.Drainer) *padEngine {

@@ -52,6 +52,9 @@ type Spec struct {
 	// NoReads: the process may not make the system calls a read needs
 	// (a seccomp filter of its own): a program that reads is refused.
 	NoReads bool
+	// Agg: add the hit to its key's slot in a table rather than write a
+	// record (agg.go).
+	Agg *AggSite
 }
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
@@ -242,7 +245,11 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 				faultBit(a, i)
 			}
 		}
-		emitRecord(a, s, done)
+		if s.Agg != nil {
+			emitAgg(a, s)
+		} else {
+			emitRecord(a, s, done)
+		}
 	}
 	a.Bind(done)
 	if s.Hijack != nil {

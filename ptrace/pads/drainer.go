@@ -56,6 +56,8 @@ type Drainer struct {
 	waited uint64
 	// retMissed: calls whose return was not hijacked, in rings gone.
 	retMissed uint64
+	// agg: the pads' aggregation tables (agg.go); nil without.
+	agg *aggs
 }
 
 // New returns a drainer emitting with emit; tally counts instead.
@@ -107,7 +109,10 @@ func (d *Drainer) Release(ns int64, emit func()) {
 }
 
 // Mute drops the records from now on.
-func (d *Drainer) Mute() { d.mute.Store(true) }
+func (d *Drainer) Mute() {
+	d.aggMute()
+	d.mute.Store(true)
+}
 
 // Lost is the records the full rings dropped.
 func (d *Drainer) Lost() uint64 { return d.lost }
@@ -179,6 +184,7 @@ func (d *Drainer) start() {
 
 // Halt stops the drainer; the rings gone are drained by Gone.
 func (d *Drainer) Halt() {
+	d.aggHalt()
 	if d.stop != nil {
 		close(d.stop)
 		d.mu.Lock()

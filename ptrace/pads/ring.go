@@ -69,6 +69,7 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 	d.mu.Lock()
 	d.wake() // the drainer sleeps on the rings it had
 	d.rings[pid] = pr
+	d.aggAdded(pr)
 	d.mu.Unlock()
 	d.start()
 	return pr, nil
@@ -85,6 +86,7 @@ func (d *Drainer) Gone(r *Ring) []byte {
 	if d.rings[r.Pid] == r {
 		d.drainAll()
 		r.r.DrainLast(func(rec *pad.Record) { d.record(r, rec) })
+		d.aggGone(r)
 		delete(d.rings, r.Pid)
 		if d.tally {
 			for id := range min(len(d.sites), pad.MaxCounted) {
