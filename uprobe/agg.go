@@ -84,14 +84,9 @@ func aggPlan(s *probe.Spec, mapName string) (*aggLayout, string) {
 	default:
 		return nil, "a " + s.Kind.String() + " probe"
 	}
-	if a.Value >= 0 && usesStrings(s.Fetches[a.Value].Expr) {
-		return nil, "its value compares strings"
-	}
 	for _, k := range a.Keys {
 		off := l.keySize
 		switch k.Kind {
-		case probe.KeyPID, probe.KeyTID:
-			l.keySize += 8
 		case probe.KeyComm:
 			l.keySize += 16
 		case probe.KeyFunc:
@@ -102,14 +97,7 @@ func aggPlan(s *probe.Spec, mapName string) (*aggLayout, string) {
 			// bpf_get_stackid could key a map, but its frames are not
 			// those the default mode shows).
 			return nil, "a ustack key"
-		case probe.KeyExpr:
-			e := s.Fetches[k.Fetch].Expr
-			if e.Type().Str {
-				return nil, "a string key"
-			}
-			if usesStrings(e) {
-				return nil, "a key that compares strings"
-			}
+		default: // pid, tid, an expression
 			l.keySize += 8
 		}
 		l.partOff = append(l.partOff, off)
@@ -128,6 +116,33 @@ func aggPlan(s *probe.Spec, mapName string) (*aggLayout, string) {
 		return nil, fmt.Sprintf("%d buckets", l.buckets)
 	}
 	return l, ""
+}
+
+// siteWhy says why site, one of the spec's, cannot aggregate in l's map
+// ("" when it can): its bound fetches (a USDT argument, a parameter's
+// type) decide.
+func (l *aggLayout) siteWhy(site *probe.Site) string {
+	a := l.spec.Agg
+	if a.Value >= len(site.Fetches) {
+		return "its fetches differ"
+	}
+	if a.Value >= 0 && usesStrings(site.Fetches[a.Value].Expr) {
+		return "its value reads strings"
+	}
+	for _, k := range a.Keys {
+		if k.Kind != probe.KeyExpr {
+			continue
+		}
+		if k.Fetch >= len(site.Fetches) {
+			return "its fetches differ"
+		}
+		if e := site.Fetches[k.Fetch].Expr; e.Type().Str {
+			return "a string key"
+		} else if usesStrings(e) {
+			return "a key that reads strings"
+		}
+	}
+	return ""
 }
 
 // mapSpec is the BPF map of l: allocated as keys come (a hist's value is
@@ -179,4 +194,19 @@ func aggSpecs(sites []probe.Site) (layouts map[int]*aggLayout, why map[string]st
 		layouts[sites[i].Probe] = l
 	}
 	return layouts, why
+}
+
+// aggOf is the layout site aggregates in, nil when it sends records;
+// it notes why not and which specs aggregate in the kernel.
+func (s *Spec) aggOf(site *probe.Site) *aggLayout {
+	l := s.aggs[site.Probe]
+	if l == nil {
+		return nil
+	}
+	if why := l.siteWhy(site); why != "" {
+		s.aggWhy[site.Spec.Text] = why + " at " + where(site)
+		return nil
+	}
+	s.aggIn[site.Probe] = true
+	return l
 }

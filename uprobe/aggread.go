@@ -145,7 +145,7 @@ func (r *aggReader) event(l *aggLayout, key []byte, d *probe.AggDelta) (*probe.E
 		case probe.KeyFunc:
 			v.IsStr, v.Str = true, site.Func
 		case probe.KeyExpr:
-			f := l.spec.Fetches[k.Fetch]
+			f := site.Fetches[k.Fetch] // bound, as the event path decodes it
 			v.Format = f.Format
 			if faulted&(1<<i) != 0 {
 				v.Err = true

@@ -163,7 +163,7 @@ func (e *Engine) sayAggs(spec *Spec) {
 	if e.Verbose == nil || len(spec.aggs)+len(spec.aggWhy) == 0 {
 		return
 	}
-	e.Verbose(fmt.Sprintf("aggregated in the kernel: %d specs", len(spec.aggs)))
+	e.Verbose(fmt.Sprintf("aggregated in the kernel: %d specs", len(spec.aggIn)))
 	texts := make([]string, 0, len(spec.aggWhy))
 	for t := range spec.aggWhy {
 		texts = append(texts, t)

@@ -44,6 +44,7 @@ type Spec struct {
 	// aggWhy says, by spec text, why an aggregated spec sends events.
 	aggs   map[int]*aggLayout
 	aggWhy map[string]string
+	aggIn  map[int]bool // probe indices with a site aggregating in its map
 
 	// What more sites are generated with: a followed process's new image
 	// adds its own (addSites) after the Spec is loaded.
@@ -117,6 +118,7 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	}
 	if c.agg && !c.tally {
 		s.aggs, s.aggWhy = aggSpecs(sites)
+		s.aggIn = map[int]bool{}
 		zero := 0
 		for _, l := range s.aggs {
 			cs.Maps[l.mapName] = l.mapSpec()
@@ -209,7 +211,7 @@ func (s *Spec) addSites(sites []probe.Site, plans []plan) error {
 		if site.Spec.Kind == probe.Return && m.times == "" {
 			return fail(site, fmt.Errorf("%w: a return probe in a new image of a trace that had none", ErrUnsupported))
 		}
-		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, agg: s.aggs[site.Probe], stack: c.stack, armed: armed})
+		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, agg: s.aggOf(site), stack: c.stack, armed: armed})
 		if err != nil {
 			return fail(site, err)
 		}
