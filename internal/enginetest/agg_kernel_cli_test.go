@@ -110,7 +110,7 @@ func TestCLIAggregateKernelFallback(t *testing.T) {
 	if out != "@z[?]: 10\n@c[1]: 10\n" {
 		t.Errorf("got\n%s", out)
 	}
-	for _, line := range []string{"aggregated in the kernel: 1 specs", "work => @z = count() by str(arg1): aggregated from its events (a string key)"} {
+	for _, line := range []string{"aggregated in the kernel: 1 specs", "work => @z = count() by str(arg1): aggregated from its events (a string key at work)"} {
 		if !strings.Contains(stderr, "utap: "+line+"\n") {
 			t.Errorf("stderr %q, want the line %q", stderr, line)
 		}
