@@ -119,6 +119,13 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 	if c.agg && !c.tally {
 		s.aggs, s.aggWhy = aggSpecs(sites)
 		s.aggIn = map[int]bool{}
+		for _, site := range c.sys {
+			if site.Spec.Agg != nil {
+				// Another generator's programs (syscall_prog.go) decode
+				// whole calls: the CLI aggregates their events.
+				s.aggWhy[site.Spec.Text] = "a system call"
+			}
+		}
 		zero := 0
 		for _, l := range s.aggs {
 			cs.Maps[l.mapName] = l.mapSpec()
