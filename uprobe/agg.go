@@ -25,7 +25,10 @@ import (
 //	0  u32 attach cookie (the site: its spec, its function)
 //	4  u32 faulted keys: bit i set when key part i's read faulted (0 there)
 //	8  the parts, Spec.Agg.Keys in order: pid, tid and expressions 8
-//	   bytes, comm 16 (bpf_get_current_comm), func none (the cookie)
+//	   bytes, comm 16 (bpf_get_current_comm), func none (the cookie), a
+//	   str() 8 + strKeyLen: the read's result (a record's string slot:
+//	   the length with its NUL, strNull, or negative), then the bytes,
+//	   zeroed past the NUL
 //
 // Value, per CPU:
 //
@@ -47,9 +50,15 @@ const (
 
 const (
 	aggKeyHdr = 8
-	// aggKeyRoom is what the key may take of the frame: it is built in the
-	// string-comparison buffer, which the value and keys may then not use.
-	aggKeyRoom = strBufSize - 16
+	// The key is built in the frame's string-comparison buffers (free
+	// once the condition is done; the value and keys may not use them),
+	// the value and its fault flag above it.
+	aggRegion     = slotChunk
+	aggRegionSize = slotStrBuf + strBufSize - slotChunk
+	aggKeyRoom    = aggRegionSize - 16
+	// strKeyLen holds what a record's string slot holds: MaxStrLen bytes
+	// and a NUL, so keys show as the event path's strings.
+	strKeyLen = (probe.MaxStrLen + 1 + 7) &^ 7
 	// maxAggValue is the kernel's bound on a per-CPU value (PCPU_MIN_UNIT_SIZE).
 	maxAggValue = 32 << 10
 	// maxAggKeys bounds a map's keys; the hits that find it full are
@@ -57,11 +66,11 @@ const (
 	maxAggKeys = 1 << 16
 )
 
-// Frame slots of the aggregation tail, in the string buffer (aggKeyRoom).
+// Frame slots of the aggregation tail (aggRegion).
 const (
-	slotAggKey      = slotStrBuf
-	slotAggVal      = slotStrBuf + aggKeyRoom     // the value
-	slotAggValFault = slotStrBuf + aggKeyRoom + 8 // its read faulted
+	slotAggKey      = aggRegion
+	slotAggVal      = aggRegion + aggKeyRoom     // the value
+	slotAggValFault = aggRegion + aggKeyRoom + 8 // its read faulted
 )
 
 // aggLayout is how one spec's aggregation is kept in its map.
@@ -97,13 +106,18 @@ func aggPlan(s *probe.Spec, mapName string) (*aggLayout, string) {
 			// bpf_get_stackid could key a map, but its frames are not
 			// those the default mode shows).
 			return nil, "a ustack key"
-		default: // pid, tid, an expression
+		case probe.KeyExpr:
+			l.keySize += 8
+			if isStrKey(s.Fetches[k.Fetch].Expr) {
+				l.keySize += strKeyLen
+			}
+		default: // pid, tid
 			l.keySize += 8
 		}
 		l.partOff = append(l.partOff, off)
 	}
 	if l.keySize > aggKeyRoom {
-		return nil, "too many keys"
+		return nil, fmt.Sprintf("keys of %d bytes, more than the %d the BPF stack has room for", l.keySize-aggKeyHdr, aggKeyRoom-aggKeyHdr)
 	}
 	switch a.Kind.Func {
 	case agg.Hist:
@@ -136,9 +150,17 @@ func (l *aggLayout) siteWhy(site *probe.Site) string {
 		if k.Fetch >= len(site.Fetches) {
 			return "its fetches differ"
 		}
-		if e := site.Fetches[k.Fetch].Expr; e.Type().Str {
-			return "a string key"
-		} else if usesStrings(e) {
+		e := site.Fetches[k.Fetch].Expr
+		switch {
+		case isStrKey(e) != isStrKey(l.spec.Fetches[k.Fetch].Expr):
+			return "its fetches differ"
+		case isStrKey(e):
+			if usesStrings(e.(*probe.StrOf).Addr) {
+				return "a key that reads strings"
+			}
+		case e.Type().Str:
+			return "a string key other than str(x)"
+		case usesStrings(e):
 			return "a key that reads strings"
 		}
 	}
@@ -150,6 +172,12 @@ func (l *aggLayout) siteWhy(site *probe.Site) string {
 func (l *aggLayout) mapSpec() *ebpf.MapSpec {
 	return &ebpf.MapSpec{Name: l.mapName, Type: ebpf.PerCPUHash, KeySize: uint32(l.keySize),
 		ValueSize: uint32(l.valueSize), MaxEntries: maxAggKeys, Flags: unix.BPF_F_NO_PREALLOC}
+}
+
+// isStrKey says whether e is a key read as a string: str(x).
+func isStrKey(e probe.Expr) bool {
+	so, ok := e.(*probe.StrOf)
+	return ok && so.Len == nil
 }
 
 // usesStrings says whether e reads or compares strings, which uses the

@@ -43,6 +43,12 @@ func (g *progGen) aggregate(s *probe.Site, l *aggLayout, m maps) error {
 				asm.FnGetCurrentComm.Call(),
 			)
 		case probe.KeyExpr:
+			if e := s.Fetches[k.Fetch].Expr; isStrKey(e) {
+				if err := g.strKey(e.(*probe.StrOf), off); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := g.aggFetch(s.Fetches[k.Fetch].Expr, off, slotAddr); err != nil {
 				return err
 			}
@@ -60,6 +66,32 @@ func (g *progGen) aggregate(s *probe.Site, l *aggLayout, m maps) error {
 	}
 	g.aggEntry(l, m)
 	g.aggUpdate(l)
+	return nil
+}
+
+// strKey reads str(x) into the key part at off (zeroed): the result as
+// a record's string slot has it, then the bytes.
+func (g *progGen) strKey(e *probe.StrOf, off int16) error {
+	g.emit(storeImm64(asm.RFP, slotFault, 0))
+	if err := g.x.expr(e.Addr); err != nil {
+		return err
+	}
+	faulted, null, done := g.label(), g.label(), g.label()
+	g.emit(
+		asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
+		asm.JNE.Imm(asm.R1, 0, faulted),
+		asm.JEq.Imm(asm.R0, 0, null),
+	)
+	g.x.mem.readStrInto(asm.RFP, int32(off)+8, probe.MaxStrLen+1)
+	g.emit(
+		asm.StoreMem(asm.RFP, off, asm.R0, asm.DWord),
+		asm.Ja.Label(done),
+	)
+	g.mark(null)
+	g.emit(storeImm64(asm.RFP, off, strNull), asm.Ja.Label(done))
+	g.mark(faulted)
+	g.emit(storeImm64(asm.RFP, off, -14)) // -EFAULT
+	g.mark(done)
 	return nil
 }
 

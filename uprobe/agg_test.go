@@ -52,6 +52,7 @@ func aggCases() []aggCase {
 		{"work => @u = sum(*(u64*)arg1)", func(i int64) (string, int64, bool) { return "", 0, false }},
 		{"work => @fk = count() by *(u32*)arg1", func(i int64) (string, int64, bool) { return "?", 0, true }},
 		{"return:work => @r = hist(ret)", val(func(i int64) int64 { return 1 + i })},
+		{"work => @z = count() by str(arg1), arg2 % 2", func(i int64) (string, int64, bool) { return fmt.Sprintf("?,%d", i%2), 0, true }},
 	}
 }
 
@@ -94,7 +95,7 @@ func TestAggregateInKernel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "aggregated in the kernel: 15 specs"; len(verbose) != 1 || verbose[0] != want {
+			if want := "aggregated in the kernel: 16 specs"; len(verbose) != 1 || verbose[0] != want {
 				t.Errorf("verbose %q, want %q", verbose, want)
 			}
 			if res.Lost != 0 || len(res.Notices) != 0 {

@@ -147,6 +147,10 @@ func (r *aggReader) event(l *aggLayout, key []byte, d *probe.AggDelta) (*probe.E
 		case probe.KeyExpr:
 			f := site.Fetches[k.Fetch] // bound, as the event path decodes it
 			v.Format = f.Format
+			if isStrKey(f.Expr) {
+				strValue(&v, key[off:off+8+strKeyLen])
+				break
+			}
 			if faulted&(1<<i) != 0 {
 				v.Err = true
 				break
@@ -156,4 +160,22 @@ func (r *aggReader) event(l *aggLayout, key []byte, d *probe.AggDelta) (*probe.E
 		d.Key = append(d.Key, v)
 	}
 	return ev, nil
+}
+
+// strValue decodes a str() key part as the event path decodes a record's
+// string slot: NULL, a fault, or the bytes to the NUL.
+func strValue(v *probe.Value, part []byte) {
+	n := int64(binary.LittleEndian.Uint64(part))
+	switch {
+	case n == strNull:
+		v.Null = true
+	case n <= 0:
+		v.Err = true
+	default:
+		b := part[8 : 8+min(n, probe.MaxStrLen+1)]
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
+		v.IsStr, v.Str = true, string(b)
+	}
 }
