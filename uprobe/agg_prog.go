@@ -140,7 +140,10 @@ func (g *progGen) aggEntry(l *aggLayout, m maps) {
 	g.mark(done)
 }
 
-// aggUpdate adds the hit to the value R7 points to.
+// aggUpdate adds the hit to the value R7 points to. The count goes last:
+// the kernel copies a value to user space a word at a time from its
+// start, so a read made while a hit is being added sees the other fields
+// as of at least the hits it counts (aggread.go).
 func (g *progGen) aggUpdate(l *aggLayout) {
 	a := l.spec.Agg
 	if a.Value >= 0 {
@@ -155,10 +158,6 @@ func (g *progGen) aggUpdate(l *aggLayout) {
 		g.mark(ok)
 		g.emit(asm.LoadMem(asm.R8, asm.RFP, slotAggVal, asm.DWord))
 	}
-	g.emit(
-		asm.Mov.Imm(asm.R1, 1),
-		asm.AddAtomic.Mem(asm.R7, asm.R1, asm.DWord, aggCount),
-	)
 	switch a.Kind.Func {
 	case agg.Sum, agg.Avg, agg.Stats:
 		g.emit(asm.AddAtomic.Mem(asm.R7, asm.R8, asm.DWord, aggSum))
@@ -180,6 +179,10 @@ func (g *progGen) aggUpdate(l *aggLayout) {
 		g.linearBucket(asm.R8, a.Kind)
 		g.addBucket(l)
 	}
+	g.emit(
+		asm.Mov.Imm(asm.R1, 1),
+		asm.AddAtomic.Mem(asm.R7, asm.R1, asm.DWord, aggCount),
+	)
 }
 
 // histBucket computes agg.Kind.Bucket of v for a hist into R1: 0 below

@@ -30,9 +30,8 @@ type aggReader struct {
 
 // aggTotal is what a key's emits have carried so far.
 type aggTotal struct {
-	count, unreadable uint64
-	sum               int64
-	buckets           []uint64
+	state      agg.State
+	unreadable uint64
 }
 
 // tick emits the changes when AggEvery has passed since the last.
@@ -73,16 +72,26 @@ func (r *aggReader) read(l *aggLayout, m *ebpf.Map, emit func(*probe.Event)) err
 		st, unreadable := l.sum(perCPU)
 		id := l.mapName + "\x00" + string(key)
 		prev := r.last[id]
-		if st.Count == prev.count && unreadable == prev.unreadable {
+		d := &probe.AggDelta{Unreadable: unreadable - prev.unreadable}
+		switch {
+		case st.Count != prev.state.Count:
+			// Fields read ahead of the count (a hit being added) go out
+			// now, and the next delta leaves them out: the sums stay exact.
+			// Min and max stay the totals': a merge keeps the least and most.
+			d.State = st
+			d.State.Count -= prev.state.Count
+			d.State.Sum -= prev.state.Sum
+			d.State.Buckets = slices.Clone(st.Buckets)
+			for b := range prev.state.Buckets {
+				d.State.Buckets[b] -= prev.state.Buckets[b]
+			}
+			r.last[id] = aggTotal{state: st, unreadable: unreadable}
+		case d.Unreadable != 0:
+			// The CLI takes no state of a count of 0: the fields wait.
+			prev.unreadable = unreadable
+			r.last[id] = prev
+		default:
 			continue
-		}
-		r.last[id] = aggTotal{count: st.Count, unreadable: unreadable, sum: st.Sum, buckets: slices.Clone(st.Buckets)}
-		d := &probe.AggDelta{State: st, Unreadable: unreadable - prev.unreadable}
-		// Min and max stay the totals': a merge keeps the least and most.
-		d.State.Count -= prev.count
-		d.State.Sum -= prev.sum
-		for b := range prev.buckets {
-			d.State.Buckets[b] -= prev.buckets[b]
 		}
 		ev, err := r.event(l, key, d)
 		if err != nil {
