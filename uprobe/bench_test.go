@@ -83,6 +83,38 @@ func BenchmarkEntryCounted(b *testing.B) {
 	})
 }
 
+// BenchmarkEntryAggCount and BenchmarkEntryAggHist aggregate in the
+// kernel (Target.Aggregate, agg.go), beside BenchmarkEntryCounted
+// (--count-only) on the same workload: #24's target is at most 1.1× its
+// cost per call.
+func BenchmarkEntryAggCount(b *testing.B) { benchAggregate(b, "work => count()") }
+func BenchmarkEntryAggHist(b *testing.B)  { benchAggregate(b, "work => hist(arg2) by pid") }
+
+func benchAggregate(b *testing.B, text string) {
+	need.Uprobes(b)
+	bin := fixture.C(b, "et_work.c")
+	spec, err := probe.Parse(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	site := funcSite(b, bin, "work", 0, spec)
+	slope(b, func(n int) {
+		var hits, others uint64
+		_, err := (&Engine{}).Trace(context.Background(),
+			probe.Target{Argv: []string{bin, "count", strconv.Itoa(n)}, Stdout: io.Discard, Aggregate: true},
+			[]probe.Site{site}, func(ev *probe.Event) {
+				if ev.Agg == nil {
+					others++
+					return
+				}
+				hits += ev.Agg.State.Count
+			})
+		if err != nil || hits != uint64(n) || others != 0 {
+			b.Fatalf("%d hits aggregated of %d calls, %d other events: %v", hits, n, others, err)
+		}
+	})
+}
+
 func BenchmarkEntryTwoArgs(b *testing.B) {
 	spec := &probe.Spec{Text: "work(arg1,arg2)", Symbol: "work", Fetches: fetches(arg(1), arg(2))}
 	benchEngine(b, spec, func(ev *probe.Event) {

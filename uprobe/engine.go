@@ -32,6 +32,8 @@ type Engine struct {
 	// 64 nested probed calls of a thread), but a return made by a tail
 	// call out of the function is not seen.
 	RetProbes bool
+	// Verbose receives lines on how the probes are placed (-v); nil: none.
+	Verbose func(string)
 }
 
 var _ probe.Engine = (*Engine)(nil)
@@ -41,7 +43,7 @@ var Backend = probe.Backend{
 	Name:      "uprobe",
 	Available: Available,
 	Check:     Check,
-	New:       func(probe.Config) probe.Engine { return &Engine{} },
+	New:       func(c probe.Config) probe.Engine { return &Engine{Verbose: c.Verbose} },
 }
 
 func (*Engine) Name() string { return "uprobe" }
@@ -92,7 +94,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}
 	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: stackConf{depth: t.StackDepth, fp: t.StackFP},
 		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize, fdPaths: t.FdPaths,
-		proc: t.ProcessEvents && !t.Tally}
+		proc: t.ProcessEvents && !t.Tally, agg: t.Aggregate && !t.Tally}
 	if t.Tally {
 		c.ringSize = os.Getpagesize() // unused: counts stay in maps
 	}
@@ -104,6 +106,10 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
+	if s.aggs != nil {
+		s.aggs.every = t.AggEvery
+	}
+	e.sayAggs(spec)
 	defer func() {
 		st, cerr := s.close()
 		res.Lost = st[statLost]
@@ -149,6 +155,23 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		return s.runCommand(ctx, t, c, emit)
 	}
 	return res, s.attachPIDs(ctx, t, emit)
+}
+
+// sayAggs says, with -v, which aggregations are computed in the kernel
+// and why the others come as events.
+func (e *Engine) sayAggs(spec *Spec) {
+	if e.Verbose == nil || len(spec.aggs)+len(spec.aggWhy) == 0 {
+		return
+	}
+	e.Verbose(fmt.Sprintf("aggregated in the kernel: %d specs", len(spec.aggIn)))
+	texts := make([]string, 0, len(spec.aggWhy))
+	for t := range spec.aggWhy {
+		texts = append(texts, t)
+	}
+	slices.Sort(texts)
+	for _, t := range texts {
+		e.Verbose(fmt.Sprintf("%s: aggregated from its events (%s)", t, spec.aggWhy[t]))
+	}
 }
 
 // planAll plans every site once, refusing what this engine cannot probe
@@ -208,6 +231,9 @@ func notices(st stats) []string {
 	}
 	if n := st[statUncounted]; n > 0 {
 		ns = append(ns, fmt.Sprintf("%d call durations left out of the summary (its histogram map is full)", n))
+	}
+	if n := st[statAggFull]; n > 0 {
+		ns = append(ns, fmt.Sprintf("%d hits left out of the aggregations: their maps were full (%d keys each)", n, maxAggKeys))
 	}
 	if n := st[statUnheld]; n > 0 {
 		ns = append(ns, fmt.Sprintf("%d execs of followed processes not held (the exec ring was full): their new images' first calls may be missing", n))

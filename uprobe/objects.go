@@ -20,11 +20,12 @@ type kernelObjs struct {
 	spec *Spec
 
 	events, stats, tgids, times *ebpf.Map
-	execs                       *ebpf.Map       // with Follow (exec.go)
-	armed                       *ebpf.Map       // see returns.go
-	tallies, hist               *ebpf.Map       // counting in place
-	progs                       []*ebpf.Program // Spec.progs, loaded
-	other                       []*ebpf.Program // fork tracker, process events
+	execs                       *ebpf.Map            // with Follow (exec.go)
+	armed                       *ebpf.Map            // see returns.go
+	tallies, hist               *ebpf.Map            // counting in place
+	aggs                        map[string]*ebpf.Map // aggregating in place, by name (agg.go)
+	progs                       []*ebpf.Program      // Spec.progs, loaded
+	other                       []*ebpf.Program      // fork tracker, process events
 }
 
 // mapErrors say what a map is for when the kernel refuses to create it.
@@ -59,6 +60,20 @@ func loadObjects(spec *Spec) (*kernelObjs, error) {
 		}
 		*o.mapNamed(name) = m
 	}
+	for name, ms := range spec.Maps {
+		if !strings.HasPrefix(name, mapAggPrefix) {
+			continue
+		}
+		m, err := ebpf.NewMap(ms)
+		if err != nil {
+			o.close()
+			return nil, fmt.Errorf("creating the aggregation map %s: %w", name, hint(err))
+		}
+		if o.aggs == nil {
+			o.aggs = map[string]*ebpf.Map{}
+		}
+		o.aggs[name] = m
+	}
 	if err := o.loadProgs(); err != nil {
 		o.close()
 		return nil, err
@@ -73,7 +88,11 @@ func (o *kernelObjs) loadProgs() error {
 		ps := s.Programs[s.progs[i]].Copy()
 		for ref := range s.Maps {
 			// Fails only for a map this program does not use.
-			ps.Instructions.AssociateMap(ref, *o.mapNamed(ref))
+			m := o.aggs[ref]
+			if m == nil {
+				m = *o.mapNamed(ref)
+			}
+			ps.Instructions.AssociateMap(ref, m)
 		}
 		prog, err := ebpf.NewProgram(ps)
 		if err != nil {
@@ -133,6 +152,9 @@ func (o *kernelObjs) close() {
 		if m != nil {
 			m.Close()
 		}
+	}
+	for _, m := range o.aggs {
+		m.Close()
 	}
 }
 

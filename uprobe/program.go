@@ -53,6 +53,7 @@ type maps struct {
 	wakeAt int    // bytes of unread records that wake the reader
 
 	tallies, hist string // counting in place (tally.go)
+	aggZero       string // aggregating in place: a zeroed value (agg.go)
 }
 
 // mapPtr loads the address of the map named name into dst.
@@ -68,6 +69,7 @@ const (
 	statUnentered        // returns without an entry time (duration 0)
 	statUncounted        // durations the histogram map had no room for
 	statUnheld           // followed execs the exec ring had no room for (exec.go)
+	statAggFull          // hits an aggregation map had no room for (agg.go)
 	numStats
 )
 
@@ -79,6 +81,8 @@ type config struct {
 	key  callKey
 	// tally counts in place instead of sending records (tally.go).
 	tally bool
+	// agg aggregates in place into its map instead (agg.go).
+	agg *aggLayout
 	// stack.depth > 0: records end with the user stack (-k, stack.go).
 	stack stackConf
 	// armed: an entry probe of a function that has a return probe too
@@ -123,8 +127,8 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		p.size = retHdrSize
 	}
 	for _, f := range s.Fetches {
-		if c.tally {
-			break // counts show no values
+		if c.tally || c.agg != nil {
+			break // counts show no values; aggregations compute theirs
 		}
 		fl := field{off: p.size}
 		switch e := f.Expr.(type) {
@@ -145,7 +149,7 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 		p.fields = append(p.fields, fl)
 	}
 
-	if !c.tally {
+	if !c.tally && c.agg == nil {
 		reserveStack(p, c.stack)
 	}
 	g.emit(asm.Mov.Reg(asm.R6, asm.R1))
@@ -167,10 +171,17 @@ func compile(s *probe.Site, m maps, c config) (*program, error) {
 			asm.JNE.Imm(asm.R1, 0, "exit"),
 		)
 	}
-	if c.tally {
+	switch {
+	case c.tally:
 		g.tally(m, c.kind == probe.Return)
-	} else if err := g.record(s, p, m, c); err != nil {
-		return nil, err
+	case c.agg != nil:
+		if err := g.aggregate(s, c.agg, m); err != nil {
+			return nil, fmt.Errorf("aggregation %s: %w", s.Spec.Agg.String(s.Spec), err)
+		}
+	default:
+		if err := g.record(s, p, m, c); err != nil {
+			return nil, err
+		}
 	}
 	g.mark("exit")
 	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())

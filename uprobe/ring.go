@@ -25,8 +25,11 @@ type ringReader struct {
 	sys   *sysSession // nil without system call sites
 	// execStops hides the stop and continue of a held exec (exec.go).
 	execStops bool
-	ring      *ringbuf.Reader
-	done      chan error
+	// aggs emits the aggregation maps' changes every AggEvery, from
+	// this goroutine: one emits at a time.
+	aggs *aggReader
+	ring *ringbuf.Reader
+	done chan error
 }
 
 // start opens the ring and delivers its events to emit until stop.
@@ -46,6 +49,9 @@ func (r *ringReader) read(emit func(*probe.Event)) error {
 	var rec ringbuf.Record
 	var ev probe.Event
 	for {
+		if err := r.aggs.tick(emit); err != nil {
+			return err
+		}
 		r.ring.SetDeadline(time.Now().Add(pollInterval))
 		err := r.ring.ReadInto(&rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {

@@ -27,6 +27,10 @@ type session struct {
 	sysRunning int
 	reader     *ringReader
 	counted    []probe.Tally // read from the tally maps at close
+	// aggs reads the aggregation maps (aggread.go), nil for none; emit
+	// is where its last emits go at close, once the reader is done.
+	aggs *aggReader
+	emit func(*probe.Event)
 }
 
 // haveV4 says whether the kernel has signed division (the v4 ISA, 6.6+);
@@ -46,6 +50,9 @@ func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {
 		sites:  &siteTable{spec: spec, sites: sites, stk: &stackDecoder{}},
 		traced: &tracedSet{tgids: o.tgids, follow: spec.cfg.follow}}
 	s.att = &attacher{objs: o, multi: spec.multi, site: s.sites.site}
+	if len(spec.aggs) > 0 {
+		s.aggs = &aggReader{layouts: spec.aggs, maps: o.aggs, sites: s.sites}
+	}
 	if spec.sys != nil {
 		if s.sys, err = loadSys(o, spec.sys); err != nil {
 			s.close()
@@ -114,7 +121,8 @@ func (s *session) startReading(emit func(*probe.Event)) error {
 	if s.tally {
 		return nil // nothing comes through the ring
 	}
-	s.reader = &ringReader{sites: s.sites, sys: s.sys, execStops: s.ex != nil && s.ex.link != nil}
+	s.emit = emit
+	s.reader = &ringReader{sites: s.sites, sys: s.sys, execStops: s.ex != nil && s.ex.link != nil, aggs: s.aggs}
 	return s.reader.start(s.objs.events, emit)
 }
 
@@ -123,6 +131,10 @@ func (s *session) close() (st stats, err error) {
 	errs := []error{s.ex.stop(), s.att.arm(false), s.att.detach()}
 	if s.reader != nil {
 		errs = append(errs, s.reader.stop())
+	}
+	if s.aggs != nil && s.emit != nil {
+		// The probes are out: these totals are final.
+		errs = append(errs, s.aggs.emit(s.emit))
 	}
 	if s.objs.tallies != nil {
 		var err error

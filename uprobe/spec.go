@@ -21,6 +21,10 @@ const (
 	mapTallies = "utap_tallies"
 	mapHist    = "utap_hist"
 	mapExecs   = "utap_execs" // execs of followed processes (exec.go)
+	// Aggregating in place (agg.go): a map per spec, named after its
+	// probe index, and one zeroed value their new entries copy.
+	mapAggPrefix = "utap_agg"
+	mapAggZero   = "utap_aggzero"
 )
 
 // Spec is the BPF side of a trace, generated from its sites and their plans
@@ -36,6 +40,11 @@ type Spec struct {
 	layout []*program // site index → record layout
 	placed []placement
 	sys    *sysSpec // system call sites (syscall.go), nil for none
+	// aggs are the aggregation maps' layouts by probe index (agg.go);
+	// aggWhy says, by spec text, why an aggregated spec sends events.
+	aggs   map[int]*aggLayout
+	aggWhy map[string]string
+	aggIn  map[int]bool // probe indices with a site aggregating in its map
 
 	// What more sites are generated with: a followed process's new image
 	// adds its own (addSites) after the Spec is loaded.
@@ -50,6 +59,7 @@ type specConfig struct {
 	follow   bool      // the programs filter on the tgid map
 	execs    bool      // the traced processes' execs are followed (exec.go)
 	tally    bool      // count in place, no records
+	agg      bool      // aggregate in place (agg.go)
 	multi    bool      // uprobe_multi links
 	v4       bool      // signed division in the ISA
 	rd       reads     // how programs read tracee memory
@@ -105,6 +115,26 @@ func newSpec(sites []probe.Site, plans []plan, c specConfig) (*Spec, error) {
 		cs.Maps[mapTallies] = &ebpf.MapSpec{Name: mapTallies, Type: ebpf.Array, KeySize: 4, ValueSize: tallySize,
 			MaxEntries: uint32(max(1, tallyRoom))}
 		cs.Maps[mapHist] = &ebpf.MapSpec{Name: mapHist, Type: ebpf.Hash, KeySize: 8, ValueSize: 8, MaxEntries: maxHistBuckets}
+	}
+	if c.agg && !c.tally {
+		s.aggs, s.aggWhy = aggSpecs(sites)
+		s.aggIn = map[int]bool{}
+		for _, site := range c.sys {
+			if site.Spec.Agg != nil {
+				// Another generator's programs (syscall_prog.go) decode
+				// whole calls: the CLI aggregates their events.
+				s.aggWhy[site.Spec.Text] = "a system call"
+			}
+		}
+		zero := 0
+		for _, l := range s.aggs {
+			cs.Maps[l.mapName] = l.mapSpec()
+			zero = max(zero, l.valueSize)
+		}
+		if zero > 0 {
+			m.aggZero = mapAggZero
+			cs.Maps[mapAggZero] = &ebpf.MapSpec{Name: mapAggZero, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(zero), MaxEntries: 1}
+		}
 	}
 	for i := range sites {
 		if sites[i].Spec.Kind == probe.Return {
@@ -188,7 +218,7 @@ func (s *Spec) addSites(sites []probe.Site, plans []plan) error {
 		if site.Spec.Kind == probe.Return && m.times == "" {
 			return fail(site, fmt.Errorf("%w: a return probe in a new image of a trace that had none", ErrUnsupported))
 		}
-		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, stack: c.stack, armed: armed})
+		p, err := compile(site, m, config{kind: site.Spec.Kind, v4: c.v4, rd: c.rd, key: pl.key, tally: c.tally, agg: s.aggOf(site), stack: c.stack, armed: armed})
 		if err != nil {
 			return fail(site, err)
 		}
