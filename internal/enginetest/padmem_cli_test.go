@@ -73,7 +73,7 @@ func TestCLIPadsMemReadsTracerKilled(t *testing.T) {
 	}
 	bin := fixture.C(t, "pad_strs.c")
 	goOn := filepath.Join(t.TempDir(), "go")
-	child, lines := padsKilledWith(t, bin, `show(str(arg1), *(int*)arg2)`, "show has no pad", "loop", goOn)
+	child, lines := padsKilledWith(t, bin, "--entry-only", `show(str(arg1), *(int*)arg2)`, "show has no pad", "loop", goOn)
 	if n := statusField(t, child, "TracerPid"); n != "0" {
 		t.Errorf("the command is still traced by %s", n)
 	}

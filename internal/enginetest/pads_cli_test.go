@@ -53,6 +53,22 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 			t.Errorf("the command is still traced by %s", n)
 		}
 	})
+	// Returns in pads: frames in flight when the tracer dies return
+	// through their return pads, which need nothing from it.
+	t.Run("returns", func(t *testing.T) {
+		goOn := filepath.Join(t.TempDir(), "go")
+		child, lines := padsKilledWith(t, etWork(t), "--format=text", "work(arg1)", "work has no pad", "afterkill", goOn)
+		if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var last string
+		for lines.Scan() {
+			last = lines.Text()
+		}
+		if last != "afterkill 1" {
+			t.Fatalf("the command's last line %q, want \"afterkill 1\" (pid %d)", last, child)
+		}
+	})
 	t.Run("signal calls", func(t *testing.T) {
 		goOn := filepath.Join(t.TempDir(), "go")
 		child, lines := padsTracerKilled(t, "afterkill", goOn)
@@ -75,16 +91,16 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 // command's pid and the rest of its output.
 func padsTracerKilled(t *testing.T, args ...string) (int, *bufio.Scanner) {
 	t.Helper()
-	return padsKilledWith(t, etWork(t), "work(arg1)", "work has no pad", args...)
+	return padsKilledWith(t, etWork(t), "--entry-only", "work(arg1)", "work has no pad", args...)
 }
 
 // padsKilledWith is padsTracerKilled for bin probed by spec, which must
 // take a pad (else noPad).
-func padsKilledWith(t *testing.T, bin, spec, noPad string, args ...string) (int, *bufio.Scanner) {
+func padsKilledWith(t *testing.T, bin, mode, spec, noPad string, args ...string) (int, *bufio.Scanner) {
 	t.Helper()
 	dir := t.TempDir()
 	out, errPath := filepath.Join(dir, "events"), filepath.Join(dir, "stderr")
-	cmd := exec.Command(utapBin, append([]string{"run", "-v", "--backend", "ptrace", "--entry-only", "-o", out, "-e", spec, "--", bin}, args...)...)
+	cmd := exec.Command(utapBin, append([]string{"run", "-v", "--backend", "ptrace", mode, "-o", out, "-e", spec, "--", bin}, args...)...)
 	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
