@@ -95,6 +95,13 @@ func (bk *breakpoints) installIn(p *process, th *thread, sites []probe.Site, onl
 	if err := tr.pads.place(p, th, pl); err != nil {
 		return err
 	}
+	// The trampoline and the signal hooks serve breakpoints' hijacks
+	// only: a return pad's needs neither (a pad that could not be
+	// written is a breakpoint again by now).
+	pl.hijacks = false
+	for _, bp := range pl.bps {
+		pl.hijacks = pl.hijacks || bp.hijack != nil
+	}
 	tr.sigs.sigHooksKept(p, pl)
 	bps := pl.bps
 	if len(bps) == 0 {

@@ -26,8 +26,9 @@ type objInfo struct {
 }
 
 type unwinderSym struct {
-	name string
-	off  uint64 // file offset
+	name        string
+	off         uint64 // file offset
+	value, size uint64 // link-time address and size (a restore pad's bounds)
 }
 
 // objInfo reads path once per trace; nil if it is not a readable ELF.
@@ -64,7 +65,7 @@ func readObjInfo(f *elf.File) *objInfo {
 		}
 		if off, ok := oi.fileOffset(s.Value); ok {
 			seen[s.Name] = true
-			oi.unwinders = append(oi.unwinders, unwinderSym{s.Name, off})
+			oi.unwinders = append(oi.unwinders, unwinderSym{s.Name, off, s.Value, s.Size})
 		}
 	}
 	return oi

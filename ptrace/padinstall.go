@@ -84,12 +84,21 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	sp := ps.sp
 	id := pd.d.NextID()
-	spec := pad.Spec{
-		ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
-		Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
-		NoReads: seccompFiltered(p.pid),
+	var spec pad.Spec
+	if ps.restore {
+		rs := pd.restoreSpec(p, ps, id)
+		if rs == nil {
+			return fmt.Errorf("no return pads' shadow stacks to restore")
+		}
+		spec = *rs
+	} else {
+		spec = pad.Spec{
+			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
+			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
+			NoReads: seccompFiltered(p.pid),
+		}
+		pd.aggSpec(p, ps, &spec)
 	}
-	pd.aggSpec(p, ps, &spec)
 	size := padSize(ps)
 	ret, err := pd.returnPad(p, ps, &spec, at+size)
 	if err != nil {
@@ -126,7 +135,11 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		}
 		p.pads.fixups[at+uint64(f.At)] = at + uint64(f.To)
 	}
-	pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
+	if ps.restore {
+		pd.d.AddSite(restoreSite(ps))
+	} else {
+		pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
+	}
 	if ps.ret != nil {
 		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
 		rs.Return = true
@@ -135,7 +148,11 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	p.pads.sites[ps.addr] = ps
 	tr.stats.pads++
-	pd.say(fmt.Sprintf("%s at %#x: in-process pad at %#x (%d bytes displaced)", ps.name, ps.addr, at, len(orig)))
+	what := "in-process pad"
+	if ps.restore {
+		what = "an unwinder's restore pad (puts the return pads' addresses back)"
+	}
+	pd.say(fmt.Sprintf("%s at %#x: %s at %#x (%d bytes displaced)", ps.name, ps.addr, what, at, len(orig)))
 	return nil
 }
 

@@ -162,7 +162,7 @@ func (pd *padEngine) fault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) 
 			}
 		}
 		regs.Rip = ps.addr
-		if th.p.report {
+		if th.p.report && ps.sp != nil {
 			env := tr.out.hitEnvFor(th, regs)
 			if ev := tr.out.newEvent(th, ps.sp, env, "entry"); ev != nil {
 				ev.TimeNs = tr.clock.now()

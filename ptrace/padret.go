@@ -75,6 +75,9 @@ func padStride(ps *padSite) uint64 {
 
 // padSize is the bytes ps's entry pad has (pad.SizeOf).
 func padSize(ps *padSite) uint64 {
+	if ps.sp == nil {
+		return pad.MaxSize // a restore pad
+	}
 	return uint64(pad.SizeOf(pad.Spec{Cond: ps.sp.cond, Fetches: ps.sp.fetches}))
 }
 

@@ -37,6 +37,8 @@ type padSite struct {
 	bp   *breakpoint // the int3 it replaces, until the pad is in
 	lay  pad.Layout
 	size uint64 // the bytes of its pad (pad.SizeOf)
+	// restore: an unwinder's restore pad (padunwind.go); sp is nil.
+	restore bool
 	// ret: the return probe whose return pad follows the pad (padret.go).
 	ret    *siteProg
 	retPad uint64
@@ -155,12 +157,17 @@ func (pl *planner) padPlan() {
 		return taken[a] || p.padAt(a) != nil
 	}
 	stacks := pl.threadWords()
+	var unwinders []uint64
 	for _, a := range addrs {
 		bp := pl.bps[a]
+		if bp.unwinder && len(bp.sites) == 0 && bp.hijack == nil {
+			unwinders = append(unwinders, a)
+			continue
+		}
 		why := tr.pads.wanted(bp)
 		var d *ssol.Displaced
 		if why == "" {
-			d, why = pl.displace(bp, busy)
+			d, why = pl.displace(bp, bp.sites[0].site, busy)
 		}
 		if why == "" {
 			why = pl.inFlight(a, d, stacks)
@@ -177,11 +184,11 @@ func (pl *planner) padPlan() {
 		}
 		delete(pl.bps, a)
 	}
+	pl.restorePads(unwinders, busy, stacks, taken)
 }
 
 // displace asks ssol whether a jmp may replace the instructions at bp.
-func (pl *planner) displace(bp *breakpoint, busy func(uint64) bool) (*ssol.Displaced, string) {
-	s := bp.sites[0].site
+func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) bool) (*ssol.Displaced, string) {
 	if s.FuncSize == 0 || s.Addr < s.FuncAddr || s.Addr-s.FuncAddr >= s.FuncSize {
 		return nil, "the function's bounds are unknown"
 	}

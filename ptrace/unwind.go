@@ -44,6 +44,9 @@ func (pl *planner) unwinders() error {
 				return err
 			}
 			bp.unwinder = true
+			if u.size > 0 {
+				bp.unwSite = &probe.Site{Object: m.Path, Func: u.name, FuncAddr: u.value, FuncSize: u.size, Addr: u.value}
+			}
 		}
 	}
 	return nil

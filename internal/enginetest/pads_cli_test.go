@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 )
 
@@ -67,6 +68,24 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 		}
 		if last != "afterkill 1" {
 			t.Fatalf("the command's last line %q, want \"afterkill 1\" (pid %d)", last, child)
+		}
+	})
+	// C++ exceptions through frames whose returns are pads': the
+	// unwinders' entries are restore pads, not breakpoints, so neither
+	// they nor libc's signal calls trap once the tracer is gone.
+	t.Run("c++ exceptions", func(t *testing.T) {
+		goOn := filepath.Join(t.TempDir(), "go")
+		bin := fixture.C(t, "pad_throwkill.cc", "-O1", "-g")
+		child, lines := padsKilledWith(t, bin, "--format=text", "middle", "middle has no pad", goOn)
+		if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var last string
+		for lines.Scan() {
+			last = lines.Text()
+		}
+		if last != "done caught=0 cleanups=0" {
+			t.Fatalf("the command's last line %q, want \"done caught=0 cleanups=0\" (pid %d)", last, child)
 		}
 	})
 	t.Run("signal calls", func(t *testing.T) {

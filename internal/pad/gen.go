@@ -49,6 +49,9 @@ type Spec struct {
 	Hijack *Hijack
 	// Kind is the records' kind (KindEntry, KindReturn).
 	Kind uint8
+	// Restore makes the pad an unwinder's (emitRestore, with Hijack's
+	// shadow area): no condition, values or record.
+	Restore bool
 	// NoReads: the process may not make the system calls a read needs
 	// (a seccomp filter of its own): a program that reads is refused.
 	NoReads bool
@@ -208,14 +211,18 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		emitAlive(a, s)
 	}
 	done := a.NewLabel()
-	if s.Cond != nil {
+	if s.Restore {
+		emitRestore(a, s.Hijack)
+	} else if s.Cond != nil {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
 			return nil, lay, err
 		}
 		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.E, done)
 	}
-	if s.Count {
+	if s.Restore {
+		// emitRestore did it all.
+	} else if s.Count {
 		if s.ID >= MaxCounted {
 			return nil, lay, fmt.Errorf("pad: site %d has no counter (at most %d)", s.ID, MaxCounted)
 		}
@@ -252,7 +259,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		}
 	}
 	a.Bind(done)
-	if s.Hijack != nil {
+	if s.Hijack != nil && !s.Restore {
 		emitHijack(a, s.Hijack)
 	}
 	// Restore: flags first (the loads after change none), rbx last.

@@ -32,10 +32,11 @@ const (
 	shadowBits    = 9 // log2(ShadowThreads)
 	ShadowHeader  = 64
 	slotHeader    = 16 // fs base, entries
-	ShadowEntry   = 32 // rsp at entry (the slot), real return address, tsc, spare
+	ShadowEntry   = 32 // rsp at entry (the slot), real return address, tsc, the return pad
 	entSP         = 0
 	entOrig       = 8
 	entTSC        = 16
+	entRet        = 24
 	shadowProbes  = 64 // slots looked at before giving up
 	hashMul       = 0x9E3779B97F4A7C15
 )
@@ -139,6 +140,7 @@ func emitHijack(a *x86.Asm, h *Hijack) {
 	tsc(a, x86.RAX)
 	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entTSC}, x86.RAX)
 	a.MovRI(x86.RAX, h.Return)
+	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entRet}, x86.RAX)
 	a.Store(x86.Mem{Base: x86.R10}, x86.RAX)
 	a.Jmp(skip)
 	a.Bind(missed)
@@ -302,4 +304,53 @@ func ReadShadow(read func(b []byte, addr uint64) error, shadow uint64, depth int
 		idx = (idx + 1) & (ShadowThreads - 1)
 	}
 	return 0, nil, nil
+}
+
+// maxRestoreSpan bounds how far above the thread's rsp a shadow entry's
+// slot may be for a restore pad to write it: entries beyond belong to
+// another stack (a coroutine's, an alternate signal stack).
+const maxRestoreSpan = 1 << 26
+
+// emitRestore is an unwinder's restore pad (Spec.Restore): before the
+// unwinder reads the thread's return addresses, every slot of its stack
+// a return pad hijacked gets its real address back, and its shadow stack
+// is emptied (those calls' returns are not seen), as the tracer's
+// restoreReturns does at an unwinder's breakpoint; nothing needs the
+// tracer. A slot is written only if it still holds its return pad's
+// address and lies between rsp and maxRestoreSpan above; the read is a
+// fix-up (a slot of a stack gone).
+func emitRestore(a *x86.Asm, h *Hijack) {
+	done, loop, next := a.NewLabel(), a.NewLabel(), a.NewLabel()
+	a.Rdfsbase(x86.RDX)
+	a.RR(x86.TEST, x86.RDX, x86.RDX)
+	a.Jcc(x86.E, done)
+	emitFind(a, h, false, done) // rdi = the thread's slot
+	a.Load(x86.RCX, x86.Mem{Base: x86.RDI, Disp: 8})
+	a.Load(x86.R10, slot(x86.RSP)) // the thread's rsp
+	a.Lea(x86.R11, x86.Mem{Base: x86.R10, Disp: maxRestoreSpan})
+	a.Bind(loop)
+	a.RR(x86.TEST, x86.RCX, x86.RCX)
+	a.Jcc(x86.E, next)
+	a.RI(x86.SUB, x86.RCX, 1)
+	a.MovRR(x86.RAX, x86.RCX)
+	a.RI(x86.SHL, x86.RAX, 5) // ShadowEntry
+	a.RR(x86.ADD, x86.RAX, x86.RDI)
+	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entSP})
+	a.RR(x86.CMP, x86.R8, x86.R10)
+	a.Jcc(x86.B, loop)
+	a.RR(x86.CMP, x86.R8, x86.R11)
+	a.Jcc(x86.AE, loop)
+	read := a.NewLabel()
+	a.Bind(read)
+	a.Load(x86.R9, x86.Mem{Base: x86.R8})
+	a.Fixups = append(a.Fixups, x86.Fixup{At: read, To: loop})
+	a.Load(x86.RSI, x86.Mem{Base: x86.RAX, Disp: slotHeader + entRet})
+	a.RR(x86.CMP, x86.R9, x86.RSI)
+	a.Jcc(x86.NE, loop)
+	a.Load(x86.R9, x86.Mem{Base: x86.RAX, Disp: slotHeader + entOrig})
+	a.Store(x86.Mem{Base: x86.R8}, x86.R9)
+	a.Jmp(loop)
+	a.Bind(next)
+	a.StoreI32(x86.Mem{Base: x86.RDI, Disp: 8}, 0)
+	a.Bind(done)
 }
