@@ -266,6 +266,9 @@ func (r *resolver) resolve(specs []*probe.Spec, t elfsym.Target) ([]probe.Site, 
 		return nil, nil
 	}
 	sites, notes, err := elfsym.ResolveNotes(specs, t)
+	if err != nil && r.pltFallback(specs, t, err) {
+		sites, notes, err = elfsym.ResolveNotes(specs, t)
+	}
 	if err != nil {
 		return nil, err
 	}

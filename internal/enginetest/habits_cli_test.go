@@ -5,6 +5,8 @@ package enginetest
 import (
 	"strings"
 	"testing"
+
+	"github.com/utap/utap/internal/need"
 )
 
 // TestCLIHabits: what a strace, ltrace or bpftrace user types by habit or
@@ -55,4 +57,26 @@ func TestCLILtraceFilterUnmatched(t *testing.T) {
 			oneErrorLine(t, utap(t, "run", "--backend", b.name, "-x", "no_such_fn", "--", bin), "no_such_fn")
 		})
 	}
+}
+
+// TestCLIBareNamePLT: ltrace's -e opendir traces the program's calls to
+// opendir; utap reads a bare name the program does not define but calls
+// through its PLT the same way (SYM@plt), with a note, on both engines;
+// a name it neither defines nor calls is still an error.
+func TestCLIBareNamePLT(t *testing.T) {
+	need.Root(t)
+	for _, backend := range []string{"ptrace", "uprobe"} {
+		t.Run(backend, func(t *testing.T) {
+			if backend == "uprobe" {
+				need.Uprobes(t)
+			}
+			r := utap(t, "run", "--backend", backend, "-e", "opendir", "--", "/bin/ls", "/")
+			if r.code != 0 || !strings.Contains(r.stdout+r.stderr, `opendir("/") = 0x`) ||
+				!strings.Contains(r.stderr, "traced as ltrace -e opendir does") {
+				t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	r := utap(t, "run", "-e", "nosuchfn", "--", "/bin/ls", "/")
+	oneErrorLine(t, r, `no function matches "nosuchfn"`)
 }
