@@ -3,9 +3,11 @@
 package elfsym
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -175,11 +177,34 @@ func lineTable(d *dwarf.Data) []lineRow {
 		}
 	}
 	// An end of sequence sorts before a row starting at the same address.
-	sort.SliceStable(rows, func(i, j int) bool {
-		if rows[i].addr != rows[j].addr {
-			return rows[i].addr < rows[j].addr
+	// Typed, not sort.SliceStable's reflection: a python's table has
+	// millions of rows.
+	slices.SortStableFunc(rows, func(a, b lineRow) int {
+		if a.addr != b.addr {
+			return cmp.Compare(a.addr, b.addr)
 		}
-		return rows[i].line == 0 && rows[j].line != 0
+		switch {
+		case a.line == 0 && b.line != 0:
+			return -1
+		case b.line == 0 && a.line != 0:
+			return 1
+		}
+		return 0
 	})
 	return rows
+}
+
+// Warm loads the symbols and line tables of t's objects (a process's
+// mapped objects, or an executable and the libraries the loader would
+// map) ahead of the first stack: a large object's line table takes a
+// while to build, and a trace's reader stalled on it lets the engine's
+// buffer overflow. Symbolize waits for what Warm is loading.
+func (s *Symbolizer) Warm(t Target) {
+	ld, err := newLoader(t)
+	if err != nil {
+		return
+	}
+	for _, p := range ld.objects() {
+		s.object(p)
+	}
 }

@@ -95,8 +95,13 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	c := specConfig{ringSize: e.RingSize, follow: t.Follow, execs: t.Follow || t.Resolve != nil, tally: t.Tally, v4: haveV4(), rd: kernelReads(), stack: stackConf{depth: t.StackDepth, fp: t.StackFP},
 		multi: !e.NoMulti && features.HaveBPFLinkUprobeMulti() == nil, sys: sys, strSize: t.StrSize, fdPaths: t.FdPaths,
 		proc: t.ProcessEvents && !t.Tally, agg: t.Aggregate && !t.Tally}
-	if t.Tally {
+	switch {
+	case t.Tally:
 		c.ringSize = os.Getpagesize() // unused: counts stay in maps
+	case c.ringSize == 0 && t.StackDepth > 0 && !t.StackFP:
+		// A record with its stack copy is ≈16.5 KiB: 64 MiB holds ≈4,000
+		// of them through a reader's stall (a library's line table).
+		c.ringSize = stackRingSize
 	}
 	spec, err := newSpec(sites, plans, c)
 	if err != nil {

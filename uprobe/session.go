@@ -39,6 +39,9 @@ var haveV4 = func() bool { return features.HaveV4ISA() == nil }
 
 const defaultRingSize = 16 << 20
 
+// stackRingSize is the ring of a trace copying stacks (-k, dwarf mode).
+const stackRingSize = 64 << 20
+
 // load creates spec's maps and loads its programs: the Object. On error
 // whatever was created is released.
 func load(spec *Spec, sites []probe.Site, tally bool) (*session, error) {

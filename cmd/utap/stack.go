@@ -65,15 +65,33 @@ func stackDepth(c *cli.Context) (int, error) {
 const maxStackDepth = 127
 
 // symbolized names the frames of each event's stack before emit writes it.
-func symbolized(emit func(*probe.Event), depth int) func(*probe.Event) {
+// The objects of target are loaded first, before the trace starts, when
+// the engine buffers events it cannot hold back (wait): a reader stalled
+// on a large line table (python's takes ≈0.4 s) lets the kernel engine's
+// ring overflow; else meanwhile, while the engine sets up.
+func symbolized(emit func(*probe.Event), depth int, target elfsym.Target, wait bool) func(*probe.Event) {
 	if depth <= 0 {
 		return emit
 	}
-	var sym elfsym.Symbolizer
+	sym := new(elfsym.Symbolizer)
+	if wait {
+		sym.Warm(target)
+	} else {
+		go sym.Warm(target)
+	}
 	return func(ev *probe.Event) {
 		if len(ev.Stack) > 0 {
 			sym.Symbolize(ev.PID, ev.Stack)
 		}
 		emit(ev)
 	}
+}
+
+// warmTarget is what the symbolizer loads ahead: the executable run and
+// its libraries, or the first process attached.
+func warmTarget(run elfsym.Target, pids []int) elfsym.Target {
+	if len(pids) > 0 {
+		return elfsym.Target{PID: pids[0]}
+	}
+	return run
 }

@@ -306,7 +306,7 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	emit = filter.filtered(emit)
 	emit = aggs.divert(emit)
-	emit = symbolized(emit, t.StackDepth)
+	emit = symbolized(emit, t.StackDepth, warmTarget(resolveTarget, t.PIDs), backend.Name == "uprobe")
 	stopInterval := aggs.every(c.Duration("interval"), out)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""

@@ -40,7 +40,14 @@ type objKey struct {
 type objCFI struct {
 	loads []elf.ProgHeader
 	fdes  frame.FrameDescriptionEntries // sorted; nil: none (frame pointers only)
+	// rows caches the CFI row of each link-time pc seen (nil: no FDE):
+	// running the CIE's and FDE's programs to a pc allocates and is most
+	// of an unwind, and a trace's stacks go through the same pcs.
+	rows map[uint64]*frame.FrameContext
 }
+
+// maxRows bounds an object's cached rows: past it the cache starts over.
+const maxRows = 1 << 16
 
 // Memory reads tracee memory (proc.Memory's ReadAt).
 type Memory interface {
@@ -186,14 +193,23 @@ func (u *Unwinder) frameAt(pid int, pc uint64) (ctx *frame.FrameContext) {
 	if !ok {
 		return nil
 	}
-	fde, err := o.fdes.FDEForPC(pc - bias)
+	at := pc - bias
+	if row, ok := o.rows[at]; ok {
+		return row
+	}
+	if o.rows == nil || len(o.rows) >= maxRows {
+		o.rows = map[uint64]*frame.FrameContext{}
+	}
+	o.rows[at] = nil // a panic below leaves it unknown: frame pointers
+	fde, err := o.fdes.FDEForPC(at)
 	if err != nil {
 		return nil
 	}
-	ctx, err = fde.EstablishFrame(pc - bias)
+	ctx, err = fde.EstablishFrame(at)
 	if err != nil {
 		return nil
 	}
+	o.rows[at] = ctx
 	return ctx
 }
 
