@@ -5,6 +5,7 @@ package ptrace
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"golang.org/x/sys/unix"
 
@@ -133,7 +134,15 @@ func (eo *events) flush() {
 	// A stop without events (a signal's) leaves the rings to the drainer:
 	// no lock, no drain on the loop's path.
 	if pd := eo.tr.pads; pd != nil && len(eo.pending) > 0 {
-		pd.d.Release(eo.pending[0].TimeNs, eo.emitPending)
+		at := eo.pending[0].TimeNs
+		for _, ev := range eo.pending {
+			if ev.Kind == "exit" {
+				// A thread's end comes after every record it made, some
+				// stamped before records of others still unread.
+				at = math.MaxInt64
+			}
+		}
+		pd.d.Release(at, eo.emitPending)
 		return
 	}
 	eo.emitPending()

@@ -39,8 +39,9 @@ func TestRunPassesThrough(t *testing.T) {
 				t.Fatalf("exit %d stdout %q stderr %q; want 7, sum=17, nothing", r.code, r.stdout, r.stderr)
 			}
 			got, _ := os.ReadFile(out)
-			// One line per call, with its return value (a return twin by default).
-			want := "work(0, 0x0) = 0\nwork(1, 0x2) = 4\nwork(2, 0x4) = 8\n"
+			// One line per call, with its return value (a return twin by
+			// default), and the process's end as ltrace shows it.
+			want := "work(0, 0x0) = 0\nwork(1, 0x2) = 4\nwork(2, 0x4) = 8\n+++ exited (status 7) +++\n"
 			if stripPIDs(string(got)) != want {
 				t.Errorf("events:\n%s\nwant\n%s", got, want)
 			}
@@ -90,7 +91,7 @@ func TestRunDurations(t *testing.T) {
 				need.Uprobes(t)
 			}
 			r := utap(t, "run", "-q", "-T", "--backend", backend, "-e", "work(a, b)", "--", bin, "2")
-			want := regexp.MustCompile(`^work\(0, 0\) = 0 <0\.\d{6}>\nwork\(1, 2\) = 4 <0\.\d{6}>\n$`)
+			want := regexp.MustCompile(`^work\(0, 0\) = 0 <0\.\d{6}>\nwork\(1, 2\) = 4 <0\.\d{6}>\n\+\+\+ exited \(status 0\) \+\+\+\n$`)
 			if r.code != 0 || !want.MatchString(stripPIDs(r.stderr)) {
 				t.Errorf("exit %d, events:\n%s", r.code, r.stderr)
 			}

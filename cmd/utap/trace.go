@@ -192,7 +192,7 @@ func trace(c *cli.Context, attach bool) error {
 	sites = append(sites, sysSites...)
 	t.StrSize = c.Int("s")
 	t.FdPaths = c.Bool("y")
-	t.ProcessEvents = len(sysSites) > 0
+	t.ProcessEvents = len(sysSites) > 0 || ltraceEnds(c, sysSites)
 	t.Borrow = true // the emit chain below keeps no event
 	var enums enumNamer
 	enums.add(sites)
@@ -236,7 +236,7 @@ func trace(c *cli.Context, attach bool) error {
 	eng := backend.New(engineConfig(c, info))
 
 	opts := output.Options{
-		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"),
+		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"), LtraceEnds: ltraceEnds(c, sysSites),
 		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
 		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
 		Weight: weight,

@@ -35,10 +35,19 @@ func ltraceRun(t *testing.T, argv []string, args []string, check func(t *testing
 			if events != "" {
 				lines = strings.Split(events, "\n")
 			}
+			// The process's end, as ltrace shows it, ends every trace.
+			if n := len(lines); n == 0 || !ltraceEndLine.MatchString(lines[n-1]) {
+				t.Errorf("no \"+++ exited (status N) +++\" line at the end:\n%s", events)
+			} else {
+				lines = lines[:n-1]
+			}
 			check(t, lines, r.stderr)
 		})
 	}
 }
+
+// ltraceEndLine is ltrace's last line: the process's end.
+var ltraceEndLine = regexp.MustCompile(`\+\+\+ (exited \(status \d+\)|killed by SIG\w+) \+\+\+$`)
 
 func wantMatches(t *testing.T, lines []string, res ...string) {
 	t.Helper()

@@ -117,7 +117,8 @@ func TestCLIStackText(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-			if r.code != 0 || len(lines) != 4 {
+			// The event, its frames, and the process's end.
+			if r.code != 0 || len(lines) != 5 || !strings.HasSuffix(lines[4], "+++ exited (status 0) +++") {
 				t.Fatalf("exit %d, stderr %q, events:\n%s", r.code, r.stderr, data)
 			}
 			want := []string{"leaf(2)", " > " + bin + "(leaf+0x0) [0x", " > " + bin + "(c+0x9) [0x", " > " + bin + "(b+0xc) [0x"}

@@ -19,6 +19,9 @@ type Options struct {
 	StrLen int
 	// Durations shows the time spent in a call on return lines (-T).
 	Durations bool
+	// LtraceEnds: a trace of functions only shows signals and the
+	// processes' ends as ltrace does (ltraceends.go), strace's otherwise.
+	LtraceEnds bool
 	// Calls maps the index of an entry probe to that of its return twin
 	// (cmd/utap/twins.go): the text writer shows each call as one line,
 	// entry arguments and return value, as ltrace does.

@@ -115,6 +115,9 @@ func (t *text) calls(tid int) *[]openCall {
 }
 
 func (t *text) Write(ev *probe.Event) error {
+	if t.o.LtraceEnds && (ev.Kind == "signal" || ev.Kind == "exit") {
+		return t.ltraceEnd(ev)
+	}
 	if ev.Sys != nil || ev.Kind == "signal" || ev.Kind == "exit" {
 		return t.sysLine(ev)
 	}

@@ -1,6 +1,7 @@
 package pads
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -222,7 +223,10 @@ func (d *Drainer) drainUntil(ns int64) {
 	if d.clock == nil {
 		return
 	}
-	limit := d.clock.TSC(ns)
+	limit := ^uint64(0) // math.MaxInt64: every record committed
+	if ns != math.MaxInt64 {
+		limit = d.clock.TSC(ns)
+	}
 	d.takeIn()
 	for _, r := range d.rings {
 		r.r.DrainBefore(limit, func(rec *pad.Record) { d.record(r, rec) })
