@@ -88,7 +88,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		d.Borrow()
 	}
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
-	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
+	tr.signalOwners = []signalOwner{sysPadSignals{tr}, tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
 			tr.pads.off = true

@@ -95,6 +95,7 @@ func (bk *breakpoints) installIn(p *process, th *thread, sites []probe.Site, onl
 	if err := tr.pads.place(p, th, pl); err != nil {
 		return err
 	}
+	tr.pads.placeSys(p, th, only)
 	tr.sigs.sigHooksKept(p, pl)
 	bps := pl.bps
 	if len(bps) == 0 {

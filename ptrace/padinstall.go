@@ -211,7 +211,7 @@ func (pp *padProc) forked(own bool) *padProc {
 	}
 	// The shadow area is private: fork copied it, the child's returns
 	// find their addresses in its copy.
-	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}, shadow: pp.shadow}
+	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}, shadow: pp.shadow, sys: pp.sys.forked()}
 	for a, ps := range pp.sites {
 		np.sites[a] = ps
 	}

@@ -67,6 +67,7 @@ type padProc struct {
 	// ring must be replaced by its own before it runs (padsFork).
 	newRing bool
 	shadow  shadowArea // the threads' shadow stacks of return pads (padret.go)
+	sys     *sysPads   // system calls in-process (padsys.go)
 }
 
 // padEngine is the in-process pads' component: their placement, removal

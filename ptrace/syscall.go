@@ -25,6 +25,8 @@ type sysTrace struct {
 	all      bool // every call is probed
 	seccomp  bool // the filter is in (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
+	noGate   bool // no calls in-process (padsys.go): -T
+	gate     *sysGate
 	strsize  int
 }
 

@@ -44,6 +44,8 @@ type Spec struct {
 	// NoReads: the process may not make the system calls a read needs
 	// (a seccomp filter of its own): a program that reads is refused.
 	NoReads bool
+	// Sys: a system call pad (syspad.go).
+	Sys *SysSpec
 }
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
@@ -116,7 +118,7 @@ func frameSize(s Spec) (int32, error) {
 	for _, p := range programs(s) {
 		vregs = max(vregs, p.FrameWords())
 	}
-	if strMask(s) != 0 {
+	if strMask(s) != 0 || s.Sys != nil {
 		vregs = max(vregs, strScratch)
 	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
@@ -251,7 +253,7 @@ func reads(s Spec) bool {
 			return true
 		}
 	}
-	return strMask(s) != 0
+	return strMask(s) != 0 || s.Sys != nil
 }
 
 // faultBit ors fetch i's fault flag (RDX, 0 or 1) into the frame's mask.

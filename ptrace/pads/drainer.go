@@ -276,6 +276,9 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	if rec.Kind == pad.KindReturn {
 		d.returnOf(pe, rec, s)
 	}
+	if s.Sys != nil {
+		s.Sys.event(&pe.ev, rec)
+	}
 	if len(s.Fetches) > 0 {
 		pe.ev.Args = pe.args[:len(s.Fetches)]
 		for i, f := range s.Fetches {

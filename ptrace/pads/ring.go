@@ -12,6 +12,7 @@ type Site struct {
 	Func    string
 	Index   int                 // probe.Event.ProbeIndex
 	Fetches []*bytecode.Program // the values, in record order
+	Sys     *SysSite            // a system call pad's (sys.go)
 }
 
 // NewSite is the event side of site s, whose pad fetches with fetches.
