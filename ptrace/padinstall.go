@@ -177,6 +177,7 @@ func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, 
 		unix.Munmap(view)
 		return nil, err
 	}
+	r.Quiet = !p.report
 	return r, nil
 }
 

@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"fmt"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -32,6 +33,7 @@ type sysGate struct{ addr, size uint64 }
 // sysPads is a process's system call pads (in padProc).
 type sysPads struct {
 	mapped  bool // the gate is mapped in this image
+	off     bool // no more pads: the program installs a filter of its own
 	next    uint64
 	sites   map[uint64]*sysSite // by the pad's `syscall` address
 	scanned map[object]bool
@@ -58,11 +60,13 @@ func (sp *sysPads) forked() *sysPads {
 }
 
 // gateFilter maps the gate in p (held at its exec, before the filter)
-// and returns prog with the gate's calls let through first; prog as it
-// was when there is no gate.
-func (sy *sysTrace) gateFilter(p *process, th *thread, prog []unix.SockFilter) []unix.SockFilter {
+// and returns the filter of the calls nrs (filterProgram) with the
+// gate's calls let through first, and the calls that install a filter
+// stopping too (padsysfilter.go); without a gate, filterProgram's.
+func (sy *sysTrace) gateFilter(p *process, th *thread, nrs []uint32) []unix.SockFilter {
 	tr := sy.tr
-	if tr.pads == nil || tr.pads.off || sy.noGate || len(prog) < 3 {
+	prog := filterProgram(nrs)
+	if tr.pads == nil || tr.pads.off || sy.noGate {
 		return prog
 	}
 	addr, err := tr.inject(th, unix.SYS_MMAP, 0, gateSize, unix.PROT_READ|unix.PROT_EXEC,
@@ -78,7 +82,12 @@ func (sy *sysTrace) gateFilter(p *process, th *thread, prog []unix.SockFilter) [
 		return prog
 	}
 	sy.gate = &sysGate{addr: addr, size: gateSize}
-	return gateProgram(prog, addr, gateSize)
+	if nrs != nil {
+		nrs = append(slices.Clone(nrs), unix.SYS_SECCOMP, unix.SYS_PRCTL)
+		slices.Sort(nrs)
+		nrs = slices.Compact(nrs)
+	}
+	return gateProgram(filterProgram(nrs), addr, gateSize)
 }
 
 // gateProgram inserts, after filterProgram's architecture check (its
@@ -122,7 +131,17 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 		p.pads.sys = &sysPads{sites: map[uint64]*sysSite{}, scanned: map[object]bool{}}
 	}
 	sp := p.pads.sys
+	if sp.off {
+		return nil
+	}
 	if !sp.mapped {
+		if n := seccompFilters(p.pid); n != 1 {
+			// Not only ours: a filter of the program's own may refuse
+			// the pads' reads (padsysfilter.go).
+			sp.off = true
+			pd.say(fmt.Sprintf("pid %d: system calls stop: %d seccomp filters, not only utap's", p.pid, n))
+			return nil
+		}
 		if !gateMapped(p.pid, sy.gate) {
 			g := sy.gate
 			addr, err := tr.inject(th, unix.SYS_MMAP, g.addr, g.size, unix.PROT_READ|unix.PROT_EXEC,

@@ -23,36 +23,19 @@ import (
 type sysPadSignals struct{ tr *tracer }
 
 func (o sysPadSignals) ownSignal(s *stop) bool {
-	th := s.th
-	pp := th.p.pads
+	pp := s.th.p.pads
 	if pp == nil || pp.sys == nil || len(pp.sys.sites) == 0 {
 		return false
 	}
-	regs := &s.regs
-	if site := pp.sys.sites[regs.Rip]; site != nil {
-		// Before the call: it is made again from the original.
-		regs.Rip = site.sc
-		o.tr.setRegs(th, regs)
-		return false
-	}
-	site := pp.sys.sites[regs.Rip-2]
-	if site == nil {
-		return false
-	}
-	regs.Rip = site.sc + 2
-	if regs.Rcx == site.pad+2 {
-		regs.Rcx = site.sc + 2 // as the kernel leaves it after the original
-	}
-	o.tr.setRegs(th, regs)
-	if sy := o.tr.sys; sy != nil {
-		sy.padLine(th, site.nr, regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9, int64(regs.Rax), regs.Rsp)
+	if o.tr.pads.moveOut(s.th, &s.regs, true) {
+		o.tr.setRegs(s.th, &s.regs)
 	}
 	return false
 }
 
-// padLine reports a call a pad made that the tracer took out of it at a
-// signal, with its result (an interrupted call's -ERESTART*), as the
-// stop path reports it at its exit.
+// padLine reports a call a pad made that the tracer took out of it, with
+// its result (an interrupted call's -ERESTART*), as the stop path
+// reports it at its exit.
 func (sy *sysTrace) padLine(th *thread, nr int, a0, a1, a2, a3, a4, a5 uint64, ret int64, sp uint64) {
 	sites := sy.byNr[nr]
 	if len(sites) == 0 || !th.p.report {

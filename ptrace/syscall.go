@@ -101,6 +101,7 @@ func (sy *sysTrace) syscallStop(th *thread) {
 func (sy *sysTrace) enter(th *thread, si *proc.SyscallInfo) {
 	tr := sy.tr
 	th.call = nil
+	sy.tr.pads.filterComing(th, si.Nr(), si.Args)
 	sites := sy.byNr[si.Nr()]
 	if len(sites) == 0 || !th.p.report {
 		return

@@ -224,7 +224,7 @@ func (d *Drainer) drainUntil(ns int64) {
 
 // record emits the event of one record.
 func (d *Drainer) record(r *Ring, rec *pad.Record) {
-	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() {
+	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() || r.Quiet {
 		return
 	}
 	pid, tid := r.Pid, 0

@@ -38,6 +38,9 @@ type Ring struct {
 	// vforks: the records of vfork children (vfork.go).
 	vforks []*Window
 	gone   bool // unmapped here (Gone)
+	// Quiet: a process not asked for (a fork child without -f, traced
+	// for the filter's sake): its records are read and dropped.
+	Quiet bool
 }
 
 // Copy is a fork child's copy of r: the same place in the child, no view
