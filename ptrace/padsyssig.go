@@ -3,6 +3,9 @@
 package ptrace
 
 import (
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/syscalls"
 )
 
@@ -46,4 +49,29 @@ func (sy *sysTrace) padLine(th *thread, nr int, a0, a1, a2, a3, a4, a5 uint64, r
 		c.entry = sy.capture(th.p, info, c, false, 0)
 	}
 	sy.exit(th, c, ret, true)
+}
+
+// sysExiting reports the call a thread dies inside (the process exits
+// under it) when a pad made it: never returning, "= ?", as the stop
+// path shows it. th is at its PTRACE_EVENT_EXIT stop.
+func (pd *padEngine) sysExiting(th *thread) {
+	pp := th.p.pads
+	sy := pd.tr.sys
+	if pp == nil || pp.sys == nil || len(pp.sys.sites) == 0 || sy == nil {
+		return
+	}
+	var regs unix.PtraceRegs
+	if proc.GetRegs(th.tid, &regs) != nil {
+		return
+	}
+	s := pp.sys.sites[regs.Rip-2]
+	if s == nil || len(sy.byNr[s.nr]) == 0 || !th.p.report {
+		return
+	}
+	c := &sysCall{nr: s.nr, args: [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}, sp: regs.Rsp,
+		start: sy.tr.clock.now(), sites: sy.byNr[s.nr]}
+	if info := syscalls.Lookup(s.nr); info != nil {
+		c.entry = sy.capture(th.p, info, c, false, 0)
+	}
+	sy.exit(th, c, 0, false)
 }
