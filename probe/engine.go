@@ -102,7 +102,7 @@ type Config struct {
 	// engine only), rather than make the calling thread wait.
 	Lossy bool
 	// SysStops keeps every system call probe on the stop path (ptrace
-	// engine only): -T and -r need when the call began.
+	// engine only): -T, -r, -c and -C need when the call began.
 	SysStops bool
 	// Verbose receives a line per probe site saying how the engine placed
 	// it (ptrace: an in-process pad, or a breakpoint and why); nil: none.
