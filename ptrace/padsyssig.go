@@ -26,14 +26,54 @@ import (
 type sysPadSignals struct{ tr *tracer }
 
 func (o sysPadSignals) ownSignal(s *stop) bool {
-	pp := s.th.p.pads
+	pd := o.tr.pads
+	th := s.th
+	pp := th.p.pads
 	if pp == nil || pp.sys == nil || len(pp.sys.sites) == 0 {
 		return false
 	}
-	if o.tr.pads.moveOut(s.th, &s.regs, true) {
-		o.tr.setRegs(s.th, &s.regs)
+	if g := o.tr.sys.gateOf(); g == nil || s.regs.Rip < g.addr || s.regs.Rip >= g.addr+g.size {
+		return false
+	}
+	if pd.moveOut(th, &s.regs, true) {
+		o.tr.setRegs(th, &s.regs)
+		return false
+	}
+	site := pp.sys.holding(s.regs.Rip)
+	if site == nil || syncFault(s.sig, &s.si) || s.kernelTrap() {
+		return false
+	}
+	// An asynchronous signal elsewhere in the pad: the thread runs, its
+	// asynchronous signals blocked, to its `syscall` (then moved to the
+	// original's) or, past it, to where the pad returns (padsignal.go's
+	// way), and the signal is delivered there.
+	to := site.sc + 2
+	if s.regs.Rip < site.pad {
+		to = site.pad
+	}
+	mask, err := proc.BlockAsync(th.tid)
+	if err != nil {
+		return false
+	}
+	if !pd.runTo(th, to, mask, s.sig) {
+		return true // gone, or another stop the loop took, the signal pending again
+	}
+	proc.SetSigmask(th.tid, mask)
+	proc.SetSiginfo(th.tid, &s.si)
+	if proc.GetRegs(th.tid, &s.regs) == nil && pd.moveOut(th, &s.regs, true) {
+		o.tr.setRegs(th, &s.regs)
 	}
 	return false
+}
+
+// holding is the site whose pad holds rip, nil if none.
+func (sp *sysPads) holding(rip uint64) *sysSite {
+	for _, s := range sp.sites {
+		if rip >= s.padAt && rip < s.padAt+uint64(s.padLen) {
+			return s
+		}
+	}
+	return nil
 }
 
 // padLine reports a call a pad made that the tracer took out of it, with

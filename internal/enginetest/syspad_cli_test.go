@@ -261,3 +261,25 @@ func sysWaitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestSysPadSignalStorm: SIGALRM every 100 µs while getppid loops
+// in-process: signals land at the pads' `syscall`, after it, in the
+// record; each is delivered in the original code (the thread run out of
+// the pad first) and every call is still one line.
+func TestSysPadSignalStorm(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	const n = 50000
+	for _, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, "-e", "trace=getppid", "--", bin, "storm", strconv.Itoa(n))
+		calls := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "getppid() = ") {
+				calls++
+			}
+		}
+		if r.code != 0 || r.stdout != "storm\n" || calls != n || inProcess(r.stderr, "getppid") == stops {
+			t.Errorf("stops=%v: exit %d, stdout %q, %d getppid lines of %d", stops, r.code, r.stdout, calls, n)
+		}
+	}
+}
