@@ -50,6 +50,8 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 			return nil, "memory the pad does not read (arrays of strings or iovecs, the stack)"
 		case !c.Exit && exitArg[c.Arg]:
 			return nil, "memory read before the call that the call changes"
+		case !c.Str && c.Size == 0 && c.LenArg < 0 && !c.LenRet:
+			return nil, "memory of a size the pad does not know"
 		}
 		caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, Str: c.Str, Size: c.Size,
 			LenArg: c.LenArg, LenRet: c.LenRet, Elem: c.Elem, Max: syscalls.MaxFor(c, strsize)})
