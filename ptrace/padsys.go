@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/ptrace/pads"
 )
 
@@ -229,4 +228,3 @@ func (pd *padEngine) sysWrite(p *process, sp *sysPads, s *sysSite, code []byte, 
 // padRing is the ring p's pads write to.
 func (p *process) padRing() (addr uint64, n int) { return p.pads.ring.Addr, p.pads.ring.N }
 
-var _ = pad.KindSys

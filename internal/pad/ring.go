@@ -89,8 +89,8 @@ const Busy = uint64(1) << 63
 const DefaultRecords = 1 << 17
 
 // Size is the bytes of a ring of n records: the header, the records,
-// their marks, one counter per site for traces that only count, then the
-// strings (strs.go).
+// their marks, one counter per site for traces that only count, the
+// strings (strs.go), then the system call pads' values (syspad.go).
 func Size(n int) int { return SysOff(n) + sysRecords(n)*SysSpace }
 
 // MaxCounted is the sites a ring keeps counters for (site ids below it).
