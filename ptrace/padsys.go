@@ -227,4 +227,3 @@ func (pd *padEngine) sysWrite(p *process, sp *sysPads, s *sysSite, code []byte, 
 
 // padRing is the ring p's pads write to.
 func (p *process) padRing() (addr uint64, n int) { return p.pads.ring.Addr, p.pads.ring.N }
-
