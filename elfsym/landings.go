@@ -268,3 +268,12 @@ type landState struct {
 	land     *Landings
 	landErr  error
 }
+
+// Before returns the last landing strictly below addr.
+func (l *Landings) Before(addr uint64) (uint64, bool) {
+	i := sort.Search(len(l.addrs), func(i int) bool { return l.addrs[i] >= addr })
+	if i == 0 {
+		return 0, false
+	}
+	return l.addrs[i-1], true
+}

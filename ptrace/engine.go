@@ -29,6 +29,9 @@ type Engine struct {
 	// Lossy: a pad that finds its ring full drops the event (counted)
 	// instead of waiting for the tracer to make room.
 	Lossy bool
+	// SysStops: no system call in-process (padsys.go): every probed call
+	// stops, as -T needs.
+	SysStops bool
 	// Verbose receives a line per probe site saying how it is placed (a
 	// pad, or a breakpoint and why); nil drops them.
 	Verbose func(string)
@@ -63,7 +66,7 @@ var Backend = probe.Backend{
 	Name:  "ptrace",
 	Check: Check,
 	New: func(c probe.Config) probe.Engine {
-		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, Verbose: c.Verbose}
+		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, SysStops: c.SysStops, Verbose: c.Verbose}
 	},
 }
 
@@ -82,6 +85,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	tr := newTracer(t, sites, emit)
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
+		tr.sys.noGate = e.SysStops || t.StackDepth > 0
 	}
 	d := pads.New(emit, t.Tally)
 	if e.Lossy {
@@ -91,7 +95,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		d.Borrow()
 	}
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
-	tr.signalOwners = []signalOwner{tr.rets, tr.pads, tr.bp, tr.sigs}
+	tr.signalOwners = []signalOwner{sysPadSignals{tr}, tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {
 			tr.pads.off = true

@@ -102,6 +102,7 @@ func (bk *breakpoints) installIn(p *process, th *thread, sites []probe.Site, onl
 	for _, bp := range pl.bps {
 		pl.hijacks = pl.hijacks || bp.hijack != nil
 	}
+	tr.pads.placeSys(p, th, only)
 	tr.sigs.sigHooksKept(p, pl)
 	bps := pl.bps
 	if len(bps) == 0 {

@@ -115,6 +115,8 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	case unix.PTRACE_EVENT_EXEC:
 		tr.exec(th)
 		return
+	case unix.PTRACE_EVENT_EXIT:
+		tr.pads.sysExiting(th)
 	}
 	if th.p.release {
 		tr.releaseChild(th.p)

@@ -214,6 +214,7 @@ func (pd *padEngine) newRing(p *process, th *thread, fixed uint64) (*pads.Ring, 
 	if tid, err := aliveOn(); err == nil {
 		aliveAdd(view, tid)
 	}
+	r.Quiet = !p.report
 	return r, nil
 }
 
@@ -249,7 +250,7 @@ func (pp *padProc) forked(own bool) *padProc {
 	// The shadow area is private: fork copied it, the child's returns
 	// find their addresses in its copy.
 	np := &padProc{sites: map[uint64]*padSite{}, areas: append([]area(nil), pp.areas...), fs: pads.Owners{}, shadow: pp.shadow,
-		fixups: maps.Clone(pp.fixups)}
+		fixups: maps.Clone(pp.fixups), sys: pp.sys.forked()}
 	for a, ps := range pp.sites {
 		np.sites[a] = ps
 	}

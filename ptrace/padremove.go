@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/proc"
@@ -23,6 +22,7 @@ func (pd *padEngine) takeOut(p *process, th *thread) {
 	if pp == nil {
 		return
 	}
+	pd.takeOutSys(p)
 	for _, ps := range pp.sites {
 		cur := make([]byte, len(ps.jmp))
 		if p.mem.ReadByMem(cur, ps.addr) == nil && !bytes.Equal(cur, ps.jmp) {

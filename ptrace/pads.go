@@ -73,6 +73,7 @@ type padProc struct {
 	// fixups: the pads' exception table, a load's address → its fix-up
 	// (readFixup); kept until the pad areas go.
 	fixups map[uint64]uint64
+	sys    *sysPads // system calls in-process (padsys.go)
 }
 
 // padEngine is the in-process pads' component: their placement, removal

@@ -30,7 +30,7 @@ func (sy *sysTrace) filtered() bool { return sy != nil && sy.seccomp }
 // the trace stops at every system call instead (PTRACE_SYSCALL).
 func (sy *sysTrace) installFilter(p *process, th *thread) {
 	tr := sy.tr
-	prog := filterProgram(sy.numbers())
+	prog := sy.gateFilter(p, th, sy.numbers())
 	size := uint64(16 + 8*len(prog))
 	addr, err := tr.inject(th, unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)

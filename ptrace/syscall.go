@@ -25,6 +25,8 @@ type sysTrace struct {
 	all      bool // every call is probed
 	seccomp  bool // the filter is in (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
+	noGate   bool // no calls in-process (padsys.go): -T
+	gate     *sysGate
 	strsize  int
 }
 
@@ -99,6 +101,7 @@ func (sy *sysTrace) syscallStop(th *thread) {
 func (sy *sysTrace) enter(th *thread, si *proc.SyscallInfo) {
 	tr := sy.tr
 	th.call = nil
+	sy.tr.pads.filterComing(th, si.Nr(), si.Args)
 	sites := sy.byNr[si.Nr()]
 	if len(sites) == 0 || !th.p.report {
 		return

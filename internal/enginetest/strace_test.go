@@ -166,6 +166,18 @@ func syscallOf(l string) string {
 
 type tally struct{ lines, same map[string]int }
 
+// fidelityTracers are the tracers the corpus compares with strace: the
+// ptrace engine with system calls in-process (its default) and on the
+// stop path (--no-pads), and the uprobe engine.
+var fidelityTracers = []struct {
+	name string
+	args []string
+}{
+	{"ptrace", []string{"--backend", "ptrace"}},
+	{"ptrace --no-pads", []string{"--backend", "ptrace", "--no-pads"}},
+	{"uprobe", []string{"--backend", "uprobe"}},
+}
+
 func TestStraceFidelity(t *testing.T) {
 	need.Uprobes(t) // both engines
 	need.Tool(t, "strace")
@@ -174,7 +186,7 @@ func TestStraceFidelity(t *testing.T) {
 	corpus := straceCorpus(t, dir)
 	run := func(argv ...string) string { return runTracer(t, dir, outDir, argv) }
 	results := map[string]*tally{}
-	for _, b := range backends {
+	for _, b := range fidelityTracers {
 		results[b.name] = &tally{map[string]int{}, map[string]int{}}
 	}
 	var ran []string
@@ -188,8 +200,9 @@ func TestStraceFidelity(t *testing.T) {
 				stable = append(stable, l)
 			}
 		}
-		for _, b := range backends {
-			u := multiset(straceLines(run(append([]string{utapBin, "run", "--backend", b.name, "-q", "-f", "-S", "-o", "OUT", "--"}, c.argv...)...)))
+		for _, b := range fidelityTracers {
+			argv := append(append([]string{utapBin, "run"}, b.args...), "-q", "-f", "-S", "-o", "OUT", "--")
+			u := multiset(straceLines(run(append(argv, c.argv...)...)))
 			r := results[b.name]
 			for _, l := range stable {
 				name := syscallOf(l)
@@ -209,7 +222,7 @@ func TestStraceFidelity(t *testing.T) {
 		os.WriteFile(path, []byte(table), 0o644)
 	}
 	t.Log("\n" + table)
-	for _, b := range backends {
+	for _, b := range fidelityTracers {
 		r := results[b.name]
 		total, same := sum(r.lines), sum(r.same)
 		if total == 0 {
@@ -251,7 +264,7 @@ func fidelityTable(results map[string]*tally, ran []string) string {
 	}
 	sort.Strings(list)
 	fmt.Fprintf(&b, "Corpus: %s.\n\n", strings.Join(ran, ", "))
-	b.WriteString("| system call | strace lines | ptrace identical | uprobe identical |\n|---|---:|---:|---:|\n")
+	b.WriteString("| system call | strace lines | ptrace identical | ptrace --no-pads identical | uprobe identical |\n|---|---:|---:|---:|---:|\n")
 	row := func(name string, lines int, same []int) {
 		fmt.Fprintf(&b, "| %s | %d |", name, lines)
 		for _, s := range same {
@@ -263,7 +276,10 @@ func fidelityTable(results map[string]*tally, ran []string) string {
 		}
 		b.WriteString("\n")
 	}
-	engines := []string{"ptrace", "uprobe"}
+	var engines []string
+	for _, b := range fidelityTracers {
+		engines = append(engines, b.name)
+	}
 	for _, n := range list {
 		lines := 0
 		var same []int

@@ -58,6 +58,8 @@ type Spec struct {
 	// Agg: add the hit to its key's slot in a table rather than write a
 	// record (agg.go).
 	Agg *AggSite
+	// Sys: a system call pad (syspad.go).
+	Sys *SysSpec
 }
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
@@ -137,7 +139,7 @@ func frameSize(s Spec) (int32, error) {
 	for _, p := range programs(s) {
 		vregs = max(vregs, p.FrameWords())
 	}
-	if strMask(s) != 0 {
+	if strMask(s) != 0 || s.Sys != nil {
 		vregs = max(vregs, strScratch)
 	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
@@ -285,7 +287,7 @@ func reads(s Spec) bool {
 			return true
 		}
 	}
-	return strMask(s) != 0
+	return strMask(s) != 0 || s.Sys != nil
 }
 
 // faultBit ors fetch i's fault flag (RDX, 0 or 1) into the frame's mask.

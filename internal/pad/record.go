@@ -66,6 +66,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	drop := a.NewLabel()
 	a.Jcc(x86.NE, drop)
 	emitStrs(a, s)
+	emitSys(a, s)
 	// rdtsc writes rdx:rax.
 	a.Rdtsc()
 	a.RI(x86.SHL, x86.RDX, 32)

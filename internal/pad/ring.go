@@ -102,9 +102,9 @@ const Busy = uint64(1) << 63
 const DefaultRecords = 1 << 17
 
 // Size is the bytes of a ring of n records: the header, the records,
-// their marks, one counter per site for traces that only count, then the
-// strings (strs.go).
-func Size(n int) int { return StrOff(n) + strRecords(n)*StrSpace }
+// their marks, one counter per site for traces that only count, the
+// strings (strs.go), then the system call pads' values (syspad.go).
+func Size(n int) int { return SysOff(n) + sysRecords(n)*SysSpace }
 
 // MaxCounted is the sites a ring keeps counters for (site ids below it).
 const MaxCounted = 8192
@@ -136,6 +136,8 @@ type Record struct {
 	// Strs: bit i set when value i is a string: Str(i), or NULL.
 	Strs uint8
 	strs [MaxValues][probe.MaxStrLen]byte
+	// Sys: a KindSys record's system call values (syspad.go).
+	Sys []byte
 }
 
 // Str is value i's string, copied out of the ring; ok is false for a
@@ -289,6 +291,9 @@ func (r *Ring) read(off int, index uint64, rec *Record) {
 	s := *r.word(off + RecSite)
 	rec.Site, rec.Kind, rec.Faults = uint32(s), uint8(s>>56), uint8(s>>faultShift)
 	rec.Strs = uint8(s>>strShift) & (1<<MaxValues - 1)
+	if rec.Kind == KindSys {
+		r.readSys(index, rec)
+	}
 	for i := range rec.Vals {
 		rec.Vals[i] = *r.word(off + RecVals + 8*i)
 		if rec.Strs&(1<<i) != 0 && rec.Faults&(1<<i) == 0 && rec.Vals[i] <= probe.MaxStrLen {

@@ -235,7 +235,7 @@ func (d *Drainer) drainUntil(ns int64) {
 
 // record emits the event of one record.
 func (d *Drainer) record(r *Ring, rec *pad.Record) {
-	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() {
+	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() || r.Quiet {
 		return
 	}
 	pid, tid := r.Pid, 0
@@ -285,6 +285,9 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	pe.ev.Probe, pe.ev.Func, pe.ev.Kind, pe.ev.ProbeIndex = s.Probe, s.Func, "entry", s.Index
 	if rec.Kind == pad.KindReturn {
 		d.returnOf(pe, rec, s)
+	}
+	if s.Sys != nil {
+		s.Sys.event(&pe.ev, rec)
 	}
 	if len(s.Fetches) > 0 {
 		pe.ev.Args = pe.args[:len(s.Fetches)]

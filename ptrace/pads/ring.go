@@ -15,6 +15,7 @@ type Site struct {
 	// Return: a return pad's site; in a counting trace it keeps a tally
 	// block (pad.Tally) rather than a counter.
 	Return bool
+	Sys    *SysSite // a system call pad's (sys.go)
 }
 
 // NewSite is the event side of site s, whose pad fetches with fetches.
@@ -40,6 +41,9 @@ type Ring struct {
 	// vforks: the records of vfork children (vfork.go).
 	vforks []*Window
 	gone   bool // unmapped here (Gone)
+	// Quiet: a process not asked for (a fork child without -f, traced
+	// for the filter's sake): its records are read and dropped.
+	Quiet bool
 }
 
 // Copy is a fork child's copy of r: the same place in the child, no view

@@ -1,0 +1,287 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
+)
+
+// System calls in-process (ptrace/padsys.go): each test runs the same
+// command on the pad path (the default) and on the stop path
+// (--no-pads), and checks the lines are the same and that the pad path
+// was taken (-v says which sites run in-process).
+
+// sysPadRun runs `utap run --backend ptrace -v` with args (pads off when
+// stops), its trace in a file; it returns the result and the trace's
+// lines (straceLines: joined, masked).
+func sysPadRun(t *testing.T, stops bool, args ...string) (cliResult, []string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "trace")
+	argv := []string{"run", "--backend", "ptrace", "-v", "-o", out}
+	if stops {
+		argv = append(argv, "--no-pads")
+	}
+	r := utap(t, append(argv, args...)...)
+	text, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v: %v (stderr %q)", args, err, r.stderr)
+	}
+	return r, straceLines(string(text))
+}
+
+// inProcess says whether utap's -v lines show call's site in-process.
+func inProcess(stderr, call string) bool {
+	return regexp.MustCompile(`(?m)^utap: ` + call + ` at 0x[0-9a-f]+: in-process`).MatchString(stderr)
+}
+
+var (
+	sysResult = regexp.MustCompile(`= \d+$`)
+	bigNumber = regexp.MustCompile(`\bP\d+\b|\b\d{4,}\b`)
+)
+
+// TestSysPadGetppidLoop: 100,000 getppid calls, every one a line, the
+// same lines as the stop path's, made in-process.
+func TestSysPadGetppidLoop(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	const n = 100000
+	var got [2][]string
+	for i, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
+		if r.code != 0 {
+			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
+		}
+		if in := inProcess(r.stderr, "getppid"); in == stops {
+			t.Errorf("stops=%v: getppid in-process %v", stops, in)
+		}
+		for _, l := range lines {
+			if strings.HasPrefix(l, "getppid(") {
+				// The parent is the tracer: its pid differs per run.
+				got[i] = append(got[i], sysResult.ReplaceAllString(l, "= PPID"))
+			}
+		}
+		if len(got[i]) != n {
+			t.Errorf("stops=%v: %d getppid lines, want %d", stops, len(got[i]), n)
+		}
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("the pad path's lines differ from the stop path's")
+	}
+}
+
+// sysPadSame runs argv on both paths and wants the same stdout, exit 0,
+// and the same lines (those keep selects, sorted: the threads' order
+// differs); it returns the pad path's stderr.
+func sysPadSame(t *testing.T, keep func(string) bool, spec string, argv ...string) string {
+	t.Helper()
+	var got [2][]string
+	var stdout [2]string
+	var stderr string
+	for i, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, append([]string{"-f", "-e", spec, "--"}, argv...)...)
+		if r.code != 0 {
+			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
+		}
+		for _, l := range lines {
+			if keep(l) {
+				// Pids differ per run, and whether a tid had a line
+				// before the call that returns it (P1...) with the
+				// threads' order.
+				got[i] = append(got[i], bigNumber.ReplaceAllString(l, "N"))
+			}
+		}
+		slices.Sort(got[i])
+		stdout[i] = r.stdout
+		if !stops {
+			stderr = r.stderr
+		}
+	}
+	if stdout[0] != stdout[1] {
+		t.Errorf("stdout %q on the pad path, %q on the stop path", stdout[0], stdout[1])
+	}
+	if !slices.Equal(got[0], got[1]) || len(got[0]) == 0 {
+		t.Errorf("lines differ:\npads:\n%s\nstops:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+	}
+	return stderr
+}
+
+// TestSysPadSignalRead: a signal interrupts a read blocked in-process;
+// with SA_RESTART it goes on (restarted from the original syscall, on the
+// stop path), without it fails with EINTR. The lines are the stop path's:
+// the interrupted read "= ? ERESTARTSYS", the signal, the restarted read.
+func TestSysPadSignalRead(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	for _, mode := range []string{"restart", "intr"} {
+		t.Run(mode, func(t *testing.T) {
+			keep := func(l string) bool { return strings.HasPrefix(l, "read(3,") || strings.HasPrefix(l, "--- SIGUSR1") }
+			stderr := sysPadSame(t, keep, "trace=read", bin, mode)
+			if !inProcess(stderr, "read") {
+				t.Errorf("no read in-process:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestSysPadCancel: a thread blocked in read in-process is cancelled as
+// it is untraced, its frame's destructor run: glibc 2.36 unwinds from
+// the interrupted rip, which the tracer has moved to libc's syscall (in
+// the pad, with no unwind info, the unwinding would stop short).
+func TestSysPadCancel(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_cancel.cc")
+	want, code := untraced(t, []string{bin})
+	if want != "unwound\ncanceled\n" || code != 0 {
+		t.Fatalf("untraced: %q, exit %d", want, code)
+	}
+	r, _ := sysPadRun(t, false, "-e", "trace=read", "--", bin)
+	if r.code != 0 || r.stdout != want || !inProcess(r.stderr, "read") {
+		t.Errorf("exit %d, stdout %q, want %q; stderr %q", r.code, r.stdout, want, r.stderr)
+	}
+}
+
+// TestSysPadForks: fork, vfork with execve, a thread: the clone family
+// and execve keep their stops, the children are followed (-f), and their
+// calls made in-process are shown as on the stop path.
+func TestSysPadForks(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	keep := func(l string) bool { return !strings.HasPrefix(l, "+++") }
+	stderr := sysPadSame(t, keep, "trace=getppid,clone,clone3,fork,vfork,execve,wait4,exit_group", bin, "fork")
+	if !inProcess(stderr, "getppid") || inProcess(stderr, "clone") || inProcess(stderr, "execve") {
+		t.Errorf("getppid in-process, clone and execve stopping, wanted:\n%s", stderr)
+	}
+}
+
+// TestSysPadOwnFilter: a program that installs its own seccomp filter,
+// which kills it for process_vm_readv (a pad's read), keeps working:
+// its pads are taken out before the filter goes in.
+func TestSysPadOwnFilter(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	stderr := sysPadSame(t, func(string) bool { return true }, "trace=getppid,write", bin, "seccomp")
+	if !strings.Contains(stderr, "installs a seccomp filter") || !inProcess(stderr, "write") {
+		t.Errorf("pads in, then taken out, wanted:\n%s", stderr)
+	}
+}
+
+// TestSysPadTracerKilled: the tracer SIGKILLed while the program calls
+// getppid in-process: the program finishes, every call answered (on the
+// stop path they would fail with ENOSYS: the filter stays).
+func TestSysPadTracerKilled(t *testing.T) {
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := fixture.C(t, "sys_pad.c")
+	dir := t.TempDir()
+	pidFile, out := filepath.Join(dir, "pid"), filepath.Join(dir, "trace")
+	cmd := exec.Command(utapBin, "run", "--backend", "ptrace", "-o", out, "-e", "trace=getppid", "--", bin, "spin", pidFile, "2000000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	sysWaitFor(t, func() bool { st, err := os.Stat(out); return err == nil && st.Size() > 0 })
+	b, _ := os.ReadFile(pidFile)
+	status, err := os.ReadFile("/proc/" + strings.TrimSpace(string(b)) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`TracerPid:\s+(\d+)`).FindSubmatch(status)
+	tracer, _ := strconv.Atoi(string(m[1]))
+	if tracer == 0 {
+		t.Fatal("the program is not traced")
+	}
+	syscall.Kill(tracer, syscall.SIGKILL)
+	sysWaitFor(t, func() bool { st, err := os.Stat(pidFile + ".done"); return err == nil && st.Size() > 0 })
+	if done, _ := os.ReadFile(pidFile + ".done"); string(done) != "0\n" {
+		t.Errorf("the program's calls failed after the tracer died: %q", done)
+	}
+}
+
+// TestSysPadCtrlC: SIGINT to utap while a thread is blocked in a read
+// made in-process: the program runs on (the trace goes on unseen, the
+// filter stays), reads what comes and exits 0.
+func TestSysPadCtrlC(t *testing.T) {
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := fixture.C(t, "sys_pad.c")
+	cmd := exec.Command(utapBin, "run", "--backend", "ptrace", "-o", filepath.Join(t.TempDir(), "trace"), "-e", "trace=read", "--", bin, "blocked")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outp, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(outp)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("first line %q, want ready", lines.Text())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	// The input comes after the signal was sent; utap says nothing when
+	// it takes it, so it may take it a little after the read returned.
+	in.Write([]byte("abc\n"))
+	in.Close()
+	var rest []string
+	for lines.Scan() {
+		rest = append(rest, lines.Text())
+	}
+	err = cmd.Wait()
+	if err != nil || !slices.Contains(rest, "got 4") {
+		t.Errorf("utap: %v, the program's output after ready: %q", err, rest)
+	}
+}
+
+// sysWaitFor polls cond until it holds, for a minute at most.
+func sysWaitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("still waiting after a minute")
+		}
+	}
+}
+
+// TestSysPadSignalStorm: SIGALRM every 100 µs while getppid loops
+// in-process: signals land at the pads' `syscall`, after it, in the
+// record; each is delivered in the original code (the thread run out of
+// the pad first) and every call is still one line.
+func TestSysPadSignalStorm(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	const n = 50000
+	for _, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, "-e", "trace=getppid", "--", bin, "storm", strconv.Itoa(n))
+		calls := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "getppid() = ") {
+				calls++
+			}
+		}
+		if r.code != 0 || r.stdout != "storm\n" || calls != n || inProcess(r.stderr, "getppid") == stops {
+			t.Errorf("stops=%v: exit %d, stdout %q, %d getppid lines of %d", stops, r.code, r.stdout, calls, n)
+		}
+	}
+}

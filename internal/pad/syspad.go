@@ -1,0 +1,293 @@
+package pad
+
+import (
+	"fmt"
+
+	"github.com/utap/utap/internal/bytecode"
+	"github.com/utap/utap/internal/x86"
+)
+
+// System call pads (ptrace/padsys.go). A site's pad runs the displaced
+// instructions, then `syscall` with every register as the original code
+// would have had it, then (below the red zone, as every pad) writes a
+// record of kind KindSys and restores every register: rax the result,
+// rcx as the kernel sets it for the original `syscall` (its next
+// address), r11 the kernel's; it then jumps to the original's next
+// instruction. The record's values are in the ring's system call area,
+// SysSpace bytes per index for SysRecords indexes after the strings
+// (as strs.go's area: a pad of a call reserves only while fewer than
+// SysRecords records are unread):
+//
+//	0   the six arguments (rdi rsi rdx r10 r8 r9: the call keeps them)
+//	48  the result
+//	56  the bytes used
+//	64  the captures, each a word (-1: none, else the bytes read) and
+//	    its room (SysCap.Max, rounded up to 8)
+const (
+	KindSys    = 2
+	SysSpace   = 16384
+	SysRecords = 1024
+	SysHead    = 64
+)
+
+// SysOff is the offset of the system call area in a ring of n records.
+func SysOff(n int) int { return StrOff(n) + strRecords(n)*StrSpace }
+
+func sysRecords(n int) int { return min(n, SysRecords) }
+
+// SysAt is the offset of record index i's system call values.
+func SysAt(n int, i uint64) int { return SysOff(n) + int(i&uint64(sysRecords(n)-1))*SysSpace }
+
+// SysCap is one capture (syscalls.Capture) as the pad reads it, after the
+// call: Exit ones only when the result is not negative.
+type SysCap struct {
+	Arg  int
+	Exit bool
+	// Str: a NUL-terminated string of at most Max bytes; else Size bytes,
+	// or LenArg's argument (LenArg >= 0) or the result's (LenRet), times
+	// Elem when not 0, at most Max.
+	Str    bool
+	Size   int
+	LenArg int
+	LenRet bool
+	Elem   int
+	Max    int
+}
+
+// SysSpec is what a system call pad needs beyond Spec's ring and id.
+type SysSpec struct {
+	Caps []SysCap
+	// Back is the address after the original `syscall`: where the pad
+	// returns and what rcx holds after it.
+	Back uint64
+}
+
+// SysLayout gives each capture's offset in the area and the bytes used;
+// ok is false when they do not fit.
+func SysLayout(caps []SysCap) (offs []int, used int, ok bool) {
+	used = SysHead
+	for _, c := range caps {
+		offs = append(offs, used)
+		used += 8 + (c.Max+7)&^7
+	}
+	return offs, used, used <= SysSpace
+}
+
+// SysParts is where a system call pad's parts are: its `syscall`, the
+// code after it.
+type SysParts struct{ Syscall int }
+
+// BuildSys returns the system call pad of s (s.Sys set, s.Displaced the
+// relocated instructions with no jump back) assembled to run at `at`.
+func BuildSys(s Spec, at uint64) ([]byte, SysParts, error) {
+	var parts SysParts
+	if s.Sys == nil {
+		return nil, parts, fmt.Errorf("pad: not a system call pad")
+	}
+	if _, _, ok := SysLayout(s.Sys.Caps); !ok {
+		return nil, parts, fmt.Errorf("pad: the call's captures need more than %d bytes", SysSpace)
+	}
+	code, err := s.Displaced(at)
+	if err != nil {
+		return nil, parts, err
+	}
+	parts.Syscall = len(code)
+	code = append(code, 0x0f, 0x05)
+	after, err := sysCode(s)
+	if err != nil {
+		return nil, parts, err
+	}
+	code = append(code, after...)
+	if len(code) > MaxSize {
+		return nil, parts, fmt.Errorf("pad: %d bytes, at most %d", len(code), MaxSize)
+	}
+	return code, parts, nil
+}
+
+// sysCode is the pad after its `syscall`: the record, the registers
+// restored, rcx as the original's, the jump back.
+func sysCode(s Spec) ([]byte, error) {
+	frame, err := frameSize(s)
+	if err != nil {
+		return nil, err
+	}
+	a := x86.NewAsm()
+	down := redZone + frame
+	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: -down})
+	for r := x86.RAX; r <= x86.R15; r++ {
+		if r != x86.RSP {
+			a.Store(slot(r), r)
+		}
+	}
+	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
+	a.Store(slot(x86.RSP), x86.RAX)
+	a.Raw(0x0f, 0x90, 0xc0) // seto %al
+	a.Raw(0x9f)             // lahf
+	a.Store(x86.Mem{Base: x86.RSP, Disp: 8 * slotFlags}, x86.RAX)
+	a.MovRR(x86.RBX, x86.RSP)
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
+	// Its captures read through system calls (made from the gate, which
+	// the filter lets through): no fix-up table is kept for these pads.
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativeAliveSlot}, 0)
+	done := a.NewLabel()
+	emitRecord(a, s, done)
+	a.Bind(done)
+	restoreAll(a, down)
+	a.MovRI(x86.RCX, s.Sys.Back)
+	code, err := a.Assemble()
+	if err != nil {
+		return nil, err
+	}
+	code = append(code, 0xff, 0x25, 0, 0, 0, 0) // jmp *0(%rip)
+	b := s.Sys.Back
+	for range 8 {
+		code = append(code, byte(b))
+		b >>= 8
+	}
+	return code, nil
+}
+
+// sysArgRegs are the call's arguments, in order.
+var sysArgRegs = [6]x86.Reg{x86.RDI, x86.RSI, x86.RDX, x86.R10, x86.R8, x86.R9}
+
+func frameReg(r x86.Reg) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: 8 * int32(r)} }
+
+// emitSys fills the claimed record's system call area (emitRecord: rcx
+// the index, rdi the record, rsi the ring, r9 live: kept across the
+// reads' system calls).
+func emitSys(a *x86.Asm, s Spec) {
+	if s.Sys == nil {
+		return
+	}
+	saved := []x86.Reg{x86.RCX, x86.RDI, x86.RSI, x86.R9}
+	for k, r := range saved {
+		a.Store(scratch(int32(k)), r)
+	}
+	// r12 = the area: ring + SysAt(index).
+	a.MovRR(x86.R12, x86.RCX)
+	a.RI(x86.AND, x86.R12, int32(sysRecords(s.Records)-1))
+	a.RI(x86.IMUL, x86.R12, SysSpace)
+	a.MovRI(x86.RAX, s.Ring+uint64(SysOff(s.Records)))
+	a.RR(x86.ADD, x86.R12, x86.RAX)
+	area := func(off int) x86.Mem { return x86.Mem{Base: x86.R12, Disp: int32(off)} }
+	for i, r := range sysArgRegs {
+		a.Load(x86.RAX, frameReg(r))
+		a.Store(area(8*i), x86.RAX)
+	}
+	a.Load(x86.RAX, frameReg(x86.RAX))
+	a.Store(area(48), x86.RAX)
+	offs, used, _ := SysLayout(s.Sys.Caps)
+	a.StoreI32(area(56), int32(used))
+	for k, c := range s.Sys.Caps {
+		emitCap(a, c, offs[k])
+	}
+	for k, r := range saved {
+		a.Load(r, scratch(int32(k)))
+	}
+}
+
+// emitCap reads one capture into its place at r12+off: the word, then
+// the bytes. Clobbers everything but rbx, r12.
+func emitCap(a *x86.Asm, c SysCap, off int) {
+	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
+	local, remote := scratch(4), scratch(6)
+	next := a.NewLabel()
+	a.StoreI32(word, -1)
+	if c.Exit {
+		a.Load(x86.RAX, frameReg(x86.RAX))
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.L, next)
+	}
+	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, next)
+	a.Store(remote, x86.RAX)
+	// rdx = the bytes to read.
+	switch {
+	case c.Str:
+		a.MovRI(x86.RDX, uint64(c.Max))
+	case c.Size > 0:
+		a.MovRI(x86.RDX, uint64(min(c.Size, c.Max)))
+	default:
+		if c.LenRet {
+			a.Load(x86.RDX, frameReg(x86.RAX))
+			pos := a.NewLabel()
+			a.RR(x86.TEST, x86.RDX, x86.RDX)
+			a.Jcc(x86.GE, pos)
+			a.MovRI(x86.RDX, 0)
+			a.Bind(pos)
+		} else {
+			a.Load(x86.RDX, frameReg(sysArgRegs[c.LenArg]))
+		}
+		limit := uint64(c.Max)
+		if c.Elem > 0 {
+			limit = uint64(c.Max / c.Elem)
+		}
+		// Unsigned min with the limit, then times Elem.
+		a.MovRI(x86.RCX, limit)
+		short := a.NewLabel()
+		a.RR(x86.CMP, x86.RDX, x86.RCX)
+		a.Jcc(x86.B, short)
+		a.MovRR(x86.RDX, x86.RCX)
+		a.Bind(short)
+		if c.Elem > 0 {
+			a.RI(x86.IMUL, x86.RDX, int32(c.Elem))
+		}
+		nonzero := a.NewLabel()
+		a.RR(x86.TEST, x86.RDX, x86.RDX)
+		a.Jcc(x86.NE, nonzero)
+		a.Store(word, x86.RDX) // nothing to read: empty
+		a.Jmp(next)
+		a.Bind(nonzero)
+	}
+	a.Store(x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}, x86.RDX)
+	a.Store(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, x86.RDX)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+	a.Store(local, x86.RAX)
+	// r13 = the bytes wanted, across the read.
+	a.MovRR(x86.R13, x86.RDX)
+	bytecode.SelfRead(a, local, remote, c.Str)
+	if !c.Str {
+		// All or nothing, as syscalls.Read.
+		a.RR(x86.CMP, x86.RAX, x86.R13)
+		a.Jcc(x86.NE, next)
+		a.Store(word, x86.RAX)
+		a.Jmp(next)
+		a.Bind(next)
+		return
+	}
+	// A string: up to its NUL included, else what was read (a page
+	// that could not be read ends it, as readStr); nothing read: none.
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.LE, next)
+	a.Lea(x86.RSI, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+	a.MovRI(x86.RDX, 0)
+	loop, found, none := a.NewLabel(), a.NewLabel(), a.NewLabel()
+	a.Bind(loop)
+	a.RR(x86.CMP, x86.RDX, x86.RAX)
+	a.Jcc(x86.AE, none)
+	a.Load8(x86.RCX, x86.Mem{Base: x86.RSI})
+	a.RI(x86.ADD, x86.RSI, 1)
+	a.RI(x86.ADD, x86.RDX, 1)
+	a.RR(x86.TEST, x86.RCX, x86.RCX)
+	a.Jcc(x86.E, found)
+	a.Jmp(loop)
+	a.Bind(found)
+	a.Store(word, x86.RDX)
+	a.Jmp(next)
+	a.Bind(none)
+	a.Store(word, x86.RAX)
+	a.Bind(next)
+}
+
+// readSys copies record index i's system call area out of the ring
+// before its slot is freed.
+func (r *Ring) readSys(i uint64, rec *Record) {
+	at := SysAt(int(r.n), i)
+	used := int(*r.word(at + 56))
+	if used < SysHead || used > SysSpace {
+		used = SysHead
+	}
+	rec.Sys = append(rec.Sys[:0], r.mem[at:at+used]...)
+}

@@ -1,0 +1,82 @@
+package pads
+
+import (
+	"encoding/binary"
+	"os"
+	"strconv"
+
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+)
+
+// SysSite is a system call pad's site (ptrace/padsys.go): its record
+// becomes the event the stop path would have made at the call's return.
+type SysSite struct {
+	Nr      int
+	caps    []pad.SysCap
+	offs    []int
+	n       int // len(Info.Captures): the sides' length
+	fdPaths bool
+	strsize int
+}
+
+// NewSysSite is the event side of a system call pad for probe s.
+func NewSysSite(s *probe.Site, nr int, caps []pad.SysCap, n int, fdPaths bool, strsize int) *Site {
+	offs, _, _ := pad.SysLayout(caps)
+	return &Site{Probe: s.Spec.Text, Func: s.Func, Index: s.Probe,
+		Sys: &SysSite{Nr: nr, caps: caps, offs: offs, n: n, fdPaths: fdPaths, strsize: strsize}}
+}
+
+// event fills ev's call from the record's system call area.
+func (ss *SysSite) event(ev *probe.Event, rec *pad.Record) {
+	le := binary.LittleEndian
+	b := rec.Sys
+	sys := &probe.Syscall{Nr: ss.Nr, Returned: true}
+	if len(b) >= pad.SysHead {
+		for i := range sys.Args {
+			sys.Args[i] = le.Uint64(b[8*i:])
+		}
+		sys.Ret = int64(le.Uint64(b[48:]))
+	}
+	if ss.n > 0 {
+		sys.Entry, sys.Exit = make([][]byte, ss.n), make([][]byte, ss.n)
+		for k, c := range ss.caps {
+			off := ss.offs[k]
+			if off+8 > len(b) {
+				continue
+			}
+			n := int64(le.Uint64(b[off:]))
+			if n < 0 || off+8+int(n) > len(b) {
+				continue
+			}
+			data := append([]byte{}, b[off+8:off+8+int(n)]...)
+			if c.Exit {
+				sys.Exit[k] = data
+			} else {
+				sys.Entry[k] = data
+			}
+		}
+	}
+	ev.Kind = probe.Return.String()
+	ev.Sys = sys
+	if ss.fdPaths {
+		sys.FdPaths = fdPaths(ev.PID, sys, ss.strsize)
+	}
+}
+
+// fdPaths reads the paths of the call's fds in /proc, as the uprobe
+// engine does for a call it reports after the fact.
+func fdPaths(pid int, sys *probe.Syscall, strsize int) map[int]string {
+	paths := map[int]string{}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	syscalls.Line(sys, &syscalls.Options{StrSize: strsize, FdPath: func(fd int) string {
+		p, seen := paths[fd]
+		if !seen {
+			p, _ = os.Readlink(dir + strconv.Itoa(fd))
+			paths[fd] = p
+		}
+		return p
+	}})
+	return paths
+}

@@ -1,0 +1,229 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"fmt"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/ptrace/pads"
+)
+
+// System calls in-process (docs/syscalls.md). In run mode, before the
+// seccomp filter goes in, the command gets a gate: a region whose calls
+// the filter lets through (seccomp_data.instruction_pointer). The
+// `syscall` instructions of its objects whose number is static and
+// probed get a pad in the gate (ssol.PlanSyscall, pad.BuildSys): the
+// instructions before the `syscall` become a jmp to a stub next to the
+// object, which jumps to the pad; the pad makes the call from the gate
+// (no stop) and writes a record the drainer turns into the line. The
+// original `syscall` stays in place: a branch to it, a restart after a
+// signal (padsyssig.go), any site without a pad stop as before.
+
+// gateSize is the gate's bytes: pads of about 1 KiB each.
+const gateSize = 1 << 20
+
+// sysGate is where the gate is, the same in every image of the trace
+// (fork copies it; after an exec it is mapped again there).
+type sysGate struct{ addr, size uint64 }
+
+// sysPads is a process's system call pads (in padProc).
+type sysPads struct {
+	mapped  bool // the gate is mapped in this image
+	off     bool // no more pads: the program installs a filter of its own
+	next    uint64
+	sites   map[uint64]*sysSite // by the pad's `syscall` address
+	scanned map[object]bool
+}
+
+// sysSite is one `syscall` instruction that jumps to its pad.
+type sysSite struct {
+	first  uint64 // the first displaced instruction: the jmp
+	sc     uint64 // the original `syscall`
+	pad    uint64 // the pad's `syscall`
+	nr     int
+	orig   []byte
+	stub   uint64
+	padAt  uint64
+	padLen int
+}
+
+func (sp *sysPads) forked() *sysPads {
+	if sp == nil {
+		return nil
+	}
+	n := *sp
+	return &n // the sites are shared: the same addresses in the copy
+}
+
+// gateFilter maps the gate in p (held at its exec, before the filter)
+// and returns the filter of the calls nrs (filterProgram) with the
+// gate's calls let through first, and the calls that install a filter
+// stopping too (padsysfilter.go); without a gate, filterProgram's.
+func (sy *sysTrace) gateFilter(p *process, th *thread, nrs []uint32) []unix.SockFilter {
+	tr := sy.tr
+	prog := filterProgram(nrs)
+	if tr.pads == nil || tr.pads.off || sy.noGate {
+		return prog
+	}
+	addr, err := tr.inject(th, unix.SYS_MMAP, 0, gateSize, unix.PROT_READ|unix.PROT_EXEC,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+	if err != nil {
+		tr.pads.say(fmt.Sprintf("system calls: no gate for in-process calls (%v): every probed call stops", err))
+		return prog
+	}
+	if addr>>32 != (addr+gateSize-1)>>32 {
+		// The filter compares the low halves: the gate must not cross.
+		tr.inject(th, unix.SYS_MUNMAP, addr, gateSize)
+		tr.pads.say("system calls: the gate crossed a 4 GiB line: every probed call stops")
+		return prog
+	}
+	sy.gate = &sysGate{addr: addr, size: gateSize}
+	if nrs != nil {
+		nrs = append(slices.Clone(nrs), unix.SYS_SECCOMP, unix.SYS_PRCTL)
+		slices.Sort(nrs)
+		nrs = slices.Compact(nrs)
+	}
+	return gateProgram(filterProgram(nrs), addr, gateSize)
+}
+
+// gateProgram inserts, after filterProgram's architecture check (its
+// first three instructions), an ALLOW for calls made from [addr,
+// addr+size), which lies within one 4 GiB half.
+func gateProgram(prog []unix.SockFilter, addr, size uint64) []unix.SockFilter {
+	const (
+		ld  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jge = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+		ret = unix.BPF_RET | unix.BPF_K
+		ip  = 8 // offsetof(struct seccomp_data, instruction_pointer)
+	)
+	lo := uint32(addr)
+	gate := []unix.SockFilter{
+		{Code: ld, K: ip + 4},
+		{Code: jeq, K: uint32(addr >> 32), Jf: 4},
+		{Code: ld, K: ip},
+		{Code: jge, K: lo, Jf: 2},
+		{Code: jge, K: lo + uint32(size), Jt: 1},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	out := append([]unix.SockFilter(nil), prog[:3]...)
+	out = append(out, gate...)
+	return append(out, prog[3:]...)
+}
+
+// sysPadsOf readies p's system call pads: its ring, and the gate mapped
+// in this image (again after an exec, at the same address); nil when p
+// cannot have any.
+func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
+	tr := pd.tr
+	sy := tr.sys
+	if sy == nil || !sy.seccomp || sy.gate == nil || pd.off || !p.report || p.shared != nil {
+		return nil
+	}
+	if p.pads == nil {
+		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: pads.Owners{}}
+	}
+	if p.pads.sys == nil {
+		p.pads.sys = &sysPads{sites: map[uint64]*sysSite{}, scanned: map[object]bool{}}
+	}
+	sp := p.pads.sys
+	if sp.off {
+		return nil
+	}
+	if !sp.mapped {
+		if n := seccompFilters(p.pid); n != 1 {
+			// Not only ours: a filter of the program's own may refuse
+			// the pads' reads (padsysfilter.go).
+			sp.off = true
+			pd.say(fmt.Sprintf("pid %d: system calls stop: %d seccomp filters, not only utap's", p.pid, n))
+			return nil
+		}
+		if !gateMapped(p.pid, sy.gate) {
+			g := sy.gate
+			addr, err := tr.inject(th, unix.SYS_MMAP, g.addr, g.size, unix.PROT_READ|unix.PROT_EXEC,
+				unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
+			if err != nil || addr != g.addr {
+				pd.say(fmt.Sprintf("pid %d: the gate for in-process system calls cannot be mapped at %#x again: its calls stop", p.pid, g.addr))
+				return nil
+			}
+		}
+		sp.mapped = true
+	}
+	if p.pads.ring == nil {
+		r, err := pd.newRing(p, th, 0)
+		if err != nil {
+			pd.say(fmt.Sprintf("pid %d: system calls stop: %v", p.pid, err))
+			return nil
+		}
+		p.pads.ring = r
+		pd.fsAll(p)
+	}
+	return sp
+}
+
+// gateMapped says whether p has the gate mapped (fork copied it).
+func gateMapped(pid int, g *sysGate) bool {
+	ms, err := readMaps(pid)
+	if err != nil {
+		return false
+	}
+	for _, m := range ms {
+		if m.Start == g.addr && m.End == g.addr+g.size {
+			return true
+		}
+	}
+	return false
+}
+
+// placeSys gives the probed system calls of p's objects (those in only,
+// nil: every one mapped) their pads; p's threads are all stopped.
+func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
+	sp := pd.sysPadsOf(p, th)
+	if sp == nil {
+		return
+	}
+	ms, err := readMaps(p.pid)
+	if err != nil {
+		return
+	}
+	for _, m := range ms {
+		o := object{path: m.Path, inode: m.Inode}
+		if len(m.Path) == 0 || m.Path[0] != '/' || len(m.Perms) < 3 || m.Perms[2] != 'x' || sp.scanned[o] {
+			continue
+		}
+		if only != nil && !only[o] {
+			continue
+		}
+		sp.scanned[o] = true
+		pd.sysObject(p, th, sp, o, ms)
+	}
+}
+
+// sysWrite writes one site: its pad in the gate, its stub near the
+// object, then the jmp.
+func (pd *padEngine) sysWrite(p *process, sp *sysPads, s *sysSite, code []byte, jmp []byte) error {
+	if err := p.mem.WriteAt(code, s.padAt); err != nil {
+		return err
+	}
+	stub := []byte{0xff, 0x25, 0, 0, 0, 0}
+	for i := range 8 {
+		stub = append(stub, byte(s.padAt>>(8*i)))
+	}
+	if err := p.mem.WriteAt(stub, s.stub); err != nil {
+		return err
+	}
+	for len(jmp) < len(s.orig) {
+		jmp = append(jmp, 0xcc) // never run: nothing lands inside
+	}
+	if err := p.mem.WriteAt(jmp, s.first); err != nil {
+		return err
+	}
+	sp.sites[s.pad] = s
+	return nil
+}
+
+// padRing is the ring p's pads write to.
+func (p *process) padRing() (addr uint64, n int) { return p.pads.ring.Addr, p.pads.ring.N }

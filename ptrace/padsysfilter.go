@@ -1,0 +1,144 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
+)
+
+// A program that installs a seccomp filter of its own may refuse the
+// calls a pad makes (process_vm_readv, getpid, futex): filters are all
+// asked, the strictest answer wins, and a pad's call is no different for
+// them. So the calls that install one stop (gateFilter adds them), and
+// before the filter goes in the process's system call pads are taken
+// out: its calls stop from then on. An image started with filters other
+// than utap's gets none (sysPadsOf).
+
+// filterComing takes p's system call pads out when th is about to
+// install a seccomp filter (seccomp(SECCOMP_SET_MODE_FILTER) or
+// prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)); th is at the call's entry.
+func (pd *padEngine) filterComing(th *thread, nr int, args [6]uint64) {
+	p := th.p
+	if p.pads == nil || p.pads.sys == nil || p.pads.sys.off {
+		return
+	}
+	switch {
+	case nr == unix.SYS_SECCOMP && args[0] == unix.SECCOMP_SET_MODE_FILTER:
+	case nr == unix.SYS_PRCTL && args[0] == unix.PR_SET_SECCOMP && args[1] == unix.SECCOMP_MODE_FILTER:
+	default:
+		return
+	}
+	tr := pd.tr
+	tr.quiesce(p)
+	pd.takeOutSys(p)
+	p.holding = false
+	for _, t := range p.threads {
+		if t != th {
+			tr.resume(t)
+		}
+	}
+	pd.say(fmt.Sprintf("pid %d installs a seccomp filter: its system calls stop from now on", p.pid))
+}
+
+// takeOutSys puts the original bytes back at p's system call sites;
+// p's threads are all stopped. A thread at a pad's `syscall`, or just
+// after it, or in its displaced instructions (copied at the same
+// offsets) goes to the same place in the original code; a thread past
+// its call, writing the record, finishes the pad.
+func (pd *padEngine) takeOutSys(p *process) {
+	sp := p.pads.sys
+	if sp == nil {
+		return
+	}
+	sp.off = true
+	if len(sp.sites) == 0 {
+		return
+	}
+	for _, s := range sp.sites {
+		cur := make([]byte, len(s.orig))
+		if p.mem.ReadByMem(cur, s.first) == nil && !bytes.Equal(cur, s.orig) {
+			p.mem.WriteAt(s.orig, s.first)
+		}
+	}
+	for _, t := range p.threads {
+		var regs unix.PtraceRegs
+		if !t.stopped || t.dead || proc.GetRegs(t.tid, &regs) != nil {
+			continue
+		}
+		if pd.moveOut(t, &regs, false) {
+			pd.tr.setRegs(t, &regs)
+		}
+	}
+	sp.sites = map[uint64]*sysSite{}
+}
+
+// moveOut moves a thread at a pad's `syscall` or before it to the same
+// place in the original code; one just after it (the call returned, or
+// was interrupted) to just after the original, the call's line then
+// made from the registers when the call ran (signal: it is reported
+// interrupted, as strace does; else only when it returned for good).
+func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) bool {
+	sp := th.p.pads.sys
+	if g := pd.tr.sys.gateOf(); g == nil || regs.Rip < g.addr || regs.Rip >= g.addr+g.size {
+		return false
+	}
+	for _, s := range sp.sites {
+		switch {
+		case signal && regs.Rip == s.pad:
+			regs.Rip = s.sc // the call is made again from the original
+			return true
+		case !signal && regs.Rip >= s.padAt && regs.Rip <= s.pad:
+			regs.Rip = s.first + (regs.Rip - s.padAt)
+			return true
+		case regs.Rip == s.pad+2:
+			regs.Rip = s.sc + 2
+			if regs.Rcx == s.pad+2 {
+				regs.Rcx = s.sc + 2 // as the kernel leaves it after the original
+			}
+			if sy := pd.tr.sys; sy != nil && (signal || !restarting(int64(regs.Rax))) {
+				sy.padLine(th, s.nr, regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9, int64(regs.Rax), regs.Rsp)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func (sy *sysTrace) gateOf() *sysGate {
+	if sy == nil {
+		return nil
+	}
+	return sy.gate
+}
+
+// restarting: the kernel restarts a call interrupted with this result
+// when no handler runs (-ERESTARTSYS, -ERESTARTNOINTR,
+// -ERESTARTNOHAND, -ERESTART_RESTARTBLOCK).
+func restarting(ret int64) bool { return ret == -512 || ret == -513 || ret == -514 || ret == -516 }
+
+// seccompFilters is the filters p runs under (its status's
+// Seccomp_filters), -1 when it cannot tell.
+func seccompFilters(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for l := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(l, "Seccomp_filters:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}

@@ -1,0 +1,247 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/probe"
+	"github.com/utap/utap/ptrace/pads"
+	"github.com/utap/utap/ssol"
+)
+
+// stopCalls keep their stops (first cut): the clone family and vfork
+// (the child returns on another stack), execve (a new image), the
+// calls that do not return, and rt_sigreturn.
+var stopCalls = map[int]bool{
+	unix.SYS_CLONE: true, unix.SYS_CLONE3: true, unix.SYS_FORK: true, unix.SYS_VFORK: true,
+	unix.SYS_EXECVE: true, unix.SYS_EXECVEAT: true, unix.SYS_RT_SIGRETURN: true,
+	unix.SYS_EXIT: true, unix.SYS_EXIT_GROUP: true,
+}
+
+// sysCaps is how a pad reads the captures of nr, after the call; why
+// says why the call keeps its stops instead.
+func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
+	info := syscalls.Lookup(nr)
+	switch {
+	case info == nil:
+		return nil, "a call utap does not decode"
+	case stopCalls[nr] || info.NoReturn:
+		return nil, "a call that keeps its stops (clone, fork, exec, exit, rt_sigreturn)"
+	}
+	exitArg := map[int]bool{}
+	for _, c := range info.Captures {
+		if c.Exit {
+			exitArg[c.Arg] = true
+		}
+	}
+	for _, c := range info.Captures {
+		switch {
+		case c.SP || c.StrArray || c.Iov || c.CountOnly:
+			return nil, "memory the pad does not read (arrays of strings or iovecs, the stack)"
+		case !c.Exit && exitArg[c.Arg]:
+			return nil, "memory read before the call that the call changes"
+		case !c.Str && c.Size == 0 && c.LenArg < 0 && !c.LenRet:
+			return nil, "memory of a size the pad does not know"
+		}
+		caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, Str: c.Str, Size: c.Size,
+			LenArg: c.LenArg, LenRet: c.LenRet, Elem: c.Elem, Max: syscalls.MaxFor(c, strsize)})
+	}
+	if _, _, ok := pad.SysLayout(caps); !ok {
+		return nil, "its memory does not fit a record"
+	}
+	return caps, ""
+}
+
+// sysSiteOf is the probe a call's pad reports for: the plain selection
+// (-S, -e trace=); nil when a probe of the call has a condition or
+// values (the stop path evaluates those).
+func (sy *sysTrace) sysSiteOf(nr int) (*probe.Site, string) {
+	var plain *probe.Site
+	for _, s := range sy.byNr[nr] {
+		if !syscalls.Plain(s) {
+			return nil, "a probe with a condition or values"
+		}
+		if plain == nil {
+			plain = s
+		}
+	}
+	if plain == nil {
+		return nil, "not probed"
+	}
+	return plain, ""
+}
+
+// sysObject finds, plans and writes the pads of one object's probed
+// `syscall` instructions.
+func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms []mapping) {
+	tr := pd.tr
+	sy := tr.sys
+	f, err := elf.Open(o.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	land, err := elfsym.ObjectLandings(o.path)
+	if err != nil {
+		pd.say(fmt.Sprintf("%s: system calls stop: finding where its code jumps: %v", o.path, err))
+		return
+	}
+	name := filepath.Base(o.path)
+	type planned struct {
+		s    *sysSite
+		d    *ssol.Displaced
+		site *probe.Site
+		caps []pad.SysCap
+	}
+	var todo []planned
+	for _, prog := range f.Progs {
+		if prog.Type != elf.PT_LOAD || prog.Flags&elf.PF_X == 0 {
+			continue
+		}
+		bias, ok := segmentBias(ms, o, prog)
+		if !ok {
+			continue
+		}
+		data := make([]byte, prog.Filesz)
+		if _, err := prog.ReadAt(data, 0); err != nil {
+			continue
+		}
+		for i := 0; ; i++ {
+			k := bytes.Index(data[i:], []byte{0x0f, 0x05})
+			if k < 0 {
+				break
+			}
+			i += k
+			v := prog.Vaddr + uint64(i)
+			from, ok := land.Before(v)
+			if !ok || from < prog.Vaddr {
+				continue
+			}
+			_, nr, err := ssol.PlanSyscall(data[from-prog.Vaddr:i+2], from, v, nil)
+			where := fmt.Sprintf("%s+%#x", name, v)
+			if err != nil {
+				if !bytes.Contains([]byte(err.Error()), []byte("boundary")) && !bytes.Contains([]byte(err.Error()), []byte("decode")) {
+					pd.say(fmt.Sprintf("syscall at %s: stops: %v", where, err))
+				}
+				continue
+			}
+			if len(sy.byNr[nr]) == 0 {
+				continue // not probed: the filter lets it run
+			}
+			cname := syscalls.Lookup(nr).Name
+			site, why := sy.sysSiteOf(nr)
+			var caps []pad.SysCap
+			if why == "" {
+				caps, why = sysCaps(nr, sy.strsize)
+			}
+			if why != "" {
+				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
+				continue
+			}
+			// The displaced plan in runtime addresses.
+			rd, _, err := ssol.PlanSyscall(mustRead(p, from+bias, uint64(i+2)-(from-prog.Vaddr)), from+bias, v+bias, nil)
+			if err != nil {
+				pd.say(fmt.Sprintf("%s at %s: stops: its code in memory is not the file's (%v)", cname, where, err))
+				continue
+			}
+			if why := sysInFlight(p, rd.Addr, v+bias); why != "" {
+				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
+				continue
+			}
+			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr}
+			todo = append(todo, planned{s: s, d: rd, site: site, caps: caps})
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	stubs := uint64(16 * len(todo))
+	stubArea, err := tr.mapArea(p, th, todo[0].s.first, todo[len(todo)-1].s.first, pageRound(stubs))
+	if err != nil {
+		pd.say(fmt.Sprintf("%s: system calls stop: %v", o.path, err))
+		return
+	}
+	p.pads.areas = append(p.pads.areas, area{start: stubArea, size: pageRound(stubs)})
+	ring, n := p.padRing()
+	for k, t := range todo {
+		s := t.s
+		s.stub = stubArea + uint64(16*k)
+		s.padAt = sy.gate.addr + sp.next
+		id := pd.d.NextID()
+		spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
+			Displaced: t.d.Relocated, Sys: &pad.SysSpec{Caps: t.caps, Back: s.sc + 2}}
+		code, parts, err := pad.BuildSys(spec, s.padAt)
+		if err == nil && sp.next+uint64(len(code)) > sy.gate.size {
+			err = fmt.Errorf("the gate is full")
+		}
+		var jmp []byte
+		if err == nil {
+			jmp, err = t.d.Jump(s.stub)
+		}
+		if err == nil {
+			s.orig = make([]byte, t.d.Len)
+			err = p.mem.ReadByMem(s.orig, s.first)
+		}
+		if err == nil {
+			s.pad, s.padLen = s.padAt+uint64(parts.Syscall), len(code)
+			err = pd.sysWrite(p, sp, s, code, jmp)
+		}
+		where := fmt.Sprintf("%s at %#x", syscalls.Lookup(s.nr).Name, s.sc)
+		if err != nil {
+			pd.say(fmt.Sprintf("%s: stops: %v", where, err))
+			continue
+		}
+		sp.next += uint64(len(code)+15) &^ 15
+		pd.d.AddSite(pads.NewSysSite(t.site, s.nr, t.caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, sy.strsize))
+		tr.stats.pads++
+		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))
+	}
+}
+
+// segmentBias is runtime minus link-time address for prog of o, from
+// the mapping of its file offset.
+func segmentBias(ms []mapping, o object, prog *elf.Prog) (uint64, bool) {
+	for _, m := range ms {
+		if m.Path != o.path || m.Inode != o.inode || len(m.Perms) < 3 || m.Perms[2] != 'x' {
+			continue
+		}
+		if prog.Off >= m.Offset && prog.Off < m.Offset+(m.End-m.Start) {
+			return m.Start + (prog.Off - m.Offset) - prog.Vaddr, true
+		}
+	}
+	return 0, false
+}
+
+// mustRead reads n bytes of p at addr (nil on a failure: the plan fails).
+func mustRead(p *process, addr, n uint64) []byte {
+	b := make([]byte, n)
+	if p.mem.ReadByMem(b, addr) != nil {
+		return nil
+	}
+	return b
+}
+
+// sysInFlight refuses a site where a stopped thread would resume inside
+// the bytes the jmp takes (after their first, before the `syscall`).
+func sysInFlight(p *process, first, sc uint64) string {
+	for _, t := range p.threads {
+		var regs unix.PtraceRegs
+		if !t.stopped || proc.GetRegs(t.tid, &regs) != nil {
+			continue
+		}
+		if regs.Rip > first && regs.Rip < sc {
+			return fmt.Sprintf("thread %d will resume inside the bytes the jump takes", t.tid)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,168 @@
+//go:build linux && amd64
+
+package ssol
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/utap/utap/internal/x86"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// System call pads (ptrace/padsys.go): the instructions just before a
+// `syscall` become a jmp to a pad that runs them, then its own `syscall`
+// with every register as the original would have it, then writes the
+// record and jumps back after the original `syscall`, which stays in place
+// (a branch to it, a restart after a signal, find valid code there).
+
+// PlanSyscall decides whether the instructions before the `syscall` at sc
+// can be displaced by a jmp rel32, and finds the call's number. code holds
+// the object's bytes from `from`, an instruction boundary with nothing
+// landing in (from, sc) (the caller knows the object's landings), to sc+2
+// at least. The displaced instructions are whole, at least JumpLen bytes,
+// and end exactly at sc; one of them sets the number (mov $imm,%eax or
+// xor %eax,%eax) and none after it writes rax. The error wraps ErrNoPad.
+func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Displaced, int, error) {
+	no := func(format string, a ...any) error {
+		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, sc}, a...)...)
+	}
+	if sc < from || sc-from+2 > uint64(len(code)) || code[sc-from] != 0x0f || code[sc-from+1] != 0x05 {
+		return nil, 0, no("not a syscall instruction")
+	}
+	var starts []uint64
+	for off := 0; uint64(off) < sc-from; {
+		inst, err := x86.Decode(code[off:])
+		if err != nil {
+			return nil, 0, no("cannot decode at %#x", from+uint64(off))
+		}
+		starts = append(starts, from+uint64(off))
+		off += inst.Len
+		if uint64(off) > sc-from {
+			return nil, 0, no("not an instruction boundary")
+		}
+	}
+	first := -1
+	for i := len(starts) - 1; i >= 0; i-- {
+		if sc-starts[i] >= JumpLen {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return nil, 0, no("fewer than %d bytes of instructions before it since the last branch target", JumpLen)
+	}
+	// Further back while that finds the number (mov $nr,%eax; movq $x,(%rsp);
+	// syscall), a few instructions at most.
+	for first > 0 && len(starts)-first < 4 {
+		if _, ok := staticNrAt(code, from, starts[first:]); ok {
+			break
+		}
+		first--
+	}
+	d := &Displaced{Addr: starts[first], Len: int(sc - starts[first])}
+	for _, a := range starts[first:] {
+		in, err := Analyze(code[a-from:sc-from], a)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, sc, err)
+		}
+		if why := padRefusal(in, false); why != "" {
+			return nil, 0, no("%s (%s at %#x)", why, in.Text, in.Addr)
+		}
+		d.Insns = append(d.Insns, in)
+	}
+	for a := d.Addr + 1; a < sc && busy != nil; a++ {
+		if busy(a) {
+			return nil, 0, no("%#x is busy (a probe, or code elsewhere jumps there)", a)
+		}
+	}
+	nr, ok := staticNr(d.Insns)
+	if !ok {
+		return nil, 0, no("the call's number is not set by the instructions before it")
+	}
+	return d, nr, nil
+}
+
+// staticNrAt is staticNr of the instructions at starts (code from from).
+func staticNrAt(code []byte, from uint64, starts []uint64) (int, bool) {
+	var ins []*Insn
+	for i, a := range starts {
+		end := uint64(len(code)) + from
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		ins = append(ins, &Insn{Bytes: code[a-from : end-from]})
+	}
+	return staticNr(ins)
+}
+
+// staticNr finds the number the instructions set in eax: the last
+// mov $imm,%eax (or %rax) or xor %eax,%eax, with nothing after it that
+// may write rax.
+func staticNr(ins []*Insn) (int, bool) {
+	nr, set := 0, false
+	for _, in := range ins {
+		if x86.IsEndbr(in.Bytes) {
+			continue
+		}
+		inst, err := x86.Decode(in.Bytes)
+		if err != nil {
+			return 0, false
+		}
+		switch {
+		case inst.Op == x86asm.MOV && isRax(inst.Args[0]):
+			imm, ok := inst.Args[1].(x86asm.Imm)
+			if !ok || int64(imm) < 0 || int64(imm) > 1<<16 {
+				return 0, false
+			}
+			nr, set = int(imm), true
+		case inst.Op == x86asm.XOR && isRax(inst.Args[0]) && isRax(inst.Args[1]):
+			nr, set = 0, true
+		case !keepsRax(inst):
+			set = false // it may change the number
+		}
+	}
+	return nr, set
+}
+
+func isRax(a x86asm.Arg) bool {
+	r, ok := a.(x86asm.Reg)
+	return ok && (r == x86asm.RAX || r == x86asm.EAX || r == x86asm.AX || r == x86asm.AL || r == x86asm.AH)
+}
+
+// keepsRax: an instruction known to leave rax alone: a few common ones
+// whose only written operand is the first, and that is not rax.
+func keepsRax(inst x86asm.Inst) bool {
+	switch inst.Op {
+	case x86asm.TEST, x86asm.CMP, x86asm.NOP, x86asm.PUSH:
+		return true
+	case x86asm.MOV, x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.LEA, x86asm.ADD, x86asm.SUB,
+		x86asm.AND, x86asm.OR, x86asm.XOR, x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.NEG, x86asm.NOT,
+		x86asm.INC, x86asm.DEC:
+		return !isRax(inst.Args[0])
+	}
+	return false
+}
+
+// Relocated returns the displaced instructions relocated to run at `at`,
+// with no jump after them (a system call pad goes on with its own
+// `syscall`). Only instructions that fall through are displaced there.
+func (d *Displaced) Relocated(at uint64) ([]byte, error) {
+	out := make([]byte, 0, d.Len+8)
+	for _, in := range d.Insns {
+		pc := at + uint64(len(out))
+		if in.Action == Emulate && in.an.emu.kind != emNop && in.an.emu.kind != emPush {
+			return nil, fmt.Errorf("%w at %#x: %s cannot run before the pad's syscall", ErrNoPad, d.Addr, in.Text)
+		}
+		n := len(out)
+		out = append(out, in.Bytes...)
+		if in.Action == Boost && in.an.dispOff >= 0 {
+			disp, ok := in.relocatedDisp(pc)
+			if !ok {
+				return nil, fmt.Errorf("%w at %#x: the operand of %s is beyond ±2 GiB of %#x", ErrNoPad, d.Addr, in.Text, pc)
+			}
+			binary.LittleEndian.PutUint32(out[n+in.an.dispOff:], uint32(disp))
+		}
+	}
+	return out, nil
+}

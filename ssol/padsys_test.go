@@ -1,0 +1,79 @@
+//go:build linux && amd64
+
+package ssol
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestPlanSyscall(t *testing.T) {
+	const at = 0x1000
+	for _, c := range []struct {
+		name string
+		code []byte // from `at`, ending with the syscall
+		nr   int    // -1: refused
+		len  int
+	}{
+		{"mov eax", []byte{0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05}, 0x6e, 5},
+		{"mov rax", []byte{0x48, 0xc7, 0xc0, 0x27, 0, 0, 0, 0x0f, 0x05}, 0x27, 7},
+		{"xor eax after a mov", []byte{0x48, 0x89, 0xdf, 0x31, 0xc0, 0x0f, 0x05}, 0, 5},
+		// mov $0xe,%eax; movq $0x20,(%rsp): back to the mov.
+		{"further back", []byte{0xb8, 0x0e, 0, 0, 0, 0x48, 0xc7, 0x04, 0x24, 0x20, 0, 0, 0, 0x0f, 0x05}, 0xe, 13},
+		// mov $0xca,%r8d ... mov %r8d,%eax: a number from a register.
+		{"dynamic", []byte{0x41, 0xb8, 0xca, 0, 0, 0, 0x89, 0xca, 0x44, 0x89, 0xc0, 0x0f, 0x05}, -1, 0},
+		// mov $1,%eax; mov %edx,%eax: overwritten.
+		{"overwritten", []byte{0xb8, 1, 0, 0, 0, 0x89, 0xd0, 0x0f, 0x05}, -1, 0},
+		{"too short", []byte{0x31, 0xc0, 0x0f, 0x05}, -1, 0},
+		// test %eax,%eax; jne; syscall: a branch displaced.
+		{"branch", []byte{0xb8, 1, 0, 0, 0, 0x85, 0xc0, 0x75, 0x02, 0x0f, 0x05}, -1, 0},
+	} {
+		sc := uint64(at + len(c.code) - 2)
+		d, nr, err := PlanSyscall(c.code, at, sc, nil)
+		switch {
+		case c.nr < 0 && err == nil:
+			t.Errorf("%s: planned (nr %d), want refused", c.name, nr)
+		case c.nr < 0 && !errors.Is(err, ErrNoPad):
+			t.Errorf("%s: %v, want ErrNoPad", c.name, err)
+		case c.nr >= 0 && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.nr >= 0 && (nr != c.nr || d.Len != c.len || d.Addr+uint64(d.Len) != sc):
+			t.Errorf("%s: nr %d, %d bytes from %#x; want nr %d, %d bytes ending at %#x", c.name, nr, d.Len, d.Addr, c.nr, c.len, sc)
+		case c.nr >= 0:
+			code, err := d.Relocated(0x7000)
+			if err != nil || !bytes.Equal(code, c.code[len(c.code)-2-c.len:len(c.code)-2]) {
+				t.Errorf("%s: relocated % x (%v)", c.name, code, err)
+			}
+		}
+	}
+	// Not a syscall instruction's address, and inside another instruction.
+	if _, _, err := PlanSyscall([]byte{0xb8, 0x0f, 0x05, 0, 0, 0x0f, 0x05}, at, at+1, nil); err == nil {
+		t.Error("0f 05 inside a mov planned")
+	}
+	// A busy address inside the displaced bytes.
+	code := []byte{0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05}
+	if _, _, err := PlanSyscall(code, at, at+5, func(a uint64) bool { return a == at+2 }); err == nil {
+		t.Error("a busy address inside planned")
+	}
+}
+
+// TestRelocatedRipRelative: a rip-relative operand keeps its target from
+// the pad.
+func TestRelocatedRipRelative(t *testing.T) {
+	const at, pad = 0x400000, 0x500000
+	// mov 0x10(%rip),%rdi; xor %eax,%eax; syscall
+	code := []byte{0x48, 0x8b, 0x3d, 0x10, 0, 0, 0, 0x31, 0xc0, 0x0f, 0x05}
+	d, nr, err := PlanSyscall(code, at, at+9, nil)
+	if err != nil || nr != 0 || d.Len != 9 {
+		t.Fatalf("nr %d, %v", nr, err)
+	}
+	got, err := d.Relocated(pad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disp := int32(uint32(got[3]) | uint32(got[4])<<8 | uint32(got[5])<<16 | uint32(got[6])<<24)
+	if target := uint64(int64(pad+7) + int64(disp)); target != at+7+0x10 || !bytes.Equal(got[7:], code[7:9]) {
+		t.Errorf("relocated % x: the load reads %#x, want %#x", got, target, at+7+0x10)
+	}
+}
