@@ -29,7 +29,7 @@ func straceMoreFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "yy", Usage: "strace's -yy: as -y; a socket shows as the kernel names it, socket:[INODE] (its addresses are not decoded)"},
 		&cli.IntFlag{Name: "w", Usage: "ltrace's -w `N`: the user stack of each call, N frames (as -k --stack-depth N)"},
 		&cli.StringFlag{Name: "X", Usage: "strace's -X FORMAT: not supported (utap prints names, as strace's default -X abbrev)"},
-		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P PATH: not supported yet (filter with a condition on the path argument instead)"},
+		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P `PATH` (repeatable): show only the system calls that name PATH, as a path argument or a file descriptor open on it"},
 		&cli.IntFlag{Name: "A", Usage: "ltrace's -A N: not supported (utap prints no arrays)"},
 	}
 }
@@ -39,8 +39,6 @@ func straceRefused(c *cli.Context) error {
 	switch {
 	case c.IsSet("X"):
 		return fmt.Errorf("-X %s: utap prints constants by name only (strace's default, -X abbrev); -X raw and verbose are not supported", c.String("X"))
-	case c.IsSet("P"):
-		return fmt.Errorf("-P %s: not supported yet: trace the calls on that path with a condition, e.g. -e 'syscall:openat if str(arg2) == \"%s\"'", c.StringSlice("P")[0], c.StringSlice("P")[0])
 	case c.IsSet("A"):
 		return fmt.Errorf("-A: utap prints no arrays of ltrace.conf's array types, so there is nothing to cut")
 	}
@@ -53,6 +51,7 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 		return nil, err
 	}
 	f := &eventFilter{}
+	f.setPaths(c.StringSlice("P"))
 	switch {
 	case c.Bool("z") && c.Bool("Z"):
 		return nil, fmt.Errorf("-z shows only calls that succeeded, -Z only those that failed: give one")
@@ -69,6 +68,8 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 type eventFilter struct {
 	status  map[string]bool // successful, failed, unfinished
 	signals map[int]bool
+	paths   map[string]bool // -P: the paths, as given and resolved (tracepath.go)
+	fds     map[[2]int]string // -P: pid and fd → the path it is open on ("" closed)
 }
 
 // qualifier takes strace's -e NAME=VALUE qualifiers other than trace=;
@@ -153,6 +154,8 @@ func signalNumber(s string) int {
 // keep says whether ev's line is written.
 func (f *eventFilter) keep(ev *probe.Event) bool {
 	switch {
+	case ev.Sys != nil && f.paths != nil && !f.touches(ev):
+		return false
 	case ev.Sys != nil && f.status != nil:
 		return f.status[callStatus(ev.Sys)]
 	case ev.Kind == "signal" && f.signals != nil && len(ev.Signal) >= 4:
@@ -173,7 +176,7 @@ func callStatus(s *probe.Syscall) string {
 
 // filtered applies f to emit, nil when nothing is filtered.
 func (f *eventFilter) filtered(emit func(*probe.Event)) func(*probe.Event) {
-	if f.status == nil && f.signals == nil {
+	if f.status == nil && f.signals == nil && f.paths == nil {
 		return emit
 	}
 	return func(ev *probe.Event) {

@@ -192,7 +192,7 @@ func trace(c *cli.Context, attach bool) error {
 	}
 	sites = append(sites, sysSites...)
 	t.StrSize = c.Int("s")
-	t.FdPaths = c.Bool("y")
+	t.FdPaths = c.Bool("y") || len(c.StringSlice("P")) > 0 // -P: an fd's path, read while it is open
 	t.ProcessEvents = len(sysSites) > 0 || ltraceEnds(c, sysSites)
 	t.Borrow = true // the emit chain below keeps no event
 	var enums enumNamer
@@ -395,8 +395,8 @@ func resolveAll(rs *resolver, specs []*probe.Spec, t elfsym.Target, pids []int) 
 func readSpecs(c *cli.Context, filter *eventFilter) ([]*probe.Spec, error) {
 	var specs []*probe.Spec
 	texts := c.StringSlice("e")
-	if c.Bool("syscalls") {
-		texts = append(texts, "syscall:*")
+	if c.Bool("syscalls") || len(c.StringSlice("P")) > 0 && len(texts) == 0 && c.String("probes") == "" {
+		texts = append(texts, "syscall:*") // strace -P PATH alone: every call, those on PATH shown
 	}
 	for _, text := range texts {
 		more := []string{text}

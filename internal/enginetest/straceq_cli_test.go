@@ -82,8 +82,32 @@ func TestCLIStraceQualifiers(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range [][]string{{"-X", "raw"}, {"-e", "raw=all"}, {"-P", "/etc/hostname"}, {"-z", "-Z"}} {
+	for _, args := range [][]string{{"-X", "raw"}, {"-e", "raw=all"}, {"-z", "-Z"}} {
 		r := utap(t, append(append([]string{"run"}, args...), "-S", "--", "true")...)
 		oneErrorLine(t, r, args[len(args)-1])
+	}
+}
+
+// TestCLIStracePath: strace's -P PATH shows only the calls that name the
+// path or an fd open on it, the fd followed from the open to its close
+// (the lines come after the call: /proc may name a later file by then),
+// on both engines; alone, -P traces every call as strace does.
+func TestCLIStracePath(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			r := utap(t, "run", "-q", "--backend", b.name, "-P", "/etc/hostname", "--", "cat", "/etc/hostname")
+			var names []string
+			for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				if i := strings.IndexByte(l, '('); i > 0 && !strings.HasPrefix(l, "+++") {
+					names = append(names, l[:i])
+				}
+			}
+			got := strings.Join(names, " ")
+			if r.code != 0 || !strings.HasPrefix(got, "openat ") || !strings.HasSuffix(got, " close") || !strings.Contains(got, " read ") ||
+				strings.Contains(got, "mmap") || strings.Contains(got, "execve") {
+				t.Errorf("exit %d, calls %q:\n%s", r.code, got, r.stderr)
+			}
+		})
 	}
 }

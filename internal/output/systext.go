@@ -63,11 +63,10 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, t.o.sysTail(ev)...)
 		b = t.sysResult(b, ev, len(b)-start)
 	default:
-		c := t.o.call(ev)
-		o := t.o.sysOptions(ev)
-		b = append(b, syscalls.Head(c, o)...)
-		b = append(b, syscalls.Tail(c, o)...)
-		b = t.sysResult(b, ev, len(b)-start)
+		head, tail, res := syscalls.Parts(t.o.call(ev), t.o.sysOptions(ev))
+		b = append(b, head...)
+		b = append(b, tail...)
+		b = t.sysResultText(b, ev, len(b)-start, res)
 	}
 	b = appendStack(b, ev.Stack)
 	return t.flushLine(b)
@@ -87,12 +86,17 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
 // sysResult pads to strace's column and writes "= result", -T's time and
 // the line end; col is the line's width so far.
 func (t *text) sysResult(b []byte, ev *probe.Event, col int) []byte {
+	return t.sysResultText(b, ev, col, syscalls.Result(t.o.call(ev), t.o.sysOptions(ev)))
+}
+
+// sysResultText is sysResult with the result's text already decoded.
+func (t *text) sysResultText(b []byte, ev *probe.Event, col int, res string) []byte {
 	b = append(b, ' ')
 	for col++; col < straceColumn; col++ {
 		b = append(b, ' ')
 	}
 	b = append(b, "= "...)
-	b = append(b, syscalls.Result(t.o.call(ev), t.o.sysOptions(ev))...)
+	b = append(b, res...)
 	if t.o.Durations && ev.Sys != nil && ev.Sys.Returned {
 		b = append(b, " <"...)
 		b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)

@@ -86,7 +86,37 @@ func Tail(c *Call, o *Options) string {
 
 // Line is the whole call as strace prints it: Head+Tail+" = "+Result.
 func Line(c *Call, o *Options) string {
-	return Head(c, o) + Tail(c, o) + " = " + Result(c, o)
+	head, tail, res := Parts(c, o)
+	return head + tail + " = " + res
+}
+
+// Parts is Head, Tail and Result of one call, its arguments rendered
+// once: a whole line costs one decoding, not three.
+func Parts(c *Call, o *Options) (head, tail, result string) {
+	x := newCtx(c, o)
+	args, split := x.args()
+	var b strings.Builder
+	b.WriteString(x.in.displayName())
+	b.WriteByte('(')
+	for i, a := range args[:split] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a)
+	}
+	if split > 0 && split < len(args) {
+		b.WriteString(", ")
+	}
+	head = b.String()
+	b.Reset()
+	for i, a := range args[split:] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(a)
+	}
+	b.WriteByte(')')
+	return head, b.String(), x.result()
 }
 
 // args renders every argument and returns where the outputs start.
