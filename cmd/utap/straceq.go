@@ -68,7 +68,7 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 type eventFilter struct {
 	status  map[string]bool // successful, failed, unfinished
 	signals map[int]bool
-	paths   map[string]bool // -P: the paths, as given and resolved (tracepath.go)
+	paths   map[string]bool   // -P: the paths, as given and resolved (tracepath.go)
 	fds     map[[2]int]string // -P: pid and fd → the path it is open on ("" closed)
 }
 
