@@ -5,6 +5,7 @@ package ptrace
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/pad"
@@ -21,7 +22,16 @@ var ErrNoPad = errors.New("keeps a breakpoint")
 // ErrNoPad naming the first site that would not and why. What only the
 // running process tells (a thread inside the jump's bytes, the CET shadow
 // stack, where an IFUNC resolves) may still leave a site a breakpoint.
-func PadsAll(sites []probe.Site, stackDepth int) error {
+func PadsAll(sites []probe.Site, stackDepth int, pids []int) error {
+	// A pad reads memory by loads while utap lives, by system calls once
+	// it is gone: under a seccomp filter (utap's own, which a command it
+	// runs inherits, or a process's it attaches to) those calls could be
+	// the process's death, so there reading sites keep breakpoints
+	// (NoReads) and the kernel's uprobes, which read without either, win.
+	readsOK := !seccompFiltered(os.Getpid())
+	for _, pid := range pids {
+		readsOK = readsOK && !seccompFiltered(pid)
+	}
 	if err := padsOK(); err != nil {
 		return fmt.Errorf("%w: %v", ErrNoPad, err)
 	}
@@ -50,10 +60,10 @@ func PadsAll(sites []probe.Site, stackDepth int) error {
 		if s.Spec != nil && s.Spec.Kind == probe.Return && !s.Syscall {
 			why = staticReturnWhy(s, c.entries)
 			if why == "" {
-				why = staticWhy(s, stackDepth)
+				why = staticWhy(s, stackDepth, readsOK)
 			}
 		} else {
-			why = staticWhy(s, stackDepth)
+			why = staticWhy(s, stackDepth, readsOK)
 		}
 		if why == "" && (c.entries > 1 || c.returns > 1) {
 			why = "several probes at one address"
@@ -66,7 +76,7 @@ func PadsAll(sites []probe.Site, stackDepth int) error {
 }
 
 // staticWhy is why s would keep its breakpoint, "" if it takes a pad.
-func staticWhy(s *probe.Site, stackDepth int) string {
+func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 	switch {
 	case s.Syscall:
 		return "a system call probe"
@@ -94,11 +104,8 @@ func staticWhy(s *probe.Site, stackDepth int) string {
 	if err := pad.Check(ps); err != nil {
 		return err.Error()
 	}
-	if pad.Reads(ps) {
-		// A pad's read is a system call, and a seccomp filter the process
-		// is under (unknown before it runs) would take the pad back: the
-		// kernel's uprobe reads without either.
-		return "a memory read (a system call in a pad)"
+	if pad.Reads(ps) && !readsOK {
+		return "a memory read in a process under a seccomp filter"
 	}
 	code, err := elfsym.Code(s.Object, s.FuncAddr, s.FuncSize)
 	if err != nil {

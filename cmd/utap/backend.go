@@ -21,8 +21,9 @@ var backends = []probe.Backend{uprobe.Backend, ptrace.Backend}
 // padsWant is what auto needs to know of a trace to tell whether its
 // every site would run in a ptrace pad.
 type padsWant struct {
-	noPads     bool // --no-pads
-	stackDepth int  // -k
+	noPads     bool  // --no-pads
+	stackDepth int   // -k
+	pids       []int // attach's processes
 }
 
 // chooseBackend picks the engine for --backend and says why in one line
@@ -74,7 +75,7 @@ func chooseBackend(name string, sites []probe.Site, exe string, pw padsWant) (pr
 // in-process pad (ptrace.PadsAll): no stop, no kernel entry per call.
 func padsFirst(sites []probe.Site, pw padsWant) (probe.Backend, bool) {
 	b := backends[len(backends)-1]
-	if pw.noPads || available(b) != nil || ptrace.PadsAll(sites, pw.stackDepth) != nil || check(b, sites) != nil {
+	if pw.noPads || available(b) != nil || ptrace.PadsAll(sites, pw.stackDepth, pw.pids) != nil || check(b, sites) != nil {
 		return b, false
 	}
 	return b, true

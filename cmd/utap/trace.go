@@ -214,7 +214,7 @@ func trace(c *cli.Context, attach bool) error {
 		return s, err
 	}
 
-	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), stackDepth: t.StackDepth})
+	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), stackDepth: t.StackDepth, pids: t.PIDs})
 	if err != nil {
 		return err
 	}
