@@ -30,7 +30,6 @@ type robustHead struct {
 	mu    sync.Mutex
 	page  []byte
 	nodes []*uint64 // the nodes, in list order
-	on    map[int]bool
 }
 
 var robust robustHead
@@ -56,23 +55,20 @@ func aliveOn() (tid int, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	tid = unix.Gettid()
-	if h.on[tid] {
-		return tid, nil
-	}
 	if h.page == nil {
 		p, err := unix.Mmap(-1, 0, unix.Getpagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 		if err != nil {
 			return 0, fmt.Errorf("a page for the robust futex list: %w", err)
 		}
-		h.page, h.on = p, map[int]bool{}
+		h.page = p
 		off := int64(pad.OffTracer - pad.OffTracerNode)
 		binary.LittleEndian.PutUint64(h.page[8:], uint64(off))
 		h.link()
 	}
+	// Every time: a thread id remembered could be a new thread's by now.
 	if _, _, e := unix.Syscall(unix.SYS_SET_ROBUST_LIST, uintptr(h.addr()), robustHeadSize, 0); e != 0 {
 		return 0, fmt.Errorf("set_robust_list: %w", e)
 	}
-	h.on[tid] = true
 	return tid, nil
 }
 
