@@ -95,9 +95,11 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		spec = pad.Spec{
 			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
 			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
-			NoReads: seccompFiltered(p.pid),
+			NoReads: seccompFiltered(p.pid), HijackOnly: ps.hijackOnly,
 		}
-		pd.aggSpec(p, ps, &spec)
+		if !ps.hijackOnly {
+			pd.aggSpec(p, ps, &spec)
+		}
 	}
 	size := padSize(ps)
 	ret, err := pd.returnPad(p, ps, &spec, at+size)

@@ -39,6 +39,9 @@ type padSite struct {
 	size uint64 // the bytes of its pad (pad.SizeOf)
 	// restore: an unwinder's restore pad (padunwind.go); sp is nil.
 	restore bool
+	// hijackOnly: the entry pad of a return probe alone: sp is the
+	// return probe's, bare (entryProg); the pad records nothing.
+	hijackOnly bool
 	// ret: the return probe whose return pad follows the pad (padret.go).
 	ret    *siteProg
 	retPad uint64
@@ -107,6 +110,15 @@ func padsOK() error {
 func (pd *padEngine) wanted(bp *breakpoint) string {
 	tr := pd.tr
 	switch {
+	case len(bp.sites) == 0 && bp.hijack != nil && !bp.unwinder && !bp.loader && bp.sigHook == 0:
+		// A return probe alone: a pad that only hijacks.
+		if why := pd.retWanted(bp); why != "" {
+			return why
+		}
+		if tr.target.StackDepth > 0 {
+			return "a stack is asked for (-k)"
+		}
+		return ""
 	case len(bp.sites) != 1:
 		if len(bp.sites) == 0 {
 			return "an internal breakpoint"
@@ -166,20 +178,21 @@ func (pl *planner) padPlan() {
 			continue
 		}
 		why := tr.pads.wanted(bp)
+		sp := entryProg(bp)
 		var d *ssol.Displaced
 		if why == "" {
-			d, why = pl.displace(bp, bp.sites[0].site, busy)
+			d, why = pl.displace(bp, sp.site, busy)
 		}
 		if why == "" {
 			why = pl.inFlight(a, d, stacks)
 		}
 		if why != "" {
-			if len(bp.sites) > 0 {
+			if len(bp.sites) > 0 || bp.hijack != nil {
 				tr.pads.say(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
 			}
 			continue
 		}
-		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: bp.sites[0], obj: bp.obj, name: bp.name, bp: bp})
+		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: sp, obj: bp.obj, name: bp.name, bp: bp, hijackOnly: len(bp.sites) == 0})
 		for i := range uint64(d.Len) {
 			taken[a+i] = true
 		}
@@ -315,4 +328,16 @@ func lostNotice(lossy bool) string {
 	}
 	return "the lost events found the in-process pads' ring full while utap did not read it for about a second: " +
 		"the pads took the tracer for gone and dropped rather than wait"
+}
+
+// entryProg is what an entry pad at bp evaluates: its entry probe, or for
+// a return probe alone the function's site with nothing to evaluate.
+func entryProg(bp *breakpoint) *siteProg {
+	if len(bp.sites) > 0 {
+		return bp.sites[0]
+	}
+	if bp.hijack != nil && len(bp.hijack.sites) > 0 {
+		return &siteProg{site: bp.hijack.sites[0].site}
+	}
+	return nil
 }

@@ -58,7 +58,7 @@ func PadsAll(sites []probe.Site, stackDepth int, pids []int) error {
 		c := at[[2]any{s.Object, s.Addr}]
 		why := ""
 		if s.Spec != nil && s.Spec.Kind == probe.Return && !s.Syscall {
-			why = staticReturnWhy(s, c.entries)
+			why = staticReturnWhy(s)
 			if why == "" {
 				why = staticWhy(s, stackDepth, readsOK)
 			}
@@ -121,13 +121,10 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 	return ""
 }
 
-// staticReturnWhy is why return probe s would keep its breakpoint beside
-// entries entry probes at its address ("" if its return takes a pad), as
-// retWanted judges it.
-func staticReturnWhy(s *probe.Site, entries int) string {
-	if entries == 0 {
-		return "a return probe without its entry probe"
-	}
+// staticReturnWhy is why return probe s would keep its breakpoint ("" if
+// its return takes a pad, beside its entry probe's pad or in a pad that
+// only hijacks), as retWanted judges it.
+func staticReturnWhy(s *probe.Site) string {
 	if s.UsesEntryArgs() {
 		return "a return probe reading the entry's arguments"
 	}

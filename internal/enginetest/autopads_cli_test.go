@@ -11,8 +11,8 @@ import (
 
 // TestCLIAutoBackendPads: --backend auto takes the ptrace engine when
 // every probe would run in-process (a pad: no stop, no kernel entry), and
-// the kernel's uprobes otherwise (a return alone, a return reading the
-// entry's arguments or memory, --no-pads). The default trace, an
+// the kernel's uprobes otherwise (a return reading memory, --no-pads). A
+// return alone takes a pad that only hijacks. The default trace, an
 // entry with its return, and -c's timed calls run in-process.
 func TestCLIAutoBackendPads(t *testing.T) {
 	need.Uprobes(t)
@@ -26,8 +26,8 @@ func TestCLIAutoBackendPads(t *testing.T) {
 		{[]string{"-e", "work"}, "utap: backend ptrace: every probe runs in-process (pads)"},
 		{[]string{"-e", "work(arg1, arg2)"}, "utap: backend ptrace: every probe runs in-process (pads)"},
 		{[]string{"-c", "-e", "work"}, "utap: backend ptrace: every probe runs in-process (pads)"},
-		{[]string{"-e", "work%return"}, "utap: backend uprobe"},
-		{[]string{"-e", "work%return(ret, arg1)"}, "utap: backend uprobe"},
+		{[]string{"-e", "work%return"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-e", "work%return(ret, arg1)"}, "utap: backend ptrace: every probe runs in-process (pads)"},
 		// A pad reads by loads while utap lives: no system call (utap is not
 		// under a seccomp filter here).
 		{[]string{"--entry-only", "-e", "greet(str(arg1))"}, "utap: backend ptrace: every probe runs in-process (pads)"},

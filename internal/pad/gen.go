@@ -52,6 +52,9 @@ type Spec struct {
 	// Restore makes the pad an unwinder's (emitRestore, with Hijack's
 	// shadow area): no condition, values or record.
 	Restore bool
+	// HijackOnly: the entry pad of a return probe without an entry probe
+	// only hijacks the return (Hijack): no record, no count.
+	HijackOnly bool
 	// NoReads: the process may not make the system calls a read needs
 	// (a seccomp filter of its own): a program that reads is refused.
 	NoReads bool
@@ -215,6 +218,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	done := a.NewLabel()
 	if s.Restore {
 		emitRestore(a, s.Hijack)
+	} else if s.HijackOnly {
+		// The return pad does it all.
 	} else if s.Cond != nil {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
 			return nil, lay, err
@@ -222,8 +227,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.E, done)
 	}
-	if s.Restore {
-		// emitRestore did it all.
+	if s.Restore || s.HijackOnly {
+		// emitRestore did it all, or the return pad will.
 	} else if s.Count {
 		if s.ID >= MaxCounted {
 			return nil, lay, fmt.Errorf("pad: site %d has no counter (at most %d)", s.ID, MaxCounted)

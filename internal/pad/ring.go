@@ -220,6 +220,12 @@ func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int {
 	return r.drain(f, false, tsc, ^uint64(0))
 }
 
+// DrainUpTo is Drain stopping at record index i: what was reserved
+// before a stop the tracer is about to emit.
+func (r *Ring) DrainUpTo(i uint64, f func(*Record)) int {
+	return r.drain(f, false, ^uint64(0), i)
+}
+
 // DrainLast is Drain once no producer is left (the process is stopped
 // for good or gone): a record still reserved or claimed never will be
 // written, and is passed.

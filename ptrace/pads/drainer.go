@@ -42,6 +42,8 @@ type Drainer struct {
 	// held: the loop holds events of a stop not emitted yet; the drainer
 	// leaves the rings alone until Release has emitted them in order.
 	held atomic.Bool
+	// marks: each ring's reservation index at the Hold (under mu).
+	marks []ringMark
 	// mute: the trace is over but the tracer stays: records are read and
 	// dropped.
 	mute atomic.Bool
@@ -95,7 +97,27 @@ func (d *Drainer) AddSite(s *Site) {
 
 // Hold keeps the drainer off the rings: the loop holds events of a stop
 // that the records after it must not pass.
-func (d *Drainer) Hold() { d.held.Store(true) }
+func (d *Drainer) Hold() {
+	if d.held.Load() {
+		return
+	}
+	// Where each ring's reservations stand now, at the stop: every
+	// record the stopped thread made is below its mark, whatever the
+	// clocks say (a TSC converted to ns is off by microseconds early on).
+	d.mu.Lock()
+	d.marks = d.marks[:0]
+	for _, r := range d.rings {
+		d.marks = append(d.marks, ringMark{r, r.r.Reserved()})
+	}
+	d.held.Store(true)
+	d.mu.Unlock()
+}
+
+// ringMark is a ring's reservation index at a Hold.
+type ringMark struct {
+	r  *Ring
+	at uint64
+}
 
 // Release emits the records made before CLOCK_MONOTONIC time ns, then
 // runs emit (the loop's events), in order, and lets the drainer go on.
@@ -103,9 +125,15 @@ func (d *Drainer) Release(ns int64, emit func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.held.Store(false)
-	// Records made before the stop go first; those after it, once the
-	// thread ran on, wait for the next drain.
-	d.drainUntil(ns)
+	// Records made before the stop go first: those reserved before its
+	// Hold, and in rings made since, those stamped before ns; those after
+	// it, once the thread ran on, wait for the next drain.
+	if ns == math.MaxInt64 {
+		d.drainUntil(ns)
+	} else {
+		d.drainMarked(ns)
+	}
+	d.marks = d.marks[:0]
 	emit()
 }
 
@@ -230,6 +258,27 @@ func (d *Drainer) drainUntil(ns int64) {
 	d.takeIn()
 	for _, r := range d.rings {
 		r.r.DrainBefore(limit, func(rec *pad.Record) { d.record(r, rec) })
+	}
+}
+
+// drainMarked drains each ring up to its mark, a ring made since the
+// Hold up to time ns.
+func (d *Drainer) drainMarked(ns int64) {
+	if d.clock == nil {
+		return
+	}
+	d.takeIn()
+	for _, r := range d.rings {
+		marked := false
+		for _, m := range d.marks {
+			if m.r == r {
+				r.r.DrainUpTo(m.at, func(rec *pad.Record) { d.record(r, rec) })
+				marked = true
+			}
+		}
+		if !marked {
+			r.r.DrainBefore(d.clock.TSC(ns), func(rec *pad.Record) { d.record(r, rec) })
+		}
 	}
 }
 
