@@ -113,18 +113,7 @@ func sysCode(s Spec) ([]byte, error) {
 	}
 	a := x86.NewAsm()
 	down := redZone + frame
-	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: -down})
-	for r := x86.RAX; r <= x86.R15; r++ {
-		if r != x86.RSP {
-			a.Store(slot(r), r)
-		}
-	}
-	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
-	a.Store(slot(x86.RSP), x86.RAX)
-	a.Raw(0x0f, 0x90, 0xc0) // seto %al
-	a.Raw(0x9f)             // lahf
-	a.Store(x86.Mem{Base: x86.RSP, Disp: 8 * slotFlags}, x86.RAX)
-	a.MovRR(x86.RBX, x86.RSP)
+	saveAll(a, down)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
 	// Its captures read through system calls (made from the gate, which
