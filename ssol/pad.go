@@ -194,17 +194,27 @@ func (d *Displaced) Code(at uint64) ([]byte, error) {
 				return append(out, in.Bytes...), nil
 			}
 		}
-		n := len(out)
-		out = append(out, in.Bytes...)
-		if in.Action == Boost && in.an.dispOff >= 0 {
-			disp, ok := in.relocatedDisp(pc)
-			if !ok {
-				return nil, fmt.Errorf("%w at %#x: the operand of %s is beyond ±2 GiB of %#x", ErrNoPad, d.Addr, in.Text, pc)
-			}
-			binary.LittleEndian.PutUint32(out[n+in.an.dispOff:], uint32(disp))
+		var err error
+		if out, err = d.appendMoved(out, in, pc); err != nil {
+			return nil, err
 		}
 	}
 	return appendJmp(out, at+uint64(len(out)), d.Addr+uint64(d.Len)), nil
+}
+
+// appendMoved appends in's bytes run at pc, a rip-relative operand's
+// displacement made to reach the same address from there.
+func (d *Displaced) appendMoved(out []byte, in *Insn, pc uint64) ([]byte, error) {
+	n := len(out)
+	out = append(out, in.Bytes...)
+	if in.Action == Boost && in.an.dispOff >= 0 {
+		disp, ok := in.relocatedDisp(pc)
+		if !ok {
+			return nil, fmt.Errorf("%w at %#x: the operand of %s is beyond ±2 GiB of %#x", ErrNoPad, d.Addr, in.Text, pc)
+		}
+		binary.LittleEndian.PutUint32(out[n+in.an.dispOff:], uint32(disp))
+	}
+	return out, nil
 }
 
 // Jump is the 5-byte jmp rel32 written at the site to reach pad.

@@ -3,7 +3,6 @@
 package ssol
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/utap/utap/internal/x86"
@@ -154,14 +153,9 @@ func (d *Displaced) Relocated(at uint64) ([]byte, error) {
 		if in.Action == Emulate && in.an.emu.kind != emNop && in.an.emu.kind != emPush {
 			return nil, fmt.Errorf("%w at %#x: %s cannot run before the pad's syscall", ErrNoPad, d.Addr, in.Text)
 		}
-		n := len(out)
-		out = append(out, in.Bytes...)
-		if in.Action == Boost && in.an.dispOff >= 0 {
-			disp, ok := in.relocatedDisp(pc)
-			if !ok {
-				return nil, fmt.Errorf("%w at %#x: the operand of %s is beyond ±2 GiB of %#x", ErrNoPad, d.Addr, in.Text, pc)
-			}
-			binary.LittleEndian.PutUint32(out[n+in.an.dispOff:], uint32(disp))
+		var err error
+		if out, err = d.appendMoved(out, in, pc); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
