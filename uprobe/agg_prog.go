@@ -197,17 +197,7 @@ func (g *progGen) histBucket(v asm.Register) {
 		asm.Mov.Reg(asm.R1, v),
 		asm.Mov.Imm(asm.R2, 2),
 	)
-	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
-		next := g.label()
-		g.emit(
-			asm.Mov.Reg(asm.R3, asm.R1),
-			asm.RSh.Imm(asm.R3, sh),
-			asm.JEq.Imm(asm.R3, 0, next),
-			asm.Mov.Reg(asm.R1, asm.R3),
-			asm.Add.Imm(asm.R2, sh),
-		)
-		g.mark(next)
-	}
+	g.addLog2()
 	g.emit(asm.Mov.Reg(asm.R1, asm.R2))
 	g.mark(done)
 }

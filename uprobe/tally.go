@@ -129,17 +129,7 @@ func (g *progGen) bucket(v asm.Register) {
 		asm.JLT.Imm(asm.R1, 64, done),
 		asm.Mov.Imm(asm.R2, 0), // e
 	)
-	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
-		next := g.label()
-		g.emit(
-			asm.Mov.Reg(asm.R3, asm.R1),
-			asm.RSh.Imm(asm.R3, sh),
-			asm.JEq.Imm(asm.R3, 0, next),
-			asm.Mov.Reg(asm.R1, asm.R3),
-			asm.Add.Imm(asm.R2, sh),
-		)
-		g.mark(next)
-	}
+	g.addLog2()
 	g.emit(
 		asm.Sub.Imm(asm.R2, 6),
 		asm.Mov.Reg(asm.R1, v),
@@ -206,4 +196,21 @@ func (o *kernelObjs) readTallies(sites []probe.Site) ([]probe.Tally, error) {
 		}
 	}
 	return hit, nil
+}
+
+// addLog2 adds ⌊log2 R1⌋ to R2 by halving (R1 ≥ 1; BPF has no bit scan):
+// R1 ends as 1, R3 is scratch. tally's bucket and the aggregations'
+// hist both take it.
+func (g *progGen) addLog2() {
+	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
+		next := g.label()
+		g.emit(
+			asm.Mov.Reg(asm.R3, asm.R1),
+			asm.RSh.Imm(asm.R3, sh),
+			asm.JEq.Imm(asm.R3, 0, next),
+			asm.Mov.Reg(asm.R1, asm.R3),
+			asm.Add.Imm(asm.R2, sh),
+		)
+		g.mark(next)
+	}
 }
