@@ -45,21 +45,31 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 		return "a return probe reading the entry's arguments"
 	}
 	sp := g.sites[0]
+	if sp.site.GoFunc || sp.site.ABI == probe.ABIGoRegs {
+		return "a Go function"
+	}
+	if why := returnProgWhy(sp); why != "" {
+		return why
+	}
+	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords})
+	if err != nil {
+		return "its return probe: " + err.Error()
+	}
+	return ""
+}
+
+// returnProgWhy is why return probe sp's program cannot be a return
+// pad's ("" if it can), for the engine and for PadsAll alike.
+func returnProgWhy(sp *siteProg) string {
 	switch {
 	case sp.ref:
 		return "a return probe's expression only the reference evaluator takes"
-	case sp.site.GoFunc || sp.site.ABI == probe.ABIGoRegs:
-		return "a Go function"
 	case len(sp.fetches)+2 > pad.MaxValues:
 		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(sp.fetches), pad.MaxValues-2)
 	case readsMemory(sp):
 		// A return pad records its values itself, without the entry
 		// pad's fault flags and string area.
 		return "a return probe that reads memory"
-	}
-	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords})
-	if err != nil {
-		return "its return probe: " + err.Error()
 	}
 	return ""
 }

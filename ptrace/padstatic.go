@@ -129,15 +129,8 @@ func staticReturnWhy(s *probe.Site) string {
 		return "a return probe reading the entry's arguments"
 	}
 	sp, err := compileSite(s)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err.Error()
-	case sp.ref:
-		return "a return probe's expression only the reference evaluator takes"
-	case len(sp.fetches)+2 > pad.MaxValues:
-		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(sp.fetches), pad.MaxValues-2)
-	case readsMemory(sp):
-		return "a return probe that reads memory"
 	}
-	return ""
+	return returnProgWhy(sp)
 }
