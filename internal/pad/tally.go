@@ -1,6 +1,7 @@
 package pad
 
 import (
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/utap/utap/internal/x86"
@@ -46,10 +47,7 @@ func TallyBucket(v uint64) int {
 	if v < 1<<tallySubBits {
 		return int(v)
 	}
-	e := 63
-	for v>>e == 0 {
-		e--
-	}
+	e := bits.Len64(v) - 1
 	return (e-tallySubBits)<<tallySubBits + int(v>>(e-tallySubBits))
 }
 
