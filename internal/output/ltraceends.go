@@ -55,14 +55,10 @@ func (t *text) ltraceEnd(ev *probe.Event) error {
 	return t.flushLine(b)
 }
 
-// signalName is SIGUSR1 for 10, SIGRT3 for SIGRTMIN+3 (as ltrace names
-// the real-time ones).
+// signalName is SIGUSR1 for 10, SIG34 for a signal without a name.
 func signalName(sig int) string {
 	if n := unix.SignalName(unix.Signal(sig)); n != "" {
 		return n
-	}
-	if sig >= 32 && sig <= 64 {
-		return "SIG" + strconv.Itoa(sig)
 	}
 	return "SIG" + strconv.Itoa(sig)
 }
