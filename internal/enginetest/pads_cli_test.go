@@ -59,16 +59,7 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 	t.Run("returns", func(t *testing.T) {
 		goOn := filepath.Join(t.TempDir(), "go")
 		child, lines := padsKilledWith(t, etWork(t), "--format=text", "work(arg1)", "work has no pad", "afterkill", goOn)
-		if err := os.WriteFile(goOn, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var last string
-		for lines.Scan() {
-			last = lines.Text()
-		}
-		if last != "afterkill 1" {
-			t.Fatalf("the command's last line %q, want \"afterkill 1\" (pid %d)", last, child)
-		}
+		goOnLast(t, goOn, lines, child, "afterkill 1")
 	})
 	// C++ exceptions through frames whose returns are pads': the
 	// unwinders' entries are restore pads, not breakpoints, so neither
@@ -77,32 +68,29 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 		goOn := filepath.Join(t.TempDir(), "go")
 		bin := fixture.C(t, "pad_throwkill.cc", "-O1", "-g")
 		child, lines := padsKilledWith(t, bin, "--format=text", "middle", "middle has no pad", goOn)
-		if err := os.WriteFile(goOn, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var last string
-		for lines.Scan() {
-			last = lines.Text()
-		}
-		if last != "done caught=0 cleanups=0" {
-			t.Fatalf("the command's last line %q, want \"done caught=0 cleanups=0\" (pid %d)", last, child)
-		}
+		goOnLast(t, goOn, lines, child, "done caught=0 cleanups=0")
 	})
 	t.Run("signal calls", func(t *testing.T) {
 		goOn := filepath.Join(t.TempDir(), "go")
 		child, lines := padsTracerKilled(t, "afterkill", goOn)
-		if err := os.WriteFile(goOn, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// Its last line, then the end of its output: it exited.
-		var last string
-		for lines.Scan() {
-			last = lines.Text()
-		}
-		if last != "afterkill 1" {
-			t.Fatalf("the command's last line %q, want \"afterkill 1\" (pid %d)", last, child)
-		}
+		goOnLast(t, goOn, lines, child, "afterkill 1")
 	})
+}
+
+// goOnLast creates goOn, which lets the command go on, and wants want as
+// its last line, then the end of its output: it exited.
+func goOnLast(t *testing.T, goOn string, lines *bufio.Scanner, child int, want string) {
+	t.Helper()
+	if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for lines.Scan() {
+		last = lines.Text()
+	}
+	if last != want {
+		t.Fatalf("the command's last line %q, want %q (pid %d)", last, want, child)
+	}
 }
 
 // padsTracerKilled runs et_work args under utap with work's pad, waits
