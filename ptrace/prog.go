@@ -142,7 +142,9 @@ func (eo *events) flush() {
 				at = math.MaxInt64
 			}
 		}
-		pd.d.Release(at, eo.emitPending)
+		pd.d.Release(at, eo.pending)
+		clear(eo.pending)
+		eo.pending = eo.pending[:0]
 		return
 	}
 	eo.emitPending()

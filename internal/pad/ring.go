@@ -231,6 +231,9 @@ func (r *Ring) DrainUpTo(i uint64, f func(*Record)) int {
 // written, and is passed.
 func (r *Ring) DrainLast(f func(*Record)) int { return r.drain(f, true, ^uint64(0), ^uint64(0)) }
 
+// DrainLastUpTo is DrainLast stopping at record index i.
+func (r *Ring) DrainLastUpTo(i uint64, f func(*Record)) int { return r.drain(f, true, ^uint64(0), i) }
+
 // drain reads records below index upTo at most.
 func (r *Ring) drain(f func(*Record), last bool, before, upTo uint64) int {
 	var rec Record

@@ -1,7 +1,6 @@
 package pads
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +43,8 @@ type Drainer struct {
 	held atomic.Bool
 	// marks: each ring's reservation index at the Hold (under mu).
 	marks []ringMark
+	// later: stops' events waiting for records before them (later.go).
+	later []later
 	// mute: the trace is over but the tracer stays: records are read and
 	// dropped.
 	mute atomic.Bool
@@ -119,24 +120,6 @@ type ringMark struct {
 	at uint64
 }
 
-// Release emits the records made before CLOCK_MONOTONIC time ns, then
-// runs emit (the loop's events), in order, and lets the drainer go on.
-func (d *Drainer) Release(ns int64, emit func()) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.held.Store(false)
-	// Records made before the stop go first: those reserved before its
-	// Hold, and in rings made since, those stamped before ns; those after
-	// it, once the thread ran on, wait for the next drain.
-	if ns == math.MaxInt64 {
-		d.drainUntil(ns)
-	} else {
-		d.drainMarked(ns)
-	}
-	d.marks = d.marks[:0]
-	emit()
-}
-
 // Mute drops the records from now on.
 func (d *Drainer) Mute() {
 	d.aggMute()
@@ -187,8 +170,11 @@ func (d *Drainer) start() {
 			}
 			if !d.held.Load() {
 				d.clock.Update()
-				n = d.drainSome(drainBatch)
-				idle = n == 0
+				// Records past a waiting stop wait for its events.
+				if d.catchUp(nil, false) {
+					n = d.drainSome(drainBatch)
+					idle = n == 0
+				}
 			}
 			d.mu.Unlock()
 			// While records flow, read again at once; the lock is
@@ -222,6 +208,9 @@ func (d *Drainer) Halt() {
 		<-d.done
 		d.stop = nil
 	}
+	d.mu.Lock()
+	d.catchUp(nil, true) // the trace is over: emit what is left
+	d.mu.Unlock()
 }
 
 // drainSome drains at most max records of each ring, and returns the
@@ -244,42 +233,6 @@ func (d *Drainer) drainAll() int {
 		n += r.r.Drain(func(rec *pad.Record) { d.record(r, rec) })
 	}
 	return n
-}
-
-// drainUntil drains the records made before CLOCK_MONOTONIC time ns.
-func (d *Drainer) drainUntil(ns int64) {
-	if d.clock == nil {
-		return
-	}
-	limit := ^uint64(0) // math.MaxInt64: every record committed
-	if ns != math.MaxInt64 {
-		limit = d.clock.TSC(ns)
-	}
-	d.takeIn()
-	for _, r := range d.rings {
-		r.r.DrainBefore(limit, func(rec *pad.Record) { d.record(r, rec) })
-	}
-}
-
-// drainMarked drains each ring up to its mark, a ring made since the
-// Hold up to time ns.
-func (d *Drainer) drainMarked(ns int64) {
-	if d.clock == nil {
-		return
-	}
-	d.takeIn()
-	for _, r := range d.rings {
-		marked := false
-		for _, m := range d.marks {
-			if m.r == r {
-				r.r.DrainUpTo(m.at, func(rec *pad.Record) { d.record(r, rec) })
-				marked = true
-			}
-		}
-		if !marked {
-			r.r.DrainBefore(d.clock.TSC(ns), func(rec *pad.Record) { d.record(r, rec) })
-		}
-	}
 }
 
 // record emits the event of one record.

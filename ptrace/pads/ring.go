@@ -88,6 +88,7 @@ func (d *Drainer) Gone(r *Ring) []byte {
 	d.mu.Lock()
 	d.wake() // nothing sleeps on its view once it is unmapped
 	if d.rings[r.Pid] == r {
+		d.catchUp(r, true)
 		d.drainAll()
 		r.r.DrainLast(func(rec *pad.Record) { d.record(r, rec) })
 		d.aggGone(r)

@@ -25,7 +25,7 @@ type nap struct {
 func (d *Drainer) sleep() bool {
 	d.mu.Lock()
 	n := &nap{woke: make(chan struct{}, len(d.rings)+1)}
-	empty := !d.held.Load()
+	empty := !d.held.Load() && len(d.later) == 0
 	for _, r := range d.rings {
 		n.rings = append(n.rings, r)
 		if !r.r.Arm() {
