@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+	"github.com/utap/utap/internal/output"
 	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
@@ -28,7 +29,7 @@ func straceMoreFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "seccomp-bpf", Usage: "accepted for strace's command lines: the ptrace engine filters with seccomp in run mode by default (--no-seccomp to stop), the uprobe engine needs none"},
 		&cli.BoolFlag{Name: "yy", Usage: "strace's -yy: as -y; a socket shows as the kernel names it, socket:[INODE] (its addresses are not decoded)"},
 		&cli.IntFlag{Name: "w", Usage: "ltrace's -w `N`: the user stack of each call, N frames (as -k --stack-depth N)"},
-		&cli.StringFlag{Name: "X", Usage: "strace's -X FORMAT: not supported (utap prints names, as strace's default -X abbrev)"},
+		&cli.StringFlag{Name: "X", Usage: "strace's -X `FORMAT`, how system calls' constant arguments show: abbrev (names, the default), raw (numbers), verbose (numbers, names in a comment); constants inside structures keep their names"},
 		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P `PATH` (repeatable): show only the system calls that name PATH, as a path argument or a file descriptor open on it"},
 		&cli.IntFlag{Name: "A", Usage: "ltrace's -A N: not supported (utap prints no arrays)"},
 	}
@@ -37,8 +38,6 @@ func straceMoreFlags() []cli.Flag {
 // straceRefused says why a flag utap takes only to name it is refused.
 func straceRefused(c *cli.Context) error {
 	switch {
-	case c.IsSet("X"):
-		return fmt.Errorf("-X %s: utap prints constants by name only (strace's default, -X abbrev); -X raw and verbose are not supported", c.String("X"))
 	case c.IsSet("A"):
 		return fmt.Errorf("-A: utap prints no arrays of ltrace.conf's array types, so there is nothing to cut")
 	}
@@ -52,6 +51,13 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 	}
 	f := &eventFilter{}
 	f.setPaths(c.StringSlice("P"))
+	if c.IsSet("X") {
+		x, err := syscalls.ParseXlat(c.String("X"))
+		if err != nil {
+			return nil, err
+		}
+		f.sys.Xlat = x
+	}
 	switch {
 	case c.Bool("z") && c.Bool("Z"):
 		return nil, fmt.Errorf("-z shows only calls that succeeded, -Z only those that failed: give one")
@@ -70,6 +76,7 @@ type eventFilter struct {
 	signals map[int]bool
 	paths   map[string]bool   // -P: the paths, as given and resolved (tracepath.go)
 	fds     map[[2]int]string // -P: pid and fd → the path it is open on ("" closed)
+	sys     output.SysStyle   // -X, -e raw=, -e verbose=
 }
 
 // qualifier takes strace's -e NAME=VALUE qualifiers other than trace=;
@@ -84,10 +91,43 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 		return true, f.setStatus(val)
 	case "signal", "signals", "s":
 		return true, f.setSignals(val)
-	case "abbrev", "a", "verbose", "v", "raw", "x", "read", "r", "write", "w", "fault", "inject", "kvm", "quiet", "q", "decode-fds", "decode-pids":
+	case "raw", "x":
+		f.sys.Raw, err = callSet(name, val)
+		return true, err
+	case "verbose", "v":
+		verbose, err := callSet(name, val)
+		f.sys.Terse = func(nr int) bool { return !verbose(nr) }
+		return true, err
+	case "abbrev", "a":
+		if val == "all" {
+			return true, nil // strace's default, and utap's only form
+		}
+		return true, fmt.Errorf("-e %s: utap abbreviates structures as strace does by default (-e abbrev=all); unabbreviated structures are not supported", text)
+	case "read", "r", "write", "w", "fault", "inject", "kvm", "quiet", "q", "decode-fds", "decode-pids":
 		return true, fmt.Errorf("-e %s: strace's -e %s= is not supported by utap", text, name)
 	}
 	return false, nil
+}
+
+// callSet is a qualifier's set of system calls (all, none, or a list as
+// trace= takes it, ! before it for the others) as a test by number.
+func callSet(q, val string) (func(int) bool, error) {
+	body, neg := strings.CutPrefix(val, "!")
+	set, all := map[int]bool{}, false
+	switch body {
+	case "all":
+		all = true
+	case "none":
+	default:
+		infos, err := syscalls.Select(body)
+		if err != nil {
+			return nil, fmt.Errorf("-e %s=%s: %w", q, val, err)
+		}
+		for _, in := range infos {
+			set[in.Nr] = true
+		}
+	}
+	return func(nr int) bool { return (all || set[nr]) != neg }, nil
 }
 
 func (f *eventFilter) setStatus(val string) error {

@@ -240,7 +240,7 @@ func trace(c *cli.Context, attach bool) error {
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"), LtraceEnds: ltraceEnds(c, sysSites),
 		Calls: calls, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
 		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
-		Weight: weight,
+		Weight: weight, Sys: filter.sys,
 	}
 	var out io.Writer = os.Stderr // summaries, with -ff
 	var fw output.Writer

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/utap/utap/internal/profile"
+	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
 )
@@ -45,6 +46,16 @@ type Options struct {
 	// Weight is what the profile formats weigh stacks by: calls, or time
 	// where return probes time them (pprof: the sample type shown first).
 	Weight profile.Value
+	// Sys is how system calls decode beyond -s and -y.
+	Sys SysStyle
+}
+
+// SysStyle is strace's -X, -e raw= and -e verbose=.
+type SysStyle struct {
+	Xlat syscalls.XlatStyle
+	// Raw: the calls shown undecoded (-e raw=); Terse: those whose
+	// structures show as addresses (not in -e verbose=). nil: none.
+	Raw, Terse func(nr int) bool
 }
 
 // Clock is a text line's time stamp (ltrace -t, -ttt, -r).

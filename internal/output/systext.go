@@ -128,13 +128,18 @@ func (o *Options) sysTail(ev *probe.Event) string {
 	return syscalls.Tail(o.call(ev), o.sysOptions(ev))
 }
 
-// sysOptions are the decoder's display options: -s and -y.
+// sysOptions are the decoder's display options: -s, -y, -X, -e raw=
+// and -e verbose=.
 func (o *Options) sysOptions(ev *probe.Event) *syscalls.Options {
 	n := o.StrLen
 	if n < 0 {
 		n = 0
 	}
-	so := &syscalls.Options{StrSize: n}
+	so := &syscalls.Options{StrSize: n, Xlat: o.Sys.Xlat}
+	if c := o.call(ev); c.Nr >= 0 {
+		so.Raw = o.Sys.Raw != nil && o.Sys.Raw(c.Nr)
+		so.Terse = o.Sys.Terse != nil && o.Sys.Terse(c.Nr)
+	}
 	if o.FdPath != nil {
 		pid, paths := ev.PID, o.call(ev).FdPaths
 		so.FdPath = func(fd int) string {

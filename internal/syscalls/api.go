@@ -10,7 +10,12 @@
 // bytes) and leave all decoding to this package, so their lines agree.
 package syscalls
 
-import "github.com/utap/utap/probe"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/utap/utap/probe"
+)
 
 // Info is one system call.
 type Info struct {
@@ -97,4 +102,36 @@ type Options struct {
 	// FdPath (-y) returns the path an fd of the traced process names,
 	// "" when unknown; nil: fds are shown as numbers.
 	FdPath func(fd int) string
+	// Xlat (-X) is how named constants show in the arguments.
+	Xlat XlatStyle
+	// Raw (-e raw=): the call's arguments and result undecoded, in hex.
+	Raw bool
+	// Terse (-e verbose= without this call): structures show as their
+	// addresses.
+	Terse bool
 }
+
+// XlatStyle is strace's -X: how named constants show.
+type XlatStyle int
+
+const (
+	XlatAbbrev  XlatStyle = iota // names: strace's default
+	XlatRaw                      // numbers
+	XlatVerbose                  // numbers, the names in a comment
+)
+
+// ParseXlat is -X's argument: abbrev, raw or verbose.
+func ParseXlat(s string) (XlatStyle, error) {
+	switch s {
+	case "abbrev":
+		return XlatAbbrev, nil
+	case "raw":
+		return XlatRaw, nil
+	case "verbose":
+		return XlatVerbose, nil
+	}
+	return 0, fmt.Errorf("-X %s: %w (abbrev, raw or verbose)", s, ErrXlatStyle)
+}
+
+// ErrXlatStyle is an unknown -X style.
+var ErrXlatStyle = errors.New("unknown constant style")

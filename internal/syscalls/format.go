@@ -121,6 +121,10 @@ func Parts(c *Call, o *Options) (head, tail, result string) {
 
 // args renders every argument and returns where the outputs start.
 func (x *ctx) args() ([]string, int) {
+	if x.o.Raw {
+		out := x.rawArgs()
+		return out, len(out)
+	}
 	if f := special[x.in.Name]; f != nil {
 		return f(x)
 	}
@@ -131,6 +135,7 @@ func (x *ctx) args() ([]string, int) {
 		if !show {
 			continue
 		}
+		s = x.styled(a, arg.Kind, s)
 		if split < 0 && x.in.isOut(a) {
 			split = len(out)
 		}
@@ -294,6 +299,9 @@ func (x *ctx) render(a int, k Kind) (string, bool) {
 		return renameFlags.flags(uint64(uint32(v))), true
 	case KindTimerFlags:
 		return timerFlags.flags(uint64(uint32(v))), true
+	}
+	if x.o.Terse {
+		return ptr(v), true // -e verbose=: structures as addresses
 	}
 	return x.structArg(a, k, out), true
 }

@@ -33,6 +33,9 @@ func (x *ctx) result() string {
 	if isErr(r) {
 		return errResult(r)
 	}
+	if x.o.Raw {
+		return hex(uint64(r))
+	}
 	if s, ok := x.moreResult(); ok {
 		return s
 	}
