@@ -119,7 +119,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		st, cerr := s.close()
 		res.Lost = st[statLost]
 		res.Tallies = s.counted
-		res.Notices = append(notices(st), s.ex.notices()...)
+		res.Notices = append(notices(st, s.ended), s.ex.notices()...)
 		if s.sysRunning > 0 {
 			res.Notices = append(res.Notices, fmt.Sprintf("%d system calls still running when the trace ended: not shown (their returns were not seen)", s.sysRunning))
 		}
@@ -229,9 +229,10 @@ func where(s *probe.Site) string {
 }
 
 // notices say what the trace could not show, beyond lost events.
-func notices(st stats) []string {
+// ended: calls their thread ended inside, which never return.
+func notices(st stats, ended uint64) []string {
 	var ns []string
-	if n := st[statEntered] - min(st[statEntered], st[statReturned]); n > 0 {
+	if n := st[statEntered] - min(st[statEntered], st[statReturned]+ended); n > 0 {
 		ns = append(ns, fmt.Sprintf("%d returns not seen (calls nested deeper than the kernel's 64 uretprobes, left by longjmp or an exception, or still running)", n))
 	}
 	if n := st[statUncounted]; n > 0 {

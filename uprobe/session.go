@@ -25,6 +25,8 @@ type session struct {
 	sys    *sysSession   // system call sites (syscall.go)
 	// sysRunning: system calls still in progress when the trace ended.
 	sysRunning int
+	// ended: calls their thread ended inside (ended.go), read at close.
+	ended uint64
 	reader     *ringReader
 	counted    []probe.Tally // read from the tally maps at close
 	// aggs reads the aggregation maps (aggread.go), nil for none; emit
@@ -145,6 +147,7 @@ func (s *session) close() (st stats, err error) {
 		errs = append(errs, err)
 	}
 	st = s.objs.readStats()
+	s.ended = s.endedWithThread()
 	if s.sys != nil {
 		s.sysRunning = s.sys.running() // after detach: no exit can take one
 		s.sys.close()

@@ -192,3 +192,15 @@ func TestCLIPrintfArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestCLILtraceNoReturn: a call its process ends inside (exit) shows as
+// ltrace shows it, "<no return ...>", and is not counted as a return the
+// trace failed to see.
+func TestCLILtraceNoReturn(t *testing.T) {
+	ltraceRun(t, []string{"true"}, []string{"-e", "libc:exit"}, func(t *testing.T, lines []string, stderr string) {
+		wantMatches(t, lines, `exit\(0 <no return \.\.\.>$`)
+		if strings.Contains(stderr, "not seen") {
+			t.Errorf("stderr: %s", stderr)
+		}
+	})
+}
