@@ -26,9 +26,9 @@ type session struct {
 	// sysRunning: system calls still in progress when the trace ended.
 	sysRunning int
 	// ended: calls their thread ended inside (ended.go), read at close.
-	ended uint64
-	reader     *ringReader
-	counted    []probe.Tally // read from the tally maps at close
+	ended   uint64
+	reader  *ringReader
+	counted []probe.Tally // read from the tally maps at close
 	// aggs reads the aggregation maps (aggread.go), nil for none; emit
 	// is where its last emits go at close, once the reader is done.
 	aggs *aggReader
