@@ -37,7 +37,10 @@ func (ss *sysSpec) iovElems() int {
 	return max(1, min(syscalls.MaxIovElems, sysIovBudget/ss.iovSub()))
 }
 
-func (ss *sysSpec) iovLim() int { return ss.strLen + 1 } // MaxFor of an Iov capture
+// iovLim is the bytes read of one iovec element: MaxFor of an Iov capture,
+// at most an eighth of the budget, so that a large -s (or a dump's, -e
+// read=) still reads 8 elements.
+func (ss *sysSpec) iovLim() int { return min(ss.strLen+1, sysIovBudget/8) }
 func (ss *sysSpec) iovSub() int { return 24 + align8(ss.iovLim()) }
 
 // setResult stores r into the capture slot's result and jumps to next.

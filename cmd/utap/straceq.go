@@ -103,10 +103,50 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 			return true, nil // strace's default, and utap's only form
 		}
 		return true, fmt.Errorf("-e %s: utap abbreviates structures as strace does by default (-e abbrev=all); unabbreviated structures are not supported", text)
-	case "read", "r", "write", "w", "fault", "inject", "kvm", "quiet", "q", "decode-fds", "decode-pids":
+	case "read", "reads", "r":
+		f.sys.DumpRead, err = fdSet(name, val)
+		return true, err
+	case "write", "writes", "w":
+		f.sys.DumpWrite, err = fdSet(name, val)
+		return true, err
+	case "fault", "inject", "kvm", "quiet", "q", "decode-fds", "decode-pids":
 		return true, fmt.Errorf("-e %s: strace's -e %s= is not supported by utap", text, name)
 	}
 	return false, nil
+}
+
+// fdSet is -e read= and -e write='s set of fds (all, none, numbers, !
+// before them for the others) as a test.
+func fdSet(q, val string) (func(int) bool, error) {
+	body, neg := strings.CutPrefix(val, "!")
+	set, all := map[int]bool{}, false
+	switch body {
+	case "all":
+		all = true
+	case "none":
+	default:
+		for _, s := range strings.Split(body, ",") {
+			fd, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || fd < 0 {
+				return nil, fmt.Errorf("-e %s=%s: %q is not a file descriptor (numbers, all or none)", q, val, s)
+			}
+			set[fd] = true
+		}
+	}
+	return func(fd int) bool { return (all || set[fd]) != neg }, nil
+}
+
+// dumpCapture is the bytes of a buffer the engines read when its data is
+// dumped (-e read=, -e write=), whatever -s shows of it: strace dumps it
+// all. The kernel engine reads 8 KiB at most; the dump says what is left.
+const dumpCapture = 1 << 20
+
+// captureSize is the engines' string and buffer limit for -s s.
+func (f *eventFilter) captureSize(s int) int {
+	if f.sys.DumpRead == nil && f.sys.DumpWrite == nil {
+		return s
+	}
+	return max(s, dumpCapture)
 }
 
 // callSet is a qualifier's set of system calls (all, none, or a list as

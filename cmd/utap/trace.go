@@ -191,7 +191,7 @@ func trace(c *cli.Context, attach bool) error {
 		return err
 	}
 	sites = append(sites, sysSites...)
-	t.StrSize = c.Int("s")
+	t.StrSize = filter.captureSize(c.Int("s"))
 	t.FdPaths = c.Bool("y") || len(c.StringSlice("P")) > 0 // -P: an fd's path, read while it is open
 	t.ProcessEvents = len(sysSites) > 0 || ltraceEnds(c, sysSites)
 	t.Borrow = true // the emit chain below keeps no event

@@ -3,10 +3,14 @@
 package enginetest
 
 import (
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/utap/utap/internal/fixture"
+	"github.com/utap/utap/internal/need"
 )
 
 // TestCLIStraceStyles: strace's -X raw and verbose, -e raw= and -e
@@ -59,4 +63,52 @@ func TestCLIStraceStyles(t *testing.T) {
 	}
 	oneErrorLine(t, utap(t, "run", "-X", "names", "-e", "trace=openat", "--", "true"), "-X names", "abbrev, raw or verbose")
 	oneErrorLine(t, utap(t, "run", "-e", "raw=no_such_call", "-e", "trace=openat", "--", "true"), "raw=no_such_call")
+}
+
+// TestCLIStraceDump: -e read= and -e write= dump the data of reads and
+// writes (plain and vectored) line for line as strace does, on both
+// engines and the stop path; an fd outside the set is not dumped.
+func TestCLIStraceDump(t *testing.T) {
+	need.Tool(t, "strace")
+	bin := fixture.C(t, "sys_more.c")
+	dumps := func(text string) []string {
+		var out []string
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, " | ") || strings.HasPrefix(l, " * ") {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	sel := []string{"-e", "trace=read,write,readv,writev,preadv2,pwritev", "-e", "read=all", "-e", "write=!1,2"}
+	sout := filepath.Join(t.TempDir(), "strace")
+	if err := exec.Command("strace", append(append([]string{"-f", "-qq", "-o", sout}, sel...), bin)...).Run(); err != nil {
+		t.Fatalf("strace: %v", err)
+	}
+	want := dumps(fileText(sout).String())
+	if len(want) < 4 {
+		t.Fatalf("strace dumped %d lines", len(want))
+	}
+	for _, m := range []struct {
+		name string
+		args []string
+		need func(testing.TB)
+	}{
+		{"ptrace", []string{"--backend", "ptrace"}, backends[0].need},
+		{"ptrace_stops", []string{"--backend", "ptrace", "--no-pads"}, backends[0].need},
+		{"uprobe", []string{"--backend", "uprobe"}, backends[1].need},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			m.need(t)
+			out := filepath.Join(t.TempDir(), "out")
+			a := append(append([]string{"run", "-f", "-q", "-o", out}, m.args...), sel...)
+			if r := utap(t, append(a, "--", bin)...); r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if got := dumps(fileText(out).String()); !slices.Equal(got, want) {
+				t.Errorf("dump lines:\n%s\nstrace's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+	oneErrorLine(t, utap(t, "run", "-e", "read=x", "-e", "trace=read", "--", "true"), "read=x", "file descriptor")
 }

@@ -50,12 +50,15 @@ type Options struct {
 	Sys SysStyle
 }
 
-// SysStyle is strace's -X, -e raw= and -e verbose=.
+// SysStyle is strace's -X, -e raw=, -e verbose=, -e read= and -e write=.
 type SysStyle struct {
 	Xlat syscalls.XlatStyle
 	// Raw: the calls shown undecoded (-e raw=); Terse: those whose
 	// structures show as addresses (not in -e verbose=). nil: none.
 	Raw, Terse func(nr int) bool
+	// DumpRead and DumpWrite: the fds whose data read or written is
+	// dumped after the call (-e read=, -e write=); nil: none.
+	DumpRead, DumpWrite func(fd int) bool
 }
 
 // Clock is a text line's time stamp (ltrace -t, -ttt, -r).

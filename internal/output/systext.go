@@ -113,7 +113,11 @@ func (t *text) sysResultText(b []byte, ev *probe.Event, col int, res string) []b
 			b = append(b, '}')
 		}
 	}
-	return append(b, '\n')
+	b = append(b, '\n')
+	if d := &t.o.Sys; ev.Sys != nil && (d.DumpRead != nil || d.DumpWrite != nil) {
+		b = syscalls.AppendDump(b, ev.Sys, d.DumpRead, d.DumpWrite) // -e read=, -e write=
+	}
+	return b
 }
 
 // call is the decoder's view of a system call event.
