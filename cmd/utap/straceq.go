@@ -118,6 +118,21 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 // fdSet is -e read= and -e write='s set of fds (all, none, numbers, !
 // before them for the others) as a test.
 func fdSet(q, val string) (func(int) bool, error) {
+	return qualSet(val, func(body string, set map[int]bool) error {
+		for _, s := range strings.Split(body, ",") {
+			fd, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || fd < 0 {
+				return fmt.Errorf("-e %s=%s: %q is not a file descriptor (numbers, all or none)", q, val, s)
+			}
+			set[fd] = true
+		}
+		return nil
+	})
+}
+
+// qualSet is a qualifier's set: all, none, or what add puts in set from
+// the text, ! before any of them for the others; as a test.
+func qualSet(val string, add func(body string, set map[int]bool) error) (func(int) bool, error) {
 	body, neg := strings.CutPrefix(val, "!")
 	set, all := map[int]bool{}, false
 	switch body {
@@ -125,15 +140,11 @@ func fdSet(q, val string) (func(int) bool, error) {
 		all = true
 	case "none":
 	default:
-		for _, s := range strings.Split(body, ",") {
-			fd, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || fd < 0 {
-				return nil, fmt.Errorf("-e %s=%s: %q is not a file descriptor (numbers, all or none)", q, val, s)
-			}
-			set[fd] = true
+		if err := add(body, set); err != nil {
+			return nil, err
 		}
 	}
-	return func(fd int) bool { return (all || set[fd]) != neg }, nil
+	return func(n int) bool { return (all || set[n]) != neg }, nil
 }
 
 // dumpCapture is the bytes of a buffer the engines read when its data is
@@ -152,22 +163,16 @@ func (f *eventFilter) captureSize(s int) int {
 // callSet is a qualifier's set of system calls (all, none, or a list as
 // trace= takes it, ! before it for the others) as a test by number.
 func callSet(q, val string) (func(int) bool, error) {
-	body, neg := strings.CutPrefix(val, "!")
-	set, all := map[int]bool{}, false
-	switch body {
-	case "all":
-		all = true
-	case "none":
-	default:
+	return qualSet(val, func(body string, set map[int]bool) error {
 		infos, err := syscalls.Select(body)
 		if err != nil {
-			return nil, fmt.Errorf("-e %s=%s: %w", q, val, err)
+			return fmt.Errorf("-e %s=%s: %w", q, val, err)
 		}
 		for _, in := range infos {
 			set[in.Nr] = true
 		}
-	}
-	return func(nr int) bool { return (all || set[nr]) != neg }, nil
+		return nil
+	})
 }
 
 func (f *eventFilter) setStatus(val string) error {

@@ -13,20 +13,23 @@ import (
 	"github.com/utap/utap/internal/need"
 )
 
+// sysModes are the ways utap traces system calls: both engines, and the
+// ptrace engine's stop path beside its in-process one.
+var sysModes = []struct {
+	name string
+	args []string
+	need func(testing.TB)
+}{
+	{"ptrace", []string{"--backend", "ptrace"}, backends[0].need},
+	{"ptrace_stops", []string{"--backend", "ptrace", "--no-pads"}, backends[0].need},
+	{"uprobe", []string{"--backend", "uprobe"}, backends[1].need},
+}
+
 // TestCLIStraceStyles: strace's -X raw and verbose, -e raw= and -e
 // verbose=none, on both engines and on the stop path: the lines strace
 // 6.1 prints for cat's openat and reads of /etc/hostname.
 func TestCLIStraceStyles(t *testing.T) {
-	modes := []struct {
-		name string
-		args []string
-		need func(testing.TB)
-	}{
-		{"ptrace", []string{"--backend", "ptrace"}, backends[0].need},
-		{"ptrace_stops", []string{"--backend", "ptrace", "--no-pads"}, backends[0].need},
-		{"uprobe", []string{"--backend", "uprobe"}, backends[1].need},
-	}
-	for _, m := range modes {
+	for _, m := range sysModes {
 		t.Run(m.name, func(t *testing.T) {
 			m.need(t)
 			out := filepath.Join(t.TempDir(), "out")
@@ -89,15 +92,7 @@ func TestCLIStraceDump(t *testing.T) {
 	if len(want) < 4 {
 		t.Fatalf("strace dumped %d lines", len(want))
 	}
-	for _, m := range []struct {
-		name string
-		args []string
-		need func(testing.TB)
-	}{
-		{"ptrace", []string{"--backend", "ptrace"}, backends[0].need},
-		{"ptrace_stops", []string{"--backend", "ptrace", "--no-pads"}, backends[0].need},
-		{"uprobe", []string{"--backend", "uprobe"}, backends[1].need},
-	} {
+	for _, m := range sysModes {
 		t.Run(m.name, func(t *testing.T) {
 			m.need(t)
 			out := filepath.Join(t.TempDir(), "out")
