@@ -19,7 +19,8 @@
 //
 // A traced process that execs (-f or not) is held at its exec until the
 // probes of its new image are in, so none of its calls is missed: a
-// launched command's processes by a ptrace seize for exec and fork events
-// only, which no parent sees (hold.go); an attached one by a SIGSTOP its
+// launched command's processes, and attached ones, by a ptrace seize for
+// exec and fork events only, which no parent sees (hold.go,
+// holdattach.go); an attached one ptrace cannot seize by a SIGSTOP its
 // parent can see (exec.go).
 package uprobe

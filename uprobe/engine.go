@@ -314,6 +314,9 @@ func (s *session) attachPIDs(ctx context.Context, t probe.Target, emit func(*pro
 	if err := s.attach(t.PIDs); err != nil {
 		return fmt.Errorf("uprobe: %w", err)
 	}
+	if err := s.holdExecs(t.PIDs); err != nil {
+		return fmt.Errorf("uprobe: %w", err)
+	}
 	if t.StackDepth > 0 {
 		for _, pid := range t.PIDs {
 			ustack.Remember(pid) // for its frames if it exits before they are read

@@ -41,9 +41,9 @@ import (
 // An exec from a non-leader thread has made that thread the leader by the
 // time the tracepoint fires, so current's tgid and pid are both the tgid.
 //
-// This tracker holds attached processes; a launched command's execs are
-// held by ptrace instead (hold.go), which its processes' parents do not
-// see. The tracker's stop is visible to the process's parent as a job-control stop:
+// This tracker holds attached processes ptrace cannot seize; a launched
+// command's execs, and those of attached processes it can, are held by
+// ptrace instead (hold.go, holdattach.go), which their parents do not see. The tracker's stop is visible to the process's parent as a job-control stop:
 // SIGCHLD with CLD_STOPPED then CLD_CONTINUED, and waitpid with WUNTRACED
 // or WCONTINUED reports them while it lasts (a job-control shell may say
 // the job stopped). Nothing else can hold a task from BPF. Under utap run
@@ -73,6 +73,9 @@ type execFollower struct {
 	// hold, for a launched command, holds its execs by ptrace instead of
 	// the tracker's SIGSTOP (hold.go); no tracker is loaded then.
 	hold *execHold
+	// attached: the processes were attached to, not launched; their hold
+	// is chosen once the probes are in (holdExecs).
+	attached bool
 
 	seen   map[image]bool // executables whose images were handled
 	probed map[image]bool // files with probes

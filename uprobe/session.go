@@ -80,12 +80,14 @@ func (s *session) followForks() error {
 	return nil
 }
 
-// followExecs starts the exec tracker (exec.go).
-// A launched command's execs are held by ptrace (hold.go), not by the
-// tracker.
+// followExecs prepares the following of execs (exec.go). A launched
+// command's execs are held by ptrace (hold.go), and so are an attached
+// process's where it can be seized (holdattach.go); else by the tracker.
 func (s *session) followExecs(resolve func(pid int) ([]probe.Site, error), retProbes, follow, launched bool) error {
-	ex := &execFollower{resolve: resolve, add: s.addImage, retProbes: retProbes, follow: follow}
-	if err := followExecs(s.objs, s.sites.sites, ex, !launched); err != nil {
+	ex := &execFollower{resolve: resolve, add: s.addImage, retProbes: retProbes, follow: follow, attached: !launched}
+	// An attached process's hold is chosen once its probes are in
+	// (holdExecs): by ptrace if it can be seized, else by the tracker.
+	if err := followExecs(s.objs, s.sites.sites, ex, false); err != nil {
 		return err
 	}
 	s.ex = ex

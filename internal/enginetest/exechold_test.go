@@ -3,11 +3,14 @@
 package enginetest
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/utap/utap/internal/need"
@@ -69,4 +72,47 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCLIExecHoldUnseenAttached: attached with -f to a shell that runs
+// commands, utap holds each exec of its children without a stop the shell
+// can see: no CLD_STOPPED (the kernel engine seizes the processes for
+// their exec events, as in run mode, instead of stopping them).
+func TestCLIExecHoldUnseenAttached(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			dir := t.TempDir()
+			gofile, out := filepath.Join(dir, "go"), filepath.Join(dir, "trace")
+			sh := exec.Command("bash", "-c", `while [ ! -e "$1" ]; do sleep 0.02; done`, "sh", gofile)
+			if err := sh.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer sh.Process.Kill()
+			cmd := exec.Command(utapBin, "attach", "-q", "-f", "--backend", b.name, "-p", fmt.Sprint(sh.Process.Pid), "-o", out, "-e", "trace=execve")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			waitEvents(t, out, &stderr)
+			if err := os.WriteFile(gofile, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := sh.Wait(); err != nil {
+				t.Fatalf("the shell: %v", err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("utap: %v: %s", err, stderr.String())
+			}
+			got := readFile(t, out)
+			if !strings.Contains(got, `execve("/usr/bin/sleep"`) || strings.Contains(got, "CLD_STOPPED") || strings.Contains(stderr.String(), "SIGSTOP") {
+				t.Errorf("stderr %q\n%s", stderr.String(), got)
+			}
+		})
+	}
 }
