@@ -3,7 +3,6 @@
 package enginetest
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,14 +91,7 @@ func TestCLIExecHoldUnseenAttached(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sh.Process.Kill()
-			cmd := exec.Command(utapBin, "attach", "-q", "-f", "--backend", b.name, "-p", fmt.Sprint(sh.Process.Pid), "-o", out, "-e", "trace=execve")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			waitEvents(t, out, &stderr)
+			cmd, stderr := attachWaiting(t, out, "-q", "-f", "--backend", b.name, "-p", fmt.Sprint(sh.Process.Pid), "-o", out, "-e", "trace=execve")
 			if err := os.WriteFile(gofile, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}

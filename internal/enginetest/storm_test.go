@@ -3,7 +3,6 @@
 package enginetest
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -43,14 +42,7 @@ func stormThenTerm(t *testing.T, backend string) {
 	time.Sleep(100 * time.Millisecond)
 
 	out := filepath.Join(t.TempDir(), "events")
-	cmd := exec.Command(utapBin, "attach", "-q", "--backend", backend, "-p", fmt.Sprint(pid), "-o", out, "-e", "work(arg1)")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	waitEvents(t, out, &stderr)
+	cmd, stderr := attachWaiting(t, out, "-q", "--backend", backend, "-p", fmt.Sprint(pid), "-o", out, "-e", "work(arg1)")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -28,14 +28,7 @@ func TestCLIKilledAttach(t *testing.T) {
 			bin := etWork(t)
 			tr, before, ours := loopTracee(t, bin)
 			out := filepath.Join(t.TempDir(), "events")
-			cmd := exec.Command(utapBin, "attach", "-q", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			waitEvents(t, out, &stderr)
+			cmd, _ := attachWaiting(t, out, "-q", "--backend", b.name, "-p", fmt.Sprint(tr.pid), "-o", out, "-e", "work(arg1)")
 			tracer := killSupervisor(t, cmd)
 			waitGone(t, tracer)
 			checkLeftAlone(t, tr, bin, before, ours)
@@ -129,6 +122,21 @@ type fileText string
 func (f fileText) String() string {
 	b, _ := os.ReadFile(string(f))
 	return string(b)
+}
+
+// attachWaiting starts `utap attach ARGS...`, killed when the test ends,
+// and waits for its first events in out.
+func attachWaiting(t *testing.T, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(utapBin, append([]string{"attach"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitEvents(t, out, &stderr)
+	return cmd, &stderr
 }
 
 // waitEvents waits until the trace has written a few events to out.
