@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/utap/utap/probe"
+	"golang.org/x/sys/unix"
 )
 
 func events() []*probe.Event {
@@ -230,5 +231,26 @@ func TestJSONValuesValid(t *testing.T) {
 	want := []any{"0x7ffd9a15eace", 42.0, "SIGQUIT", true, 8.0, 97.0, -1.0, 7.0}
 	if got := m["args"].([]any); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("args %v, want %v", got, want)
+	}
+}
+
+// BenchmarkTextSyscall: a strace line of a call without arguments (the
+// getppid loop of #26's target), and one with a path and flags.
+func BenchmarkTextSyscall(b *testing.B) {
+	w, _ := New("text", discard{}, Options{})
+	for _, c := range []struct {
+		name string
+		sys  probe.Syscall
+	}{
+		{"getppid", probe.Syscall{Nr: unix.SYS_GETPPID, Ret: 26641, Returned: true}},
+		{"openat", probe.Syscall{Nr: unix.SYS_OPENAT, Args: [6]uint64{0xffffff9c, 0x1000, unix.O_RDONLY | unix.O_CLOEXEC}, Ret: 3, Returned: true,
+			Entry: [][]byte{[]byte("/etc/ld.so.cache\x00")}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ev := &probe.Event{Kind: "return", PID: 1, TID: 1, Func: c.name, Sys: &c.sys}
+			for b.Loop() {
+				_ = w.Write(ev)
+			}
+		})
 	}
 }

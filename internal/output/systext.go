@@ -28,7 +28,7 @@ func (t *text) sysLine(ev *probe.Event) error {
 		t.pending = nil
 		delete(t.sysOpen, ev.TID)
 		start := len(b)
-		b = append(b, t.o.sysTail(ev)...)
+		b = append(b, syscalls.Tail(t.o.call(ev), t.sysOptions(ev))...)
 		b = t.sysResult(b, ev, p.col+len(b)-start)
 		return t.flushLine(appendStack(b, ev.Stack))
 	}
@@ -50,7 +50,7 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, syscalls.Exit(unix.WaitStatus(ev.Status))...)
 		b = append(b, '\n')
 	case ev.Kind == "entry":
-		b = append(b, syscalls.Head(t.o.call(ev), t.o.sysOptions(ev))...)
+		b = append(b, syscalls.Head(t.o.call(ev), t.sysOptions(ev))...)
 		t.pend = pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack, sys: true, col: len(b) - start}
 		t.pending = &t.pend
 		t.sysOpen[ev.TID] = ev.Func
@@ -60,13 +60,13 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, "<... "...)
 		b = append(b, ev.Func...)
 		b = append(b, " resumed>"...)
-		b = append(b, t.o.sysTail(ev)...)
+		b = append(b, syscalls.Tail(t.o.call(ev), t.sysOptions(ev))...)
 		b = t.sysResult(b, ev, len(b)-start)
 	default:
-		head, tail, res := syscalls.Parts(t.o.call(ev), t.o.sysOptions(ev))
-		b = append(b, head...)
-		b = append(b, tail...)
-		b = t.sysResultText(b, ev, len(b)-start, res)
+		// A whole call on one line, the common case: decoded once, into
+		// the line, by the writer's Formatter.
+		b = t.fmtr.AppendCall(b, t.o.call(ev), t.sysOptions(ev))
+		b = t.sysResult(b, ev, len(b)-start)
 	}
 	b = appendStack(b, ev.Stack)
 	return t.flushLine(b)
@@ -86,17 +86,12 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
 // sysResult pads to strace's column and writes "= result", -T's time and
 // the line end; col is the line's width so far.
 func (t *text) sysResult(b []byte, ev *probe.Event, col int) []byte {
-	return t.sysResultText(b, ev, col, syscalls.Result(t.o.call(ev), t.o.sysOptions(ev)))
-}
-
-// sysResultText is sysResult with the result's text already decoded.
-func (t *text) sysResultText(b []byte, ev *probe.Event, col int, res string) []byte {
 	b = append(b, ' ')
 	for col++; col < straceColumn; col++ {
 		b = append(b, ' ')
 	}
 	b = append(b, "= "...)
-	b = append(b, res...)
+	b = t.fmtr.AppendResult(b, t.o.call(ev), t.sysOptions(ev))
 	if t.o.Durations && ev.Sys != nil && ev.Sys.Returned {
 		b = append(b, " <"...)
 		b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)
@@ -128,18 +123,16 @@ func (o *Options) call(ev *probe.Event) *syscalls.Call {
 	return ev.Sys
 }
 
-func (o *Options) sysTail(ev *probe.Event) string {
-	return syscalls.Tail(o.call(ev), o.sysOptions(ev))
-}
-
 // sysOptions are the decoder's display options: -s, -y, -X, -e raw=
-// and -e verbose=.
-func (o *Options) sysOptions(ev *probe.Event) *syscalls.Options {
-	n := o.StrLen
-	if n < 0 {
-		n = 0
+// and -e verbose=. Without -y they are the writer's, reused: valid until
+// the next call.
+func (t *text) sysOptions(ev *probe.Event) *syscalls.Options {
+	o := &t.o
+	so := &t.so
+	if o.FdPath != nil {
+		so = &syscalls.Options{}
 	}
-	so := &syscalls.Options{StrSize: n, Xlat: o.Sys.Xlat}
+	*so = syscalls.Options{StrSize: max(o.StrLen, 0), Xlat: o.Sys.Xlat}
 	if c := o.call(ev); c.Nr >= 0 {
 		so.Raw = o.Sys.Raw != nil && o.Sys.Raw(c.Nr)
 		so.Terse = o.Sys.Terse != nil && o.Sys.Terse(c.Nr)

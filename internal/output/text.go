@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
 
@@ -46,6 +47,8 @@ type text struct {
 	pend     pendingCall    // what pending points to: one at a time, no allocation per call
 	sysOpen  map[int]string // tid → the system call whose entry line was ended unfinished
 	tids     map[int]bool   // threads seen on strace lines
+	fmtr     syscalls.Formatter
+	so       syscalls.Options // sysOptions' without -y
 }
 
 // openCall is a call whose entry was written: its function and how many

@@ -34,6 +34,12 @@ type Info struct {
 	// sys_exit_NAME events for this call ("newstat" for stat); "" when it
 	// has none (raw_syscalls sees every call).
 	Tracepoint string
+
+	// Set at init (table.go): the hand-written decoder of the arguments,
+	// nil for the generic one; plainResult: the result shows in decimal,
+	// no decoding.
+	special     func(*ctx) ([]string, int)
+	plainResult bool
 }
 
 // Arg is one argument, as the kernel's tracepoint format names it.

@@ -18,13 +18,23 @@ type ctx struct {
 	in      *Info
 	o       *Options
 	strsize int
+	argBuf  [6]string // args' result, reused by a Formatter
 }
 
+var noOptions Options
+
 func newCtx(c *Call, o *Options) *ctx {
+	x := &ctx{}
+	x.init(c, o)
+	return x
+}
+
+// init readies x for call c.
+func (x *ctx) init(c *Call, o *Options) {
 	if o == nil {
-		o = &Options{}
+		o = &noOptions
 	}
-	x := &ctx{c: c, o: o, strsize: o.StrSize, in: Lookup(c.Nr)}
+	*x = ctx{c: c, o: o, strsize: o.StrSize, in: Lookup(c.Nr)}
 	if x.strsize <= 0 {
 		x.strsize = 32
 	}
@@ -42,7 +52,6 @@ func newCtx(c *Call, o *Options) *ctx {
 		}
 		x.in = &cp
 	}
-	return x
 }
 
 // data returns the capture of argument a on one side, nil if not read.
@@ -125,10 +134,10 @@ func (x *ctx) args() ([]string, int) {
 		out := x.rawArgs()
 		return out, len(out)
 	}
-	if f := special[x.in.Name]; f != nil {
+	if f := x.in.special; f != nil {
 		return f(x)
 	}
-	var out []string
+	out := x.argBuf[:0]
 	split := -1
 	for a, arg := range x.in.Args {
 		s, show := x.render(a, arg.Kind)

@@ -19,6 +19,10 @@ var fdResult = set("open", "openat", "openat2", "creat", "dup", "dup2", "dup3", 
 	"open_by_handle_at", "open_tree", "fsopen", "fsmount", "fspick", "mq_open", "bpf",
 	"io_uring_setup", "memfd_secret", "landlock_create_ruleset")
 
+// decodedResult: calls whose result result decodes beyond hexReturners
+// and fdResult (moreResult's too).
+var decodedResult = set("umask", "fcntl", "prctl", "poll", "ppoll", "select", "pselect6", "personality", "membarrier")
+
 // Result returns what follows " = ": "3", "0x7f12345000",
 // "-1 ENOENT (No such file or directory)", or "?" when the call did not
 // return.

@@ -25,7 +25,7 @@ const straceMaxNr = 450
 
 var (
 	infos  []*Info // by number
-	byNr   = map[int]*Info{}
+	byNr   []*Info // indexed by number, nil for none
 	byName = map[string]*Info{}
 )
 
@@ -46,17 +46,28 @@ func init() {
 		in.Captures = capturesFor(in)
 		in.Classes = classesOf(in)
 		in.NoReturn = noReturn[r.Name]
+		// special.go's init has run: files init in name order.
+		in.special = special[r.Name]
+		in.plainResult = !hexReturners[r.Name] && !fdResult[r.Name] && !decodedResult[r.Name]
 		infos = append(infos, in)
-		byNr[in.Nr] = in
 		byName[in.Name] = in
 	}
 	sort.Slice(infos, func(i, j int) bool { return infos[i].Nr < infos[j].Nr })
+	byNr = make([]*Info, infos[len(infos)-1].Nr+1)
+	for _, in := range infos {
+		byNr[in.Nr] = in
+	}
 }
 
 var noReturn = set("exit", "exit_group")
 
 // Lookup returns the call numbered nr, nil if unknown.
-func Lookup(nr int) *Info { return byNr[nr] }
+func Lookup(nr int) *Info {
+	if nr < 0 || nr >= len(byNr) {
+		return nil
+	}
+	return byNr[nr]
+}
 
 // ByName returns the call named name (strace's name), nil if unknown.
 func ByName(name string) *Info { return byName[name] }

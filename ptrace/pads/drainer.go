@@ -289,7 +289,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		d.returnOf(pe, rec, s)
 	}
 	if s.Sys != nil {
-		s.Sys.event(&pe.ev, rec)
+		s.Sys.event(pe, rec)
 	}
 	if len(s.Fetches) > 0 {
 		pe.ev.Args = pe.args[:len(s.Fetches)]
@@ -323,6 +323,7 @@ type padEvent struct {
 	ev   probe.Event
 	args [pad.MaxValues]probe.Value
 	ret  probe.Value
+	sys  probe.Syscall // a system call pad's (sys.go)
 }
 
 // Tallies are the counts of a Tally trace, per site.

@@ -28,11 +28,13 @@ func NewSysSite(s *probe.Site, nr int, caps []pad.SysCap, n int, fdPaths bool, s
 		Sys: &SysSite{Nr: nr, caps: caps, offs: offs, n: n, fdPaths: fdPaths, strsize: strsize}}
 }
 
-// event fills ev's call from the record's system call area.
-func (ss *SysSite) event(ev *probe.Event, rec *pad.Record) {
+// event fills pe's call from the record's system call area.
+func (ss *SysSite) event(pe *padEvent, rec *pad.Record) {
 	le := binary.LittleEndian
 	b := rec.Sys
-	sys := &probe.Syscall{Nr: ss.Nr, Returned: true}
+	ev := &pe.ev
+	sys := &pe.sys // the event's own: no allocation per call
+	*sys = probe.Syscall{Nr: ss.Nr, Returned: true}
 	if len(b) >= pad.SysHead {
 		for i := range sys.Args {
 			sys.Args[i] = le.Uint64(b[8*i:])
