@@ -49,6 +49,13 @@ func (tr *tracer) injectIn(th *thread, ud bool, nr uint64, args ...uint64) (uint
 	p := th.p
 	in := proc.Injection{Tid: th.tid, Mem: p.mem, At: p.entry,
 		Held: func(sig int) {
+			// The watcher's wake-up can come during an injection (a
+			// trace cancelled while pads go in): delivered, it would
+			// leave the process in a group-stop.
+			var si proc.Siginfo
+			if proc.GetSiginfo(th.tid, &si) == nil && tr.wakeStop(th, sig, &si) {
+				return
+			}
 			if th.sig == 0 {
 				th.sig = sig
 			} else {

@@ -42,8 +42,8 @@ func (tr *tracer) nextListening() (int, unix.WaitStatus, error) {
 		if tid != 0 || err != nil {
 			return tid, ws, err
 		}
-		if tr.wake.cancelled.Load() {
-			return 0, 0, nil
+		if tr.wake.cancelled.Load() && !tr.shepherd {
+			return 0, 0, nil // the loop detaches; a shepherd waits on
 		}
 		time.Sleep(listenPoll)
 	}

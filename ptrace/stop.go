@@ -61,8 +61,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 			}
 		}
 	}
-	if sig == int(unix.SIGSTOP) && s.si.Code == proc.SITkill && s.si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
-		tr.wake.consumed = true
+	if tr.wakeStop(th, sig, &s.si) {
 		return
 	}
 	for _, o := range tr.signalOwners {
@@ -71,6 +70,16 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 		}
 	}
 	th.sig = sig
+}
+
+// wakeStop takes the watcher's wake-up SIGSTOP (engine.go) at its
+// delivery to th, with siginfo si: true when it was that, consumed.
+func (tr *tracer) wakeStop(th *thread, sig int, si *proc.Siginfo) bool {
+	if sig == int(unix.SIGSTOP) && si.Code == proc.SITkill && si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
+		tr.wake.consumed = true
+		return true
+	}
+	return false
 }
 
 // syncFault tells a fault raised by an instruction from a signal sent by

@@ -568,3 +568,36 @@ func TestCLIUntimedSaid(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestCLIClosedStderrAtStart: utap's stderr closes while the pads go in
+// (`utap run -v ... 2>&1 | head -1`, -v saying a line per site): the
+// trace ends, and the command, whose system calls the seccomp filter
+// still sends to utap, runs to its end. On 69127c7 the watcher's wake-up
+// SIGSTOP, met by a system call injected to place the pads, was
+// delivered: the command stayed in a group-stop and utap spun for good.
+func TestCLIClosedStderrAtStart(t *testing.T) {
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "dd")
+	sh := fmt.Sprintf("%s run -v --backend ptrace -S -o %s -- dd if=/dev/zero of=%s bs=1 count=2000 status=none 2>&1 | head -1 >/dev/null",
+		utapBin, filepath.Join(dir, "trace"), file)
+	cmd := exec.Command("sh", "-c", sh)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		exec.Command("pkill", "-KILL", "-f", file).Run()
+		t.Fatal("utap and the command still running 60s after utap's stderr closed")
+	}
+	if st, err := os.Stat(file); err != nil || st.Size() != 2000 {
+		t.Fatalf("the command did not run to its end: %v %v", st, err)
+	}
+}
