@@ -95,6 +95,22 @@ func (pd *padEngine) runTo(th *thread, addr uint64, mask uint64, sig int) bool {
 	return ok
 }
 
+// stepWhile single-steps th while its rip is in (at most maxPadSteps):
+// false when it did not stop where wait wants (gone, another stop).
+func (pd *padEngine) stepWhile(th *thread, mask uint64, sig int, in func(rip uint64) bool) bool {
+	var regs unix.PtraceRegs
+	for range maxPadSteps {
+		if proc.GetRegs(th.tid, &regs) != nil || !in(regs.Rip) {
+			return true
+		}
+		pd.tr.stats.padSteps++
+		if proc.Step(th.tid, 0) != nil || !pd.wait(th, mask, sig) {
+			return false
+		}
+	}
+	return true
+}
+
 // wait waits for th's stop after a step or run in a pad: true at a
 // SIGTRAP (the step's, the breakpoint's). A thread that died is reported
 // gone; another stop (a fault in the pad, fault's) is the loop's, the

@@ -48,6 +48,9 @@ type sysSite struct {
 	stub   uint64
 	padAt  uint64
 	padLen int
+	// branches: a conditional branch among the displaced instructions
+	// may take the thread out of the pad before its `syscall`.
+	branches bool
 }
 
 func (sp *sysPads) forked() *sysPads {

@@ -158,7 +158,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
 				continue
 			}
-			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr}
+			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches}
 			todo = append(todo, planned{s: s, d: rd, site: site, caps: caps})
 		}
 	}

@@ -84,7 +84,9 @@ func TestSyscallRunEvents(t *testing.T) {
 				hostname = true
 			}
 		case "read":
-			if c.Ret > 0 && len(captured(e, 1, true)) == int(c.Ret) && e.DurationNs > 0 {
+			// In-process (glibc's read takes a pad) the call has no
+			// duration: -T, -r, -c and -C keep system calls on stops.
+			if c.Ret > 0 && len(captured(e, 1, true)) == int(c.Ret) {
 				read = true
 			}
 		}

@@ -32,7 +32,13 @@ type Displaced struct {
 	Addr  uint64  // the site
 	Len   int     // bytes overwritten: whole instructions, >= JumpLen
 	Insns []*Insn // them, analysed
+	// Branches: a conditional branch among them (a system call pad's)
+	// may leave the pad before its end.
+	Branches bool
 }
+
+// IsJcc says whether in is a conditional jump (jcc rel8 or rel32).
+func (in *Insn) IsJcc() bool { return in.Action == Emulate && in.an.emu.kind == emJcc }
 
 // PlanPad decides whether the instructions at site can be displaced by a
 // jmp rel32. fn is the code of the function holding the site (original

@@ -3,6 +3,7 @@
 package ssol
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/utap/utap/internal/x86"
@@ -65,7 +66,15 @@ func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Di
 		if err != nil {
 			return nil, 0, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, sc, err)
 		}
-		if why := padRefusal(in, false); why != "" {
+		if in.IsJcc() {
+			// glibc's `cmpb $0,single_threaded; je multi; xor %eax,%eax;
+			// syscall` (read): the pad runs the jcc as a jcc rel32, to
+			// the same target, outside the range.
+			if t := in.an.emu.target; t >= d.Addr && t <= sc {
+				return nil, 0, no("a conditional branch into the range (%s at %#x)", in.Text, in.Addr)
+			}
+			d.Branches = true
+		} else if why := padRefusal(in, false); why != "" {
 			return nil, 0, no("%s (%s at %#x)", why, in.Text, in.Addr)
 		}
 		d.Insns = append(d.Insns, in)
@@ -150,6 +159,16 @@ func (d *Displaced) Relocated(at uint64) ([]byte, error) {
 	out := make([]byte, 0, d.Len+8)
 	for _, in := range d.Insns {
 		pc := at + uint64(len(out))
+		if in.IsJcc() {
+			if rel, ok := rel32(pc+6, in.an.emu.target); ok {
+				out = binary.LittleEndian.AppendUint32(append(out, 0x0f, 0x80|in.an.emu.cc), uint32(rel))
+				continue
+			}
+			// Beyond ±2 GiB: the opposite condition skips an absolute jmp.
+			out = append(out, 0x70|(in.an.emu.cc^1), 14)
+			out = appendJmp(out, pc+2, in.an.emu.target)
+			continue
+		}
 		if in.Action == Emulate && in.an.emu.kind != emNop && in.an.emu.kind != emPush {
 			return nil, fmt.Errorf("%w at %#x: %s cannot run before the pad's syscall", ErrNoPad, d.Addr, in.Text)
 		}

@@ -4,6 +4,7 @@ package ssol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -26,8 +27,8 @@ func TestPlanSyscall(t *testing.T) {
 		// mov $1,%eax; mov %edx,%eax: overwritten.
 		{"overwritten", []byte{0xb8, 1, 0, 0, 0, 0x89, 0xd0, 0x0f, 0x05}, -1, 0},
 		{"too short", []byte{0x31, 0xc0, 0x0f, 0x05}, -1, 0},
-		// test %eax,%eax; jne; syscall: a branch displaced.
-		{"branch", []byte{0xb8, 1, 0, 0, 0, 0x85, 0xc0, 0x75, 0x02, 0x0f, 0x05}, -1, 0},
+		// test %eax,%eax; jne back into the range; syscall.
+		{"branch into the range", []byte{0xb8, 1, 0, 0, 0, 0x85, 0xc0, 0x75, 0xf9, 0x0f, 0x05}, -1, 0},
 	} {
 		sc := uint64(at + len(c.code) - 2)
 		d, nr, err := PlanSyscall(c.code, at, sc, nil)
@@ -75,5 +76,41 @@ func TestRelocatedRipRelative(t *testing.T) {
 	disp := int32(uint32(got[3]) | uint32(got[4])<<8 | uint32(got[5])<<16 | uint32(got[6])<<24)
 	if target := uint64(int64(pad+7) + int64(disp)); target != at+7+0x10 || !bytes.Equal(got[7:], code[7:9]) {
 		t.Errorf("relocated % x: the load reads %#x, want %#x", got, target, at+7+0x10)
+	}
+}
+
+// TestPlanSyscallJcc: glibc's read, `cmpb $0,single_threaded(%rip); je
+// multi; xor %eax,%eax; syscall`: the je goes in the pad as a jcc rel32
+// to the same target, or, beyond ±2 GiB, as the opposite jcc over an
+// absolute jmp.
+func TestPlanSyscallJcc(t *testing.T) {
+	const at = 0x400000
+	code := []byte{0x80, 0x3d, 0x31, 0x33, 0x0e, 0x00, 0x00, 0x74, 0x17, 0x31, 0xc0, 0x0f, 0x05}
+	d, nr, err := PlanSyscall(code, at, at+11, nil)
+	if err != nil || nr != 0 || d.Len != 11 || !d.Branches {
+		t.Fatalf("nr %d, %+v, %v", nr, d, err)
+	}
+	const target = at + 9 + 0x17
+	near, err := d.Relocated(0x500000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := int32(uint32(near[9]) | uint32(near[10])<<8 | uint32(near[11])<<16 | uint32(near[12])<<24)
+	if len(near) != 15 || near[7] != 0x0f || near[8] != 0x84 || uint64(int64(0x500000+13)+int64(rel)) != target || !bytes.Equal(near[13:], code[9:11]) {
+		t.Errorf("near: % x", near)
+	}
+	// test %edi,%edi; je +0x10; xor %eax,%eax; syscall, its pad far away.
+	code = []byte{0x85, 0xff, 0x74, 0x10, 0x31, 0xc0, 0x0f, 0x05}
+	if d, _, err = PlanSyscall(code, at, at+6, nil); err != nil {
+		t.Fatal(err)
+	}
+	far, err := d.Relocated(0x7f0000000000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// test; jne +14; jmp *0(%rip); .quad target; xor
+	want := append([]byte{0x85, 0xff, 0x75, 14, 0xff, 0x25, 0, 0, 0, 0}, binary.LittleEndian.AppendUint64(nil, at+4+0x10)...)
+	if !bytes.Equal(far, append(want, 0x31, 0xc0)) {
+		t.Errorf("far: % x", far)
 	}
 }

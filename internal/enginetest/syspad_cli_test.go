@@ -264,24 +264,34 @@ func sysWaitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestSysPadSignalStorm: SIGALRM every 100 µs while getppid loops
-// in-process: signals land at the pads' `syscall`, after it, in the
-// record; each is delivered in the original code (the thread run out of
-// the pad first) and every call is still one line.
+// TestSysPadSignalStorm: SIGALRM every 100 µs while getppid, then read,
+// loop in-process: signals land at the pads' `syscall`, after it, in the
+// record, and in read's displaced instructions, which hold a conditional
+// branch (glibc's single-threaded read: `cmpb $0,single_threaded; je;
+// xor %eax,%eax; syscall`): there the thread is stepped to the pad's
+// `syscall` or out by the branch. Each signal is delivered in the
+// original code, and every call is still one line.
 func TestSysPadSignalStorm(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "sys_pad.c")
-	const n = 50000
-	for _, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, "-e", "trace=getppid", "--", bin, "storm", strconv.Itoa(n))
-		calls := 0
-		for _, l := range lines {
-			if strings.HasPrefix(l, "getppid() = ") {
-				calls++
+	for _, c := range []struct {
+		call, mode, line, out string
+		n                     int
+	}{
+		{"getppid", "storm", "getppid() = ", "storm\n", 50000},
+		{"read", "readstorm", `read(3, "\0", 1) = 1`, "readstorm 20000\n", 20000},
+	} {
+		for _, stops := range []bool{false, true} {
+			r, lines := sysPadRun(t, stops, "-e", "trace="+c.call, "--", bin, c.mode, strconv.Itoa(c.n))
+			calls := 0
+			for _, l := range lines {
+				if strings.HasPrefix(l, c.line) {
+					calls++
+				}
 			}
-		}
-		if r.code != 0 || r.stdout != "storm\n" || calls != n || inProcess(r.stderr, "getppid") == stops {
-			t.Errorf("stops=%v: exit %d, stdout %q, %d getppid lines of %d", stops, r.code, r.stdout, calls, n)
+			if r.code != 0 || r.stdout != c.out || calls != c.n || inProcess(r.stderr, c.call) == stops {
+				t.Errorf("%s, stops=%v: exit %d, stdout %q, %d lines of %d", c.call, stops, r.code, r.stdout, calls, c.n)
+			}
 		}
 	}
 }
