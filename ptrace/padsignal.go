@@ -95,9 +95,10 @@ func (pd *padEngine) runTo(th *thread, addr uint64, mask uint64, sig int) bool {
 	return ok
 }
 
-// stepWhile single-steps th while its rip is in (at most maxPadSteps):
-// false when it did not stop where wait wants (gone, another stop).
-func (pd *padEngine) stepWhile(th *thread, mask uint64, sig int, in func(rip uint64) bool) bool {
+// stepWhile single-steps th while its rip is in (at most maxPadSteps),
+// with pd's wait: false when it did not stop where wait wants (gone,
+// another stop).
+func stepWhile(pd *padEngine, th *thread, mask uint64, sig int, in func(rip uint64) bool) bool {
 	var regs unix.PtraceRegs
 	for range maxPadSteps {
 		if proc.GetRegs(th.tid, &regs) != nil || !in(regs.Rip) {

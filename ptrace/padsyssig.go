@@ -58,7 +58,7 @@ func (o sysPadSignals) ownSignal(s *stop) bool {
 	if s.regs.Rip < site.pad && site.branches {
 		// A displaced conditional branch may leave the pad (to the
 		// original code): stepped, to the pad's `syscall` or out.
-		if !pd.stepWhile(th, mask, s.sig, func(rip uint64) bool { return rip >= site.padAt && rip < site.pad }) {
+		if !stepWhile(pd, th, mask, s.sig, func(rip uint64) bool { return rip >= site.padAt && rip < site.pad }) {
 			return true
 		}
 	} else if !pd.runTo(th, to, mask, s.sig) {
