@@ -107,6 +107,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)
 	}
+	if n := spec.sys.capNote(); n != "" {
+		notes = append(notes, n)
+	}
 	s, err := load(spec, sites, t.Tally)
 	if err != nil {
 		return res, fmt.Errorf("uprobe: %w", err)

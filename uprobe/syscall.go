@@ -131,6 +131,7 @@ type sysSpec struct {
 	open   *ebpf.MapSpec // hash: pid_tgid → record of a call in progress
 	build  *ebpf.MapSpec // per-CPU array of one record being built
 	strLen int           // -s
+	capLim int           // bytes of a string or buffer captured at most (newSysSpec)
 	stack  stackConf     // -k (syscall_stack.go)
 }
 
@@ -202,12 +203,22 @@ func checkSysOverlap(sites []probe.Site) error {
 	return nil
 }
 
+// capNote says, when -s (or a dump's capture) asks for more than the
+// records hold, where strings and buffers are cut: nothing cut silently.
+func (ss *sysSpec) capNote() string {
+	if ss == nil || ss.strLen < ss.capLim {
+		return ""
+	}
+	return fmt.Sprintf("system calls' strings and buffers are captured up to %d bytes on this engine (%d asked): "+
+		"--backend ptrace captures all", ss.capLim, ss.strLen)
+}
+
 // layoutSys lays out the records with each capture capped at limit bytes.
 func layoutSys(sites []probe.Site, strsize, limit int) (*sysSpec, error) {
 	if err := checkSysOverlap(sites); err != nil {
 		return nil, err
 	}
-	ss := &sysSpec{sites: sites, calls: map[int]*sysCall{}, strLen: strsize}
+	ss := &sysSpec{sites: sites, calls: map[int]*sysCall{}, strLen: strsize, capLim: limit}
 	conds := map[string]int{}
 	for i := range sites {
 		s := &sites[i]
