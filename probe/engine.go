@@ -101,9 +101,6 @@ type Config struct {
 	// Lossy lets a full in-process ring drop events, counted (ptrace
 	// engine only), rather than make the calling thread wait.
 	Lossy bool
-	// SysStops keeps every system call probe on the stop path (ptrace
-	// engine only): -T, -r, -c and -C need when the call began.
-	SysStops bool
 	// Verbose receives a line per probe site saying how the engine placed
 	// it (ptrace: an in-process pad, or a breakpoint and why); nil: none.
 	Verbose func(string)

@@ -66,7 +66,7 @@ var Backend = probe.Backend{
 	Name:  "ptrace",
 	Check: Check,
 	New: func(c probe.Config) probe.Engine {
-		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, SysStops: c.SysStops, Verbose: c.Verbose}
+		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, Verbose: c.Verbose}
 	},
 }
 

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/ptrace/pads"
+	"github.com/utap/utap/ssol"
 )
 
 // System calls in-process (docs/syscalls.md). In run mode, before the
@@ -51,6 +52,8 @@ type sysSite struct {
 	// branches: a conditional branch among the displaced instructions
 	// may take the thread out of the pad before its `syscall`.
 	branches bool
+	disp     *ssol.Displaced // the displaced instructions, at padAt
+	tsc      uint64          // the pad's code taking the TSC before its `syscall`
 }
 
 func (sp *sysPads) forked() *sysPads {

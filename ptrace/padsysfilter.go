@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/proc"
 )
 
@@ -95,8 +97,21 @@ func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) boo
 		case signal && regs.Rip == s.pad:
 			regs.Rip = s.sc // the call is made again from the original
 			return true
-		case !signal && regs.Rip >= s.padAt && regs.Rip <= s.pad:
-			regs.Rip = s.first + (regs.Rip - s.padAt)
+		case !signal && regs.Rip >= s.padAt && regs.Rip < s.tsc:
+			if orig, ok := s.disp.OrigOf(s.padAt, regs.Rip); ok {
+				regs.Rip = orig
+				return true
+			}
+		case !signal && regs.Rip >= s.tsc && regs.Rip <= s.pad:
+			// Taking the TSC before the call: the original is at its
+			// `syscall`, rdx kept below rsp, eax the number.
+			if regs.Rip > s.tsc {
+				var b [8]byte
+				if th.p.mem.ReadAt(b[:], regs.Rsp-uint64(-pad.SysRdxSlot)) == nil {
+					regs.Rdx = binary.LittleEndian.Uint64(b[:])
+				}
+			}
+			regs.Rax, regs.Rip = uint64(s.nr), s.sc
 			return true
 		case regs.Rip == s.pad+2:
 			regs.Rip = s.sc + 2

@@ -158,7 +158,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
 				continue
 			}
-			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches}
+			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches, disp: rd}
 			todo = append(todo, planned{s: s, d: rd, site: site, caps: caps})
 		}
 	}
@@ -179,7 +179,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 		s.padAt = sy.gate.addr + sp.next
 		id := pd.d.NextID()
 		spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
-			Displaced: t.d.Relocated, Sys: &pad.SysSpec{Caps: t.caps, Back: s.sc + 2}}
+			Displaced: t.d.Relocated, Sys: &pad.SysSpec{Caps: t.caps, Back: s.sc + 2, Nr: s.nr}}
 		code, parts, err := pad.BuildSys(spec, s.padAt)
 		if err == nil && sp.next+uint64(len(code)) > sy.gate.size {
 			err = fmt.Errorf("the gate is full")
@@ -193,7 +193,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 			err = p.mem.ReadByMem(s.orig, s.first)
 		}
 		if err == nil {
-			s.pad, s.padLen = s.padAt+uint64(parts.Syscall), len(code)
+			s.pad, s.padLen, s.tsc = s.padAt+uint64(parts.Syscall), len(code), s.padAt+uint64(parts.TSC)
 			err = pd.sysWrite(p, sp, s, code, jmp)
 		}
 		where := fmt.Sprintf("%s at %#x", syscalls.Lookup(s.nr).Name, s.sc)

@@ -179,3 +179,33 @@ func (d *Displaced) Relocated(at uint64) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// OrigOf maps rip in the displaced instructions as Relocated(at) laid
+// them out to the original address a thread there stands at: an
+// instruction's start to the original instruction, their end to the
+// `syscall`, the absolute jmp of a far jcc (its condition held) to the
+// jcc's target. ok is false for any other rip. The tracer moves a thread
+// stopped there back to the original code (pads taken out).
+func (d *Displaced) OrigOf(at, rip uint64) (uint64, bool) {
+	pc := at
+	for _, in := range d.Insns {
+		if rip == pc {
+			return in.Addr, true
+		}
+		size := uint64(len(in.Bytes))
+		if in.IsJcc() {
+			size = 6
+			if _, ok := rel32(pc+6, in.an.emu.target); !ok {
+				if rip == pc+2 {
+					return in.an.emu.target, true
+				}
+				size = 16
+			}
+		}
+		pc += size
+	}
+	if rip == pc {
+		return d.Addr + uint64(d.Len), true
+	}
+	return 0, false
+}

@@ -83,8 +83,7 @@ func attachCommand() *cli.Command {
 
 // engineConfig is the engine's configuration from the flags.
 func engineConfig(c *cli.Context, info func(string)) probe.Config {
-	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads"), Lossy: c.Bool("lossy"),
-		SysStops: c.Bool("T") || c.Bool("r") || c.Bool("c") || c.Bool("C")}
+	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads"), Lossy: c.Bool("lossy")}
 	if c.Bool("v") {
 		cfg.Verbose = func(line string) { fmt.Fprintf(os.Stderr, "utap: %s\n", line) }
 	}

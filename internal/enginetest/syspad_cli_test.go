@@ -295,3 +295,39 @@ func TestSysPadSignalStorm(t *testing.T) {
 		}
 	}
 }
+
+// TestSysPadDurations: -T and -c run in-process too. The pad takes the
+// TSC around its `syscall`, so each line has the call's own duration
+// (not the wait for room in a full ring), and -c's summary counts every
+// call with its time, as on the stop path.
+func TestSysPadDurations(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	const n = 20000
+	dur := regexp.MustCompile(`^getppid\(\) += \d+ <(\d+\.\d{6})>$`)
+	for _, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, "-T", "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
+		timed := 0
+		for _, l := range lines {
+			if m := dur.FindStringSubmatch(l); m != nil {
+				if d, _ := strconv.ParseFloat(m[1], 64); d < 1 {
+					timed++
+				}
+			}
+		}
+		if r.code != 0 || timed != n || inProcess(r.stderr, "getppid") == stops {
+			t.Errorf("-T, stops=%v: exit %d, %d of %d lines with a duration", stops, r.code, timed, n)
+		}
+		r, lines = sysPadRun(t, stops, "-c", "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
+		row := ""
+		for _, l := range lines {
+			if f := strings.Fields(l); len(f) > 0 && f[len(f)-1] == "getppid" {
+				row = l
+			}
+		}
+		f := strings.Fields(row)
+		if r.code != 0 || len(f) < 4 || f[3] != strconv.Itoa(n) || f[1] == "0.000000" || inProcess(r.stderr, "getppid") == stops {
+			t.Errorf("-c, stops=%v: exit %d, row %q", stops, r.code, row)
+		}
+	}
+}

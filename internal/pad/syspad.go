@@ -1,6 +1,7 @@
 package pad
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/utap/utap/internal/bytecode"
@@ -21,13 +22,24 @@ import (
 //	0   the six arguments (rdi rsi rdx r10 r8 r9: the call keeps them)
 //	48  the result
 //	56  the bytes used
-//	64  the captures, each a word (-1: none, else the bytes read) and
+//	64  the call's duration in TSC ticks: the TSC just after it minus
+//	    the TSC just before (startTSC)
+//	72  the captures, each a word (-1: none, else the bytes read) and
 //	    its room (SysCap.Max, rounded up to 8)
 const (
 	KindSys    = 2
 	SysSpace   = 16384
 	SysRecords = 1024
-	SysHead    = 64
+	SysHead    = 72
+	// SysTicksOff is the offset of the call's duration in TSC ticks.
+	SysTicksOff = 64
+)
+
+// sysStartSlot and sysRdxSlot are below the red zone, above the frame
+// the record's code uses: the TSC before the call, rdx while rdtsc runs.
+const (
+	sysStartSlot = -(redZone + 16)
+	sysRdxSlot   = -(redZone + 8)
 )
 
 // SysOff is the offset of the system call area in a ring of n records.
@@ -60,6 +72,8 @@ type SysSpec struct {
 	// Back is the address after the original `syscall`: where the pad
 	// returns and what rcx holds after it.
 	Back uint64
+	// Nr is the call's number, which eax holds at the `syscall`.
+	Nr int
 }
 
 // SysLayout gives each capture's offset in the area and the bytes used;
@@ -73,9 +87,13 @@ func SysLayout(caps []SysCap) (offs []int, used int, ok bool) {
 	return offs, used, used <= SysSpace
 }
 
-// SysParts is where a system call pad's parts are: its `syscall`, the
-// code after it.
-type SysParts struct{ Syscall int }
+// SysParts is where a system call pad's parts are: startTSC's code
+// (after the displaced instructions), its `syscall`.
+type SysParts struct{ TSC, Syscall int }
+
+// SysRdxSlot is where, below rsp, startTSC keeps rdx while rdtsc runs: a
+// thread stopped in that code has it back from there.
+const SysRdxSlot = sysRdxSlot
 
 // BuildSys returns the system call pad of s (s.Sys set, s.Displaced the
 // relocated instructions with no jump back) assembled to run at `at`.
@@ -91,6 +109,8 @@ func BuildSys(s Spec, at uint64) ([]byte, SysParts, error) {
 	if err != nil {
 		return nil, parts, err
 	}
+	parts.TSC = len(code)
+	code = append(code, startTSC(s.Sys.Nr)...)
 	parts.Syscall = len(code)
 	code = append(code, 0x0f, 0x05)
 	after, err := sysCode(s)
@@ -104,6 +124,22 @@ func BuildSys(s Spec, at uint64) ([]byte, SysParts, error) {
 	return code, parts, nil
 }
 
+// startTSC is the code just before the pad's `syscall`: the TSC stored
+// below the red zone (sysStartSlot) for the call's duration, every
+// register and flag as it was (rdx saved around rdtsc, eax the number
+// again: only mov and rdtsc, which leave the flags alone).
+func startTSC(nr int) []byte {
+	le := binary.LittleEndian
+	d32 := func(b []byte, d int32) []byte { return le.AppendUint32(b, uint32(d)) }
+	var b []byte
+	b = d32(append(b, 0x48, 0x89, 0x94, 0x24), sysRdxSlot) // mov %rdx,rdx(%rsp)
+	b = append(b, 0x0f, 0x31)                              // rdtsc
+	b = d32(append(b, 0x89, 0x84, 0x24), sysStartSlot)     // mov %eax,start(%rsp)
+	b = d32(append(b, 0x89, 0x94, 0x24), sysStartSlot+4)   // mov %edx,start+4(%rsp)
+	b = d32(append(b, 0x48, 0x8b, 0x94, 0x24), sysRdxSlot) // mov rdx(%rsp),%rdx
+	return le.AppendUint32(append(b, 0xb8), uint32(nr))    // mov $nr,%eax
+}
+
 // sysCode is the pad after its `syscall`: the record, the registers
 // restored, rcx as the original's, the jump back.
 func sysCode(s Spec) ([]byte, error) {
@@ -112,8 +148,14 @@ func sysCode(s Spec) ([]byte, error) {
 		return nil, err
 	}
 	a := x86.NewAsm()
-	down := redZone + frame
+	down := redZone + 16 + frame // above the frame: startTSC's two words
 	saveAll(a, down)
+	// The TSC just after the call, before anything can wait (a full
+	// ring): kept where startTSC kept rdx.
+	a.Raw(0x0f, 0x31) // rdtsc
+	a.RI(x86.SHL, x86.RDX, 32)
+	a.RR(x86.OR, x86.RAX, x86.RDX)
+	a.Store(x86.Mem{Base: x86.RBX, Disp: frame + 8}, x86.RAX)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
 	// Its captures read through system calls (made from the gate, which
@@ -166,6 +208,13 @@ func emitSys(a *x86.Asm, s Spec) {
 	}
 	a.Load(x86.RAX, frameReg(x86.RAX))
 	a.Store(area(48), x86.RAX)
+	// The TSC after the call minus the TSC before, just above the frame
+	// (sysCode's: startTSC's words).
+	frame, _ := frameSize(s)
+	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: frame + 8})
+	a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: frame})
+	a.RR(x86.SUB, x86.RAX, x86.RDX)
+	a.Store(area(SysTicksOff), x86.RAX)
 	offs, used, _ := SysLayout(s.Sys.Caps)
 	a.StoreI32(area(56), int32(used))
 	for k, c := range s.Sys.Caps {

@@ -1,6 +1,7 @@
 package pads
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -290,6 +291,13 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	}
 	if s.Sys != nil {
 		s.Sys.event(pe, rec)
+		if len(rec.Sys) >= pad.SysHead {
+			// The call's duration, TSC ticks the pad took around it.
+			ticks := binary.LittleEndian.Uint64(rec.Sys[pad.SysTicksOff:])
+			if ticks < rec.TSC {
+				pe.ev.DurationNs = max(d.clock.Nanos(rec.TSC)-d.clock.Nanos(rec.TSC-ticks), 0)
+			}
+		}
 	}
 	if len(s.Fetches) > 0 {
 		pe.ev.Args = pe.args[:len(s.Fetches)]
