@@ -363,7 +363,7 @@ func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
 	y.readFailed(pid, sys, failed, le.Uint64(raw[sysOffSP:]))
 	y.fullDirents(sys, raw)
 	if y.fdPaths {
-		sys.FdPaths = fdPaths(pid, sys, y.strLen)
+		sys.FdPaths = syscalls.FdPaths(pid, sys, y.strLen) // read as soon as the record is
 	}
 	if ret, ok := syscalls.SigreturnRet(sys); ok {
 		// Sent at entry (no exit tracepoint names it): what it returns

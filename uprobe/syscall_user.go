@@ -4,8 +4,6 @@ package uprobe
 
 import (
 	"encoding/binary"
-	"os"
-	"strconv"
 	"syscall"
 
 	"github.com/utap/utap/internal/syscalls"
@@ -76,27 +74,6 @@ func readMem(pid int) syscalls.ReadFunc {
 		}
 		return nil
 	}
-}
-
-// fdPaths (-y) are the paths of the fds the call's line shows, read from
-// /proc/PID/fd as soon as the record is read. The decoder itself names
-// them (every argument or result it would show as an fd), so the engine
-// reads exactly those. The race: the call is over when its record comes;
-// an fd the process closed since (or a process that exited) has no path
-// and shows as a bare number, and an fd closed and reused since shows its
-// new file.
-func fdPaths(pid int, sys *probe.Syscall, strsize int) map[int]string {
-	paths := map[int]string{}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	syscalls.Line(sys, &syscalls.Options{StrSize: strsize, FdPath: func(fd int) string {
-		p, seen := paths[fd]
-		if !seen {
-			p, _ = os.Readlink(dir + strconv.Itoa(fd)) // "" when closed: a number
-			paths[fd] = p
-		}
-		return p
-	}})
-	return paths
 }
 
 // direntSize is the smallest linux_dirent64 record: its 19 bytes of

@@ -4,6 +4,8 @@ package syscalls
 
 import (
 	"bytes"
+	"os"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,4 +34,24 @@ func Touched(c *Call) (paths []string, fds []int) {
 		}
 	}
 	return paths, fds
+}
+
+// FdPaths reads in /proc the paths of the fds call c of process pid shows
+// (-y), for an engine that reports the call after the fact: the line is
+// decoded once to learn which fds it names, and exactly those are read.
+// The race: an fd the process closed since (or a process that exited)
+// has no path and shows as a bare number, and an fd closed and reused
+// since shows its new file.
+func FdPaths(pid int, c *Call, strsize int) map[int]string {
+	paths := map[int]string{}
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
+	Line(c, &Options{StrSize: strsize, FdPath: func(fd int) string {
+		p, seen := paths[fd]
+		if !seen {
+			p, _ = os.Readlink(dir + strconv.Itoa(fd)) // "" when closed: a number
+			paths[fd] = p
+		}
+		return p
+	}})
+	return paths
 }

@@ -2,8 +2,6 @@ package pads
 
 import (
 	"encoding/binary"
-	"os"
-	"strconv"
 
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/syscalls"
@@ -63,22 +61,6 @@ func (ss *SysSite) event(pe *padEvent, rec *pad.Record) {
 	ev.Kind = probe.Return.String()
 	ev.Sys = sys
 	if ss.fdPaths {
-		sys.FdPaths = fdPaths(ev.PID, sys, ss.strsize)
+		sys.FdPaths = syscalls.FdPaths(ev.PID, sys, ss.strsize)
 	}
-}
-
-// fdPaths reads the paths of the call's fds in /proc, as the uprobe
-// engine does for a call it reports after the fact.
-func fdPaths(pid int, sys *probe.Syscall, strsize int) map[int]string {
-	paths := map[int]string{}
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	syscalls.Line(sys, &syscalls.Options{StrSize: strsize, FdPath: func(fd int) string {
-		p, seen := paths[fd]
-		if !seen {
-			p, _ = os.Readlink(dir + strconv.Itoa(fd))
-			paths[fd] = p
-		}
-		return p
-	}})
-	return paths
 }
