@@ -93,39 +93,13 @@ func Tail(c *Call, o *Options) string {
 	return strings.Join(args[split:], ", ") + ")"
 }
 
-// Line is the whole call as strace prints it: Head+Tail+" = "+Result.
+// Line is the whole call as strace prints it: Head+Tail+" = "+Result,
+// its arguments decoded once.
 func Line(c *Call, o *Options) string {
-	head, tail, res := Parts(c, o)
-	return head + tail + " = " + res
-}
-
-// Parts is Head, Tail and Result of one call, its arguments rendered
-// once: a whole line costs one decoding, not three.
-func Parts(c *Call, o *Options) (head, tail, result string) {
-	x := newCtx(c, o)
-	args, split := x.args()
-	var b strings.Builder
-	b.WriteString(x.in.displayName())
-	b.WriteByte('(')
-	for i, a := range args[:split] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(a)
-	}
-	if split > 0 && split < len(args) {
-		b.WriteString(", ")
-	}
-	head = b.String()
-	b.Reset()
-	for i, a := range args[split:] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(a)
-	}
-	b.WriteByte(')')
-	return head, b.String(), x.result()
+	var f Formatter
+	b := f.AppendCall(nil, c, o)
+	b = append(b, " = "...)
+	return string(f.AppendResult(b, c, o))
 }
 
 // args renders every argument and returns where the outputs start.

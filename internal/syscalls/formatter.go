@@ -30,7 +30,9 @@ func (f *Formatter) AppendCall(b []byte, c *Call, o *Options) []byte {
 	return b
 }
 
-// AppendResult appends what Result returns.
+// AppendResult appends what follows " = ": "3", "0x7f12345000",
+// "-1 ENOENT (No such file or directory)", or "?" when the call did not
+// return.
 func (f *Formatter) AppendResult(b []byte, c *Call, o *Options) []byte {
 	x := &f.x
 	x.init(c, o)

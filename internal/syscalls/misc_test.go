@@ -43,7 +43,7 @@ func TestHeadTail(t *testing.T) {
 	if h := Head(c, nil) + " <unfinished ...>"; h != "read(3,  <unfinished ...>" {
 		t.Errorf("unfinished: %q", h)
 	}
-	if r := Result(c, nil); r != "?" {
+	if r := string(new(Formatter).AppendResult(nil, c, nil)); r != "?" {
 		t.Errorf("result %q", r)
 	}
 	o := call(t, "openat", []uint64{atCWD, 1, 0}, 3, map[int][]byte{1: cs("/etc/hostname")}, nil)

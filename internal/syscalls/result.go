@@ -23,11 +23,6 @@ var fdResult = set("open", "openat", "openat2", "creat", "dup", "dup2", "dup3", 
 // and fdResult (moreResult's too).
 var decodedResult = set("umask", "fcntl", "prctl", "poll", "ppoll", "select", "pselect6", "personality", "membarrier")
 
-// Result returns what follows " = ": "3", "0x7f12345000",
-// "-1 ENOENT (No such file or directory)", or "?" when the call did not
-// return.
-func Result(c *Call, o *Options) string { return newCtx(c, o).result() }
-
 func (x *ctx) result() string {
 	c := x.c
 	if !c.Returned {
