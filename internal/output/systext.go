@@ -27,9 +27,9 @@ func (t *text) sysLine(ev *probe.Event) error {
 	if p := t.pending; p != nil && p.sys && ev.Kind == "return" && ev.Sys != nil && p.tid == ev.TID && p.fn == ev.Func {
 		t.pending = nil
 		delete(t.sysOpen, ev.TID)
-		start := len(b)
-		b = append(b, syscalls.Tail(t.o.call(ev), t.sysOptions(ev))...)
-		b = t.sysResult(b, ev, p.col+len(b)-start)
+		start, so := len(b), t.sysOptions(ev)
+		b = append(b, syscalls.Tail(t.o.call(ev), so)...)
+		b = t.sysResult(b, ev, p.col+len(b)-start, so)
 		return t.flushLine(appendStack(b, ev.Stack))
 	}
 	b = t.endPending(b)
@@ -60,13 +60,15 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, "<... "...)
 		b = append(b, ev.Func...)
 		b = append(b, " resumed>"...)
-		b = append(b, syscalls.Tail(t.o.call(ev), t.sysOptions(ev))...)
-		b = t.sysResult(b, ev, len(b)-start)
+		so := t.sysOptions(ev)
+		b = append(b, syscalls.Tail(t.o.call(ev), so)...)
+		b = t.sysResult(b, ev, len(b)-start, so)
 	default:
 		// A whole call on one line, the common case: decoded once, into
 		// the line, by the writer's Formatter.
-		b = t.fmtr.AppendCall(b, t.o.call(ev), t.sysOptions(ev))
-		b = t.sysResult(b, ev, len(b)-start)
+		so := t.sysOptions(ev)
+		b = t.fmtr.AppendCall(b, t.o.call(ev), so)
+		b = t.sysResult(b, ev, len(b)-start, so)
 	}
 	b = appendStack(b, ev.Stack)
 	return t.flushLine(b)
@@ -84,14 +86,15 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
 }
 
 // sysResult pads to strace's column and writes "= result", -T's time and
-// the line end; col is the line's width so far.
-func (t *text) sysResult(b []byte, ev *probe.Event, col int) []byte {
+// the line end; col is the line's width so far, so the call's display
+// options (sysOptions).
+func (t *text) sysResult(b []byte, ev *probe.Event, col int, so *syscalls.Options) []byte {
 	b = append(b, ' ')
 	for col++; col < straceColumn; col++ {
 		b = append(b, ' ')
 	}
 	b = append(b, "= "...)
-	b = t.fmtr.AppendResult(b, t.o.call(ev), t.sysOptions(ev))
+	b = t.fmtr.AppendResult(b, t.o.call(ev), so)
 	if t.o.Durations && ev.Sys != nil && ev.Sys.Returned {
 		b = append(b, " <"...)
 		b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)
