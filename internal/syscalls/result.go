@@ -23,6 +23,7 @@ var fdResult = set("open", "openat", "openat2", "creat", "dup", "dup2", "dup3", 
 // and fdResult (moreResult's too).
 var decodedResult = set("umask", "fcntl", "prctl", "poll", "ppoll", "select", "pselect6", "personality", "membarrier")
 
+// result is the decoded result (Formatter.AppendResult's slow path).
 func (x *ctx) result() string {
 	c := x.c
 	if !c.Returned {
