@@ -181,10 +181,7 @@ func (pl *planner) padPlan() {
 		sp := entryProg(bp)
 		var d *ssol.Displaced
 		if why == "" {
-			d, why = pl.displace(bp, sp.site, busy)
-		}
-		if why == "" {
-			why = pl.inFlight(a, d, stacks)
+			d, why = pl.displace(bp, sp.site, busy, stacks)
 		}
 		if why != "" {
 			if len(bp.sites) > 0 || bp.hijack != nil {
@@ -201,8 +198,9 @@ func (pl *planner) padPlan() {
 	pl.restorePads(unwinders, busy, stacks, taken)
 }
 
-// displace asks ssol whether a jmp may replace the instructions at bp.
-func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) bool) (*ssol.Displaced, string) {
+// displace asks ssol whether a jmp may replace the instructions at bp,
+// and no thread of stacks (threadWords) resumes inside them (inFlight).
+func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) bool, stacks map[int][]uint64) (*ssol.Displaced, string) {
 	if s.FuncSize == 0 || s.Addr < s.FuncAddr || s.Addr-s.FuncAddr >= s.FuncSize {
 		return nil, "the function's bounds are unknown"
 	}
@@ -233,7 +231,7 @@ func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) boo
 		// stack would not hold: the callee's ret would fault.
 		return nil, "a call displaced under the CET shadow stack"
 	}
-	return d, ""
+	return d, pl.inFlight(bp.addr, d, stacks)
 }
 
 // landingsBusy adds to busy the addresses that code elsewhere in the

@@ -36,10 +36,7 @@ func (pl *planner) restorePads(unwinders []uint64, busy func(uint64) bool, stack
 		}
 		var d *ssol.Displaced
 		if why == "" {
-			d, why = pl.displace(bp, bp.unwSite, busy)
-		}
-		if why == "" {
-			why = pl.inFlight(a, d, stacks)
+			d, why = pl.displace(bp, bp.unwSite, busy, stacks)
 		}
 		if why != "" {
 			tr.pads.say(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
