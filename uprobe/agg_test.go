@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/utap/utap/internal/agg"
 	"github.com/utap/utap/internal/fixture"
@@ -202,37 +201,16 @@ func TestAggArithmetic(t *testing.T) {
 	hist := agg.Kind{Func: agg.Hist}
 	// One array element: 0 input, 8 hist bucket, 16 lhist bucket, 24 ^min
 	// and 32 max, biased (agg.go).
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 40, MaxEntries: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	g := &progGen{code: &code{}}
-	g.emit(
-		asm.StoreImm(asm.RFP, slotTmp, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, m.FD()),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotTmp),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "exit"),
-		asm.Mov.Reg(asm.R7, asm.R0),
-		asm.LoadMem(asm.R8, asm.R7, 0, asm.DWord),
-	)
-	g.histBucket(asm.R8)
-	g.emit(asm.StoreMem(asm.R7, 8, asm.R1, asm.DWord))
-	g.linearBucket(asm.R8, lin)
-	g.emit(asm.StoreMem(asm.R7, 16, asm.R1, asm.DWord))
-	g.emit(asm.LoadImm(asm.R9, math.MinInt64, asm.DWord), asm.Xor.Reg(asm.R9, asm.R8))
-	g.keepLarger(asm.R7, 32, asm.R9)
-	g.emit(asm.Xor.Imm(asm.R9, -1))
-	g.keepLarger(asm.R7, 24, asm.R9)
-	g.mark("exit")
-	g.emit(asm.Mov.Imm(asm.R0, 0), asm.Return())
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.Syscall, License: "GPL", Instructions: g.insns, Flags: kernelReads().withSleep().progFlags()})
-	if err != nil {
-		t.Fatal(verifierReason(err))
-	}
-	defer prog.Close()
+	run := arithRig(t, 5, func(g *progGen) {
+		g.histBucket(asm.R8)
+		g.emit(asm.StoreMem(asm.R7, 8, asm.R1, asm.DWord))
+		g.linearBucket(asm.R8, lin)
+		g.emit(asm.StoreMem(asm.R7, 16, asm.R1, asm.DWord))
+		g.emit(asm.LoadImm(asm.R9, math.MinInt64, asm.DWord), asm.Xor.Reg(asm.R9, asm.R8))
+		g.keepLarger(asm.R7, 32, asm.R9)
+		g.emit(asm.Xor.Imm(asm.R9, -1))
+		g.keepLarger(asm.R7, 24, asm.R9)
+	})
 
 	vals := []int64{5, 0, 1, 2, 3, 4, -1, math.MaxInt64, math.MinInt64, 1 << 62, 1<<62 - 1, -(1 << 40), -(1 << 40) - 1,
 		1<<40 + 3<<38, 1<<40 + 3<<38 - 1, 1 << 38, 1<<38 - 1, -(1 << 38)}
@@ -241,20 +219,7 @@ func TestAggArithmetic(t *testing.T) {
 	}
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, v := range vals {
-		var cur [5]uint64
-		if err := m.Lookup(uint32(0), &cur); err != nil {
-			t.Fatal(err)
-		}
-		cur[0] = uint64(v)
-		if err := m.Put(uint32(0), cur); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := prog.Run(&ebpf.RunOptions{Context: make([]byte, 8)}); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Lookup(uint32(0), &cur); err != nil {
-			t.Fatal(err)
-		}
+		cur := run(uint64(v))
 		lo, hi = min(lo, v), max(hi, v)
 		if gotHi, gotLo := int64(cur[4]^1<<63), int64(^cur[3]^1<<63); gotHi != hi || gotLo != lo {
 			t.Fatalf("after %d: max %d min %d, want %d %d", v, gotHi, gotLo, hi, lo)
