@@ -20,8 +20,11 @@ var constKinds = map[Kind]bool{
 // style: strace's raw form is the number in hex, a signal's in decimal,
 // AT_FDCWD as -100; verbose adds the names in a comment.
 func (x *ctx) styled(a int, k Kind, named string) string {
+	if x.o.Xlat == XlatAbbrev {
+		return named // the default: no lookup per argument
+	}
 	wide, ok := constKinds[k]
-	if !ok || x.o.Xlat == XlatAbbrev {
+	if !ok {
 		return named
 	}
 	v := x.arg(a)
