@@ -5,6 +5,7 @@ package ptrace
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -130,7 +131,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 			_, nr, err := ssol.PlanSyscall(data[from-prog.Vaddr:i+2], from, v, nil)
 			where := fmt.Sprintf("%s+%#x", name, v)
 			if err != nil {
-				if !bytes.Contains([]byte(err.Error()), []byte("boundary")) && !bytes.Contains([]byte(err.Error()), []byte("decode")) {
+				if !errors.Is(err, ssol.ErrNotSyscall) {
 					pd.say(fmt.Sprintf("syscall at %s: stops: %v", where, err))
 				}
 				continue

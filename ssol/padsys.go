@@ -4,6 +4,7 @@ package ssol
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/utap/utap/internal/x86"
@@ -16,6 +17,19 @@ import (
 // record and jumps back after the original `syscall`, which stays in place
 // (a branch to it, a restart after a signal, find valid code there).
 
+// ErrNotSyscall: the bytes 0f 05 at the address are not a `syscall`
+// instruction found by decoding from the last branch target before it
+// (the tail of another instruction, or data).
+var ErrNotSyscall = errors.New("not a syscall instruction")
+
+// notSyscallError is ErrNoPad's error, its text unchanged, that is also
+// ErrNotSyscall.
+type notSyscallError struct{ err error }
+
+func (e notSyscallError) Error() string        { return e.err.Error() }
+func (e notSyscallError) Unwrap() error        { return e.err }
+func (e notSyscallError) Is(target error) bool { return target == ErrNotSyscall }
+
 // PlanSyscall decides whether the instructions before the `syscall` at sc
 // can be displaced by a jmp rel32, and finds the call's number. code holds
 // the object's bytes from `from`, an instruction boundary with nothing
@@ -27,19 +41,20 @@ func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Di
 	no := func(format string, a ...any) error {
 		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, sc}, a...)...)
 	}
+	notSyscall := func(format string, a ...any) error { return notSyscallError{no(format, a...)} }
 	if sc < from || sc-from+2 > uint64(len(code)) || code[sc-from] != 0x0f || code[sc-from+1] != 0x05 {
-		return nil, 0, no("not a syscall instruction")
+		return nil, 0, notSyscall("not a syscall instruction")
 	}
 	var starts []uint64
 	for off := 0; uint64(off) < sc-from; {
 		inst, err := x86.Decode(code[off:])
 		if err != nil {
-			return nil, 0, no("cannot decode at %#x", from+uint64(off))
+			return nil, 0, notSyscall("cannot decode at %#x", from+uint64(off))
 		}
 		starts = append(starts, from+uint64(off))
 		off += inst.Len
 		if uint64(off) > sc-from {
-			return nil, 0, no("not an instruction boundary")
+			return nil, 0, notSyscall("not an instruction boundary")
 		}
 	}
 	first := -1

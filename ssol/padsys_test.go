@@ -49,8 +49,8 @@ func TestPlanSyscall(t *testing.T) {
 		}
 	}
 	// Not a syscall instruction's address, and inside another instruction.
-	if _, _, err := PlanSyscall([]byte{0xb8, 0x0f, 0x05, 0, 0, 0x0f, 0x05}, at, at+1, nil); err == nil {
-		t.Error("0f 05 inside a mov planned")
+	if _, _, err := PlanSyscall([]byte{0xb8, 0x0f, 0x05, 0, 0, 0x0f, 0x05}, at, at+1, nil); !errors.Is(err, ErrNotSyscall) || !errors.Is(err, ErrNoPad) {
+		t.Errorf("0f 05 inside a mov: %v, want ErrNotSyscall and ErrNoPad", err)
 	}
 	// A busy address inside the displaced bytes.
 	code := []byte{0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05}
