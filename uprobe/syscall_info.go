@@ -32,7 +32,9 @@ func sysLookup(nr, strsize int) (sysInfo, bool) {
 		case c.StrArray && c.CountOnly:
 			sc.kind = capStrCount
 		case c.StrArray:
-			sc.kind = capStrArray
+			// argv's bytes, and envp's where shown whole (-e
+			// abbrev=none): 4 KiB, beside the other captures.
+			sc.kind, sc.max = capStrArray, min(sc.max, 4096)
 		case c.Elem > 0 && c.Size == 0:
 			sc.elem = c.Elem
 		}

@@ -3,9 +3,11 @@
 package uprobe
 
 import (
+	"bytes"
 	"encoding/binary"
 	"syscall"
 
+	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 	"golang.org/x/sys/unix"
@@ -26,6 +28,10 @@ import (
 // when the process is gone (or the read fails) the argument stays an
 // address, as before.
 func (y *sysSession) readFailed(pid int, sys *probe.Syscall, failed []int, sp uint64) {
+	if sys.Nr == unix.SYS_EXECVE && sys.Returned && sys.Ret == 0 {
+		y.execFailed(pid, sys, failed)
+		return
+	}
 	if len(failed) == 0 {
 		return
 	}
@@ -53,6 +59,41 @@ func (y *sysSession) readFailed(pid int, sys *probe.Syscall, failed []int, sp ui
 			sys.Exit[i] = b
 		} else {
 			sys.Entry[i] = b
+		}
+	}
+}
+
+// execFailed completes an execve that succeeded: the old image, where
+// its arguments were, is gone, but the kernel copied them to the new
+// one's stack (syscalls.ExecCall), which /proc shows without a stop. The
+// race: a program that rewrote its argv since shows the new text. A
+// string of argv or envp the kernel could not read comes as an empty one
+// (its array was read): those arrays are taken again too.
+func (y *sysSession) execFailed(pid int, sys *probe.Syscall, failed []int) {
+	for i, b := range sys.Entry {
+		if len(b) > 0 && (b[0] == 0 || bytes.Contains(b, []byte{0, 0})) {
+			failed = append(failed, i)
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	sp, execfn, err := proc.StartStack(pid)
+	if err != nil {
+		return
+	}
+	mem, err := proc.OpenMemory(pid)
+	if err != nil {
+		return
+	}
+	defer mem.Close()
+	c := syscalls.ExecCall(sp, execfn, y.strLen, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+	if c == nil {
+		return
+	}
+	for _, i := range failed {
+		if i < len(c.Entry) && i < len(sys.Entry) && c.Entry[i] != nil {
+			sys.Entry[i] = c.Entry[i]
 		}
 	}
 }

@@ -31,6 +31,7 @@ func straceMoreFlags() []cli.Flag {
 		&cli.IntFlag{Name: "w", Usage: "ltrace's -w `N`: the user stack of each call, N frames (as -k --stack-depth N)"},
 		&cli.StringFlag{Name: "X", Usage: "strace's -X `FORMAT`, how system calls' constant arguments show: abbrev (names, the default), raw (numbers), verbose (numbers, names in a comment); constants inside structures keep their names"},
 		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P `PATH` (repeatable): show only the system calls that name PATH, as a path argument or a file descriptor open on it"},
+		&cli.BoolFlag{Name: "no-abbrev", Usage: "strace's -v (utap's -v is its own notices): structures unabbreviated, every field, and execve's environment as strings (-e abbrev=none)"},
 		&cli.IntFlag{Name: "A", Usage: "ltrace's -A N: not supported (utap prints no arrays)"},
 	}
 }
@@ -57,6 +58,9 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 			return nil, err
 		}
 		f.sys.Xlat = x
+	}
+	if c.Bool("no-abbrev") {
+		f.sys.Full = func(int) bool { return true }
 	}
 	switch {
 	case c.Bool("z") && c.Bool("Z"):
@@ -99,10 +103,9 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 		f.sys.Terse = func(nr int) bool { return !verbose(nr) }
 		return true, err
 	case "abbrev", "a":
-		if val == "all" {
-			return true, nil // strace's default, and utap's only form
-		}
-		return true, fmt.Errorf("-e %s: utap abbreviates structures as strace does by default (-e abbrev=all); unabbreviated structures are not supported", text)
+		abbrev, err := callSet(name, val)
+		f.sys.Full = func(nr int) bool { return !abbrev(nr) }
+		return true, err
 	case "read", "reads", "r":
 		f.sys.DumpRead, err = fdSet(name, val)
 		return true, err
@@ -113,6 +116,14 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 		return true, fmt.Errorf("-e %s: strace's -e %s= is not supported by utap", text, name)
 	}
 	return false, nil
+}
+
+// environments has execve's environment captured whole where its line
+// shows it so (-e abbrev=none, --no-abbrev).
+func (f *eventFilter) environments() {
+	if full := f.sys.Full; full != nil && (full(unix.SYS_EXECVE) || full(unix.SYS_EXECVEAT)) {
+		syscalls.ShowEnvironments()
+	}
 }
 
 // fdSet is -e read= and -e write='s set of fds (all, none, numbers, !

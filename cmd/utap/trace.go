@@ -417,6 +417,7 @@ func readSpecs(c *cli.Context, filter *eventFilter) ([]*probe.Spec, error) {
 			specs = append(specs, s)
 		}
 	}
+	filter.environments()
 	if file := c.String("probes"); file != "" {
 		f, err := os.Open(file)
 		if err != nil {

@@ -82,7 +82,7 @@ func TestCLIStraceQualifiers(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range [][]string{{"-e", "abbrev=none"}, {"-e", "fault=openat"}, {"-z", "-Z"}} {
+	for _, args := range [][]string{{"-e", "abbrev=no_such_call"}, {"-e", "fault=openat"}, {"-z", "-Z"}} {
 		r := utap(t, append(append([]string{"run"}, args...), "-S", "--", "true")...)
 		oneErrorLine(t, r, args[len(args)-1])
 	}

@@ -5,6 +5,7 @@ package enginetest
 import (
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -111,4 +112,58 @@ func TestCLIStraceDump(t *testing.T) {
 		})
 	}
 	oneErrorLine(t, utap(t, "run", "-e", "read=x", "-e", "trace=read", "--", "true"), "read=x", "file descriptor")
+}
+
+// TestCLIStraceNoAbbrev: -e abbrev=none and --no-abbrev (strace -v) show
+// structures whole, as strace 6.1 does: termios with its c_cc, struct
+// stat, utsname, getdents64's entries and execve's environment, on both
+// engines and the stop path.
+func TestCLIStraceNoAbbrev(t *testing.T) {
+	need.Tool(t, "strace")
+	bin := fixture.C(t, "sys_full.c")
+	dir := t.TempDir()
+	for _, n := range []string{"a", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"} {
+		if err := exec.Command("touch", filepath.Join(dir, n)).Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sel := "trace=ioctl,fstat,newfstatat,uname,getdents64,execve"
+	// The first execve's environment is the test's own, and utap's
+	// run differs from strace's there: only the lines after it count.
+	// The directory's access time moves with each run that lists it.
+	atime := regexp.MustCompile(`st_atime=\d+ /\* [^*]* \*/, st_atime_nsec=\d+`)
+	lines := func(text string) []string {
+		var out []string
+		for i, l := range strings.Split(strings.TrimSpace(text), "\n") {
+			if i > 0 && !strings.HasPrefix(l, "+++") {
+				out = append(out, atime.ReplaceAllString(strings.Join(strings.Fields(l), " "), "st_atime=T"))
+			}
+		}
+		return out
+	}
+	sout := filepath.Join(t.TempDir(), "strace")
+	if err := exec.Command("strace", "-v", "-qq", "-o", sout, "-e", sel, bin, dir).Run(); err != nil {
+		t.Fatalf("strace: %v", err)
+	}
+	want := lines(fileText(sout).String())
+	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "c_cc=[[VINTR]=0x3") }) ||
+		!slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, `"A=1", "LONG=`) }) {
+		t.Fatalf("strace -v printed:\n%s", strings.Join(want, "\n"))
+	}
+	for _, m := range sysModes {
+		t.Run(m.name, func(t *testing.T) {
+			m.need(t)
+			for _, flag := range [][]string{{"-e", "abbrev=none"}, {"--no-abbrev"}} {
+				out := filepath.Join(t.TempDir(), "out")
+				a := append(append([]string{"run", "-q", "-o", out}, m.args...), flag...)
+				r := utap(t, append(a, "-e", sel, "--", bin, dir)...)
+				if r.code != 0 {
+					t.Fatalf("%q: exit %d: %s", flag, r.code, r.stderr)
+				}
+				if got := lines(fileText(out).String()); !slices.Equal(got, want) {
+					t.Errorf("%q:\n%s\nstrace -v's:\n%s", flag, strings.Join(got, "\n"), strings.Join(want, "\n"))
+				}
+			}
+		})
+	}
 }

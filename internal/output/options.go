@@ -50,12 +50,14 @@ type Options struct {
 	Sys SysStyle
 }
 
-// SysStyle is strace's -X, -e raw=, -e verbose=, -e read= and -e write=.
+// SysStyle is strace's -X, -e raw=, -e verbose=, -e abbrev=, -e read= and
+// -e write=.
 type SysStyle struct {
 	Xlat syscalls.XlatStyle
 	// Raw: the calls shown undecoded (-e raw=); Terse: those whose
-	// structures show as addresses (not in -e verbose=). nil: none.
-	Raw, Terse func(nr int) bool
+	// structures show as addresses (not in -e verbose=); Full: those whose
+	// structures show whole (not in -e abbrev=). nil: none.
+	Raw, Terse, Full func(nr int) bool
 	// DumpRead and DumpWrite: the fds whose data read or written is
 	// dumped after the call (-e read=, -e write=); nil: none.
 	DumpRead, DumpWrite func(fd int) bool

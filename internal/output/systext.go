@@ -139,6 +139,7 @@ func (t *text) sysOptions(ev *probe.Event) *syscalls.Options {
 	if c := o.call(ev); c.Nr >= 0 {
 		so.Raw = o.Sys.Raw != nil && o.Sys.Raw(c.Nr)
 		so.Terse = o.Sys.Terse != nil && o.Sys.Terse(c.Nr)
+		so.Full = o.Sys.Full != nil && o.Sys.Full(c.Nr)
 	}
 	if o.FdPath != nil {
 		pid, paths := ev.PID, o.call(ev).FdPaths

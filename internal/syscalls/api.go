@@ -115,6 +115,9 @@ type Options struct {
 	// Terse (-e verbose= without this call): structures show as their
 	// addresses.
 	Terse bool
+	// Full (-e abbrev= without this call, strace's -v): structures show
+	// every field, and execve's environment its strings.
+	Full bool
 }
 
 // XlatStyle is strace's -X: how named constants show.

@@ -27,7 +27,8 @@ var fdFlags = xlat{{unix.FD_CLOEXEC, "FD_CLOEXEC"}}
 // values where x/sys/unix lacks them); others are shown as strace does
 // for unknown ones (_IOC(...) or hex).
 var ioctlReqs = xlat{
-	{unix.TCGETS, "TCGETS"}, {unix.TCSETS, "TCSETS"}, {unix.TCSETSW, "TCSETSW"}, {unix.TCSETSF, "TCSETSF"},
+	{unix.TCGETS, "TCGETS"}, {unix.TCSETS, "SNDCTL_TMR_START or TCSETS"},
+	{unix.TCSETSW, "SNDCTL_TMR_STOP or TCSETSW"}, {unix.TCSETSF, "SNDCTL_TMR_CONTINUE or TCSETSF"},
 	{unix.TCSBRK, "TCSBRK"}, {unix.TCXONC, "TCXONC"}, {unix.TCFLSH, "TCFLSH"},
 	{unix.TIOCEXCL, "TIOCEXCL"}, {unix.TIOCNXCL, "TIOCNXCL"}, {unix.TIOCSCTTY, "TIOCSCTTY"},
 	{unix.TIOCGPGRP, "TIOCGPGRP"}, {unix.TIOCSPGRP, "TIOCSPGRP"}, {unix.TIOCOUTQ, "TIOCOUTQ"},

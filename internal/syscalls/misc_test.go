@@ -84,7 +84,7 @@ func TestStrings(t *testing.T) {
 	}
 	// -s 5: strings cut, paths not (strace -s 5 on cat).
 	e := call(t, "execve", []uint64{1, 2, 3}, 0, map[int][]byte{0: cs("/bin/cat"), 1: []byte("/bin/c\x00/etc/h\x00\x00"), 2: []byte("\x00\x00")}, nil)
-	if got, want := Line(e, &Options{StrSize: 5}), `execve("/bin/cat", ["/bin/"..., "/etc/"...], 0x3 /* 1 vars */) = 0`; got != want {
+	if got, want := Line(e, &Options{StrSize: 5}), `execve("/bin/cat", ["/bin/"..., "/etc/"...], 0x3 /* 1 var */) = 0`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
 }

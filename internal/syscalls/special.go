@@ -138,7 +138,7 @@ func (x *ctx) fcntlArgs() ([]string, int) {
 var (
 	ioctlIntIn  = set("FIONBIO", "TIOCSPGRP", "TIOCSPTLCK", "FIOASYNC")
 	ioctlIntOut = set("FIONREAD", "TIOCGPGRP", "TIOCGPTN", "TIOCOUTQ", "TIOCGSID", "TIOCGPTLCK", "TIOCMGET")
-	ioctlOut    = set("TCGETS", "TIOCGWINSZ", "FS_IOC_GETFLAGS")
+	ioctlOut    = set("TIOCGWINSZ", "FS_IOC_GETFLAGS")
 )
 
 func (x *ctx) ioctlArgs() ([]string, int) {
@@ -156,6 +156,17 @@ func (x *ctx) ioctlArgs() ([]string, int) {
 		if len(b) >= 8 && !(exit && x.failed()) {
 			s = fmt.Sprintf("{ws_row=%d, ws_col=%d, ws_xpixel=%d, ws_ypixel=%d}",
 				le.Uint16(b), le.Uint16(b[2:]), le.Uint16(b[4:]), le.Uint16(b[6:]))
+		}
+		if exit {
+			return append(out, s), 2
+		}
+		return append(out, s), 3
+	case x.arg(1)&0xffffffff == unix.TCGETS || x.arg(1)&0xffffffff == unix.TCSETS ||
+		x.arg(1)&0xffffffff == unix.TCSETSW || x.arg(1)&0xffffffff == unix.TCSETSF:
+		exit := x.arg(1)&0xffffffff == unix.TCGETS
+		s := ptr(x.arg(2))
+		if b := x.data(2, exit); len(b) >= sizeTermios && !(exit && x.failed()) {
+			s = termiosStr(b, x.o.Full)
 		}
 		if exit {
 			return append(out, s), 2

@@ -35,7 +35,13 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 		if b == nil {
 			return hex(v)
 		}
-		return fmt.Sprintf("%s /* %d vars */", hex(v), len(splitStrArray(b)))
+		if x.o.Full && !x.in.Captures[x.in.capture(a, false)].CountOnly {
+			return x.argvStr(b)
+		}
+		if n := len(splitStrArray(b)); n != 1 {
+			return fmt.Sprintf("%s /* %d vars */", hex(v), n)
+		}
+		return hex(v) + " /* 1 var */"
 	case KindCPUSet:
 		b := x.data(a, true)
 		if x.failed() || b == nil {
@@ -54,6 +60,11 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 		if x.failed() {
 			return hex(v)
 		}
+		if b := x.data(a, true); x.o.Full && (b != nil || x.c.Ret == 0) {
+			if s := direntsFull(b); s != "" {
+				return s
+			}
+		}
 		return fmt.Sprintf("%s /* %d entries */", hex(v), countDirents(x.data(a, true)))
 	}
 	if out && k == KindSockLen && x.failed() {
@@ -71,6 +82,11 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 	}
 	if s := x.structMore(a, k, b); s != "" {
 		return s
+	}
+	if x.o.Full {
+		if s := x.structFull(k, b); s != "" {
+			return s
+		}
 	}
 	switch k {
 	case KindStat:
@@ -128,7 +144,7 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 
 // makedev is strace's st_rdev form.
 func makedev(dev uint64) string {
-	return fmt.Sprintf("makedev(%#x, %#x)", unix.Major(dev), unix.Minor(dev))
+	return "makedev(" + hex(uint64(unix.Major(dev))) + ", " + hex(uint64(unix.Minor(dev))) + ")"
 }
 
 // statStr is strace's abbreviated struct stat.

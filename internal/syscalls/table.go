@@ -103,3 +103,16 @@ func (i *Info) capture(a int, exit bool) int {
 	}
 	return -1
 }
+
+// ShowEnvironments has execve's and execveat's environments captured as
+// strings rather than counted (strace -v, -e abbrev=none): a display
+// choice the CLI makes once, before an engine reads the table.
+func ShowEnvironments() {
+	for _, in := range infos {
+		for i, c := range in.Captures {
+			if c.StrArray && c.CountOnly {
+				in.Captures[i].CountOnly = false
+			}
+		}
+	}
+}
