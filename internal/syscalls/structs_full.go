@@ -92,6 +92,13 @@ const (
 	statxMntID  = 0x1000
 )
 
+// maskField is a statx field shown when its mask bit is set.
+type maskField struct {
+	bit  uint64
+	name string
+	off  int
+}
+
 // statxFull is struct statx whole: the fields its mask says are valid,
 // as strace prints them.
 func statxFull(b []byte) string {
@@ -100,11 +107,7 @@ func statxFull(b []byte) string {
 	f.add("stx_mask", statxMask.flags(mask))
 	f.add("stx_blksize", leU32(b, 4))
 	f.add("stx_attributes", statxAttrs.flags(le.Uint64(b[8:])))
-	for _, e := range []struct {
-		bit  uint64
-		name string
-		off  int
-	}{{statxNlink, "stx_nlink", 16}, {statxUID, "stx_uid", 20}, {statxGID, "stx_gid", 24}} {
+	for _, e := range []maskField{{statxNlink, "stx_nlink", 16}, {statxUID, "stx_uid", 20}, {statxGID, "stx_gid", 24}} {
 		if mask&e.bit != 0 {
 			f.add(e.name, leU32(b, e.off))
 		}
@@ -122,11 +125,7 @@ func statxFull(b []byte) string {
 		f.add("stx_blocks", leU64(b, 48))
 	}
 	f.add("stx_attributes_mask", statxAttrs.flags(le.Uint64(b[56:])))
-	for _, e := range []struct {
-		bit  uint64
-		name string
-		off  int
-	}{{statxAtime, "stx_atime", 64}, {statxBtime, "stx_btime", 80}, {statxCtime, "stx_ctime", 96}, {statxMtime, "stx_mtime", 112}} {
+	for _, e := range []maskField{{statxAtime, "stx_atime", 64}, {statxBtime, "stx_btime", 80}, {statxCtime, "stx_ctime", 96}, {statxMtime, "stx_mtime", 112}} {
 		if mask&e.bit != 0 {
 			sec, nsec := int64(le.Uint64(b[e.off:])), uint64(le.Uint32(b[e.off+8:]))
 			f.add(e.name, "{tv_sec="+strconv.FormatInt(sec, 10)+", tv_nsec="+strconv.FormatUint(nsec, 10)+"}"+timeComment(sec, nsec))
