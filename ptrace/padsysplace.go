@@ -47,8 +47,8 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 	}
 	for _, c := range info.Captures {
 		switch {
-		case c.SP || c.StrArray || c.Iov || c.CountOnly:
-			return nil, "memory the pad does not read (arrays of strings or iovecs, the stack)"
+		case c.SP || c.StrArray || c.Iov || c.Msg || c.CountOnly:
+			return nil, "memory the pad does not read (arrays of strings or iovecs, a msghdr, the stack)"
 		case !c.Exit && exitArg[c.Arg]:
 			return nil, "memory read before the call that the call changes"
 		case !c.Str && c.Size == 0 && c.LenArg < 0 && !c.LenRet:

@@ -99,6 +99,10 @@ type sysCap struct {
 	// spOff >= 0: the address is the stack pointer at entry plus spOff
 	// (syscalls.Capture.SP), kept in the record at sysOffSP; -1 otherwise.
 	spOff int
+	// user: the kernel reads nothing (kind capNone); the capture is read
+	// from user space as the record is decoded (a msghdr, whose pointers
+	// go three levels deep).
+	user bool
 }
 
 // sysInfo is what the engine needs of a system call.
@@ -345,6 +349,9 @@ func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
 	}
 	var failed []int // captures the kernel could not read
 	for i, cp := range c.info.caps {
+		if cp.user {
+			failed = append(failed, i)
+		}
 		if i >= sysMaxCaps || cp.kind == capNone {
 			continue
 		}

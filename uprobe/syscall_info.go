@@ -25,6 +25,8 @@ func sysLookup(nr, strsize int) (sysInfo, bool) {
 			sc.spOff = c.Off
 		}
 		switch {
+		case c.Msg:
+			sc.kind, sc.user = capNone, true
 		case c.Iov:
 			sc.kind, sc.left = capIov, c.LenRet
 		case c.Str:

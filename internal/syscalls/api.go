@@ -89,6 +89,11 @@ type Capture struct {
 	// strace shows ({mask=[...]}).
 	SP  bool
 	Off int
+	// Msg: the address is a struct msghdr (sendmsg, recvmsg): the bytes
+	// are the 56-byte msghdr, then what it points to, each part an 8-byte
+	// count n then n bytes: the name (at most 128), the iovecs (as an Iov
+	// capture's, msg_iovlen elements) and the control data (at most 256).
+	Msg bool
 }
 
 // Call is one traced system call as an engine captured it (probe.Syscall,

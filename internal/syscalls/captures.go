@@ -139,6 +139,8 @@ func capturesFor(in *Info) []Capture {
 		case KindIovec:
 			c.Iov, c.LenArg = true, a+1
 			c.LenRet = exit
+		case KindMsghdr:
+			c.Msg, c.LenRet = true, exit
 		default:
 			continue
 		}

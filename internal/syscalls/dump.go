@@ -13,8 +13,8 @@ import "strconv"
 // dumpReads and dumpWrites are the calls dumped, by side: the buffer is
 // argument 1 (an iovec array for the vectored ones), the fd argument 0.
 var (
-	dumpReads  = set("read", "pread64", "recvfrom", "readv", "preadv", "preadv2")
-	dumpWrites = set("write", "pwrite64", "sendto", "writev", "pwritev", "pwritev2")
+	dumpReads  = set("read", "pread64", "recvfrom", "readv", "preadv", "preadv2", "recvmsg")
+	dumpWrites = set("write", "pwrite64", "sendto", "writev", "pwritev", "pwritev2", "sendmsg")
 	dumpIov    = set("readv", "preadv", "preadv2", "writev", "pwritev", "pwritev2")
 )
 
@@ -37,12 +37,16 @@ func AppendDump(b []byte, c *Call, read, write func(fd int) bool) []byte {
 	x := newCtx(c, nil)
 	exit := dumpReads[in.Name]
 	data := x.data(1, exit)
-	if !dumpIov[in.Name] {
+	count := int(c.Args[2])
+	switch {
+	case in.Name == "sendmsg" || in.Name == "recvmsg":
+		data, count = msgIov(data)
+	case !dumpIov[in.Name]:
 		return appendDumpData(b, data, uint64(c.Ret))
 	}
 	// The captured iovec array: base, len, bytes captured, the bytes.
 	left := uint64(c.Ret)
-	for i := 0; len(data) >= 24 && i < int(c.Args[2]) && left > 0; i++ {
+	for i := 0; len(data) >= 24 && i < count && left > 0; i++ {
 		ln, n := le.Uint64(data[8:]), int(le.Uint64(data[16:]))
 		data = data[24:]
 		n = min(n, len(data))

@@ -93,5 +93,6 @@ const (
 	KindInt64Ptr                // [0]: pointer to a 64-bit offset (copy_file_range)
 	KindMincore                 // [1, 0, 1]: one byte per page of argument 1's length
 	KindSigevent                // {sigev_signo=SIGALRM, sigev_notify=SIGEV_SIGNAL}
+	KindMsghdr                  // {msg_name=NULL, msg_namelen=0, msg_iov=[...], ..., msg_flags=0}
 	nKinds
 )

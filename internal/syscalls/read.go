@@ -27,6 +27,8 @@ func Read(c Capture, args [6]uint64, ret int64, sp uint64, strsize int, read Rea
 		return readStr(read, addr, lim)
 	case c.Iov:
 		return readIov(c, args, ret, lim, read)
+	case c.Msg:
+		return readMsg(addr, ret, c.LenRet, lim, read)
 	}
 	n := uint64(c.Size)
 	if c.Size == 0 && c.LenArg >= 0 {
@@ -115,7 +117,6 @@ func readStrArray(read ReadFunc, addr uint64, lim int, countOnly bool) []byte {
 
 // readIov reads an iovec array in Capture.Iov's layout.
 func readIov(c Capture, args [6]uint64, ret int64, lim int, read ReadFunc) []byte {
-	addr := args[c.Arg]
 	count := uint64(MaxIovElems)
 	if c.LenArg >= 0 {
 		count = min(args[c.LenArg], MaxIovElems)
@@ -124,6 +125,12 @@ func readIov(c Capture, args [6]uint64, ret int64, lim int, read ReadFunc) []byt
 	if c.LenRet {
 		left = max(ret, 0)
 	}
+	return readIovAt(args[c.Arg], count, left, lim, read)
+}
+
+// readIovAt reads count iovecs at addr, and at most lim bytes of each
+// and left (>= 0) of all.
+func readIovAt(addr, count uint64, left int64, lim int, read ReadFunc) []byte {
 	var out []byte
 	var iov [16]byte
 	for i := uint64(0); i < count; i++ {

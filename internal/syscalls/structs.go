@@ -125,6 +125,10 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 		return x.argvStr(b)
 	case KindIovec:
 		return x.iovStr(b, out)
+	case KindMsghdr:
+		if s := x.msghdrStr(b, out); s != "" {
+			return s
+		}
 	case KindSockaddr:
 		return x.sockaddrArg(a, b, out)
 	case KindPollFds:

@@ -60,9 +60,12 @@ func sockaddrStr(b []byte) string {
 }
 
 // iovStr decodes an Iov capture: [{iov_base="ab", iov_len=2}, ...].
-func (x *ctx) iovStr(b []byte, out bool) string {
+func (x *ctx) iovStr(b []byte, out bool) string { return x.iovList(b, int(x.arg(2)), out) }
+
+// iovList shows count iovecs of an Iov capture's bytes b; out: the data
+// read, as much as the return value says.
+func (x *ctx) iovList(b []byte, count int, out bool) string {
 	var parts []string
-	count := int(x.arg(2)) // iovcnt
 	left := x.c.Ret
 	for i := 0; len(b) >= 24 && i < count; i++ {
 		base, ln, n := le.Uint64(b), le.Uint64(b[8:]), int(le.Uint64(b[16:]))
