@@ -164,7 +164,7 @@ func (d *Drainer) start() {
 				default:
 				}
 			}
-			n, idle := 0, false
+			n, idle, behind := 0, false, false
 			d.mu.Lock()
 			for _, r := range d.rings {
 				r.r.Beat() // pads waiting for room wait on while it moves
@@ -174,28 +174,42 @@ func (d *Drainer) start() {
 				// Records past a waiting stop wait for its events.
 				if d.catchUp(nil, false) {
 					n = d.drainSome(drainBatch)
-					idle = n == 0
+					behind = d.behind()
+					idle = n == 0 && !behind
 				}
 			}
 			d.mu.Unlock()
-			// While records flow, read again at once; the lock is
+			// Behind the pads (records reserved past the last read: a
+			// batch's bound, or a record being written), read again at
+			// once: a timer there let the pads fill the ring and wait
+			// for room, and the wake-ups churned the scheduler on the
+			// CPU the program needs. Caught up with a few records, wait
+			// a millisecond: a program calling now and then is not
+			// made to wake the drainer per record (a futex call each),
+			// and lines still reach a terminal within it. Idle, sleep
+			// until a pad commits a record (sleep). The lock is
 			// released between batches, for the loop (a thread's first
-			// stop, a hit's events) to take it. Idle, sleep until a pad
-			// commits a record (sleep).
+			// stop, a hit's events) to take it.
 			switch {
+			case behind || n >= drainBatch/4:
+				wait = -1
 			case idle:
 				wait = 0
-			case n == 0:
-				wait = drainEvery
-			case n >= drainBatch:
-				wait = -1
-			case n < drainBatch/4:
-				wait = drainEvery / 10
 			default:
-				wait = drainEvery / 20
+				wait = drainEvery
 			}
 		}
 	}()
+}
+
+// behind says whether a ring holds records reserved past its tail.
+func (d *Drainer) behind() bool {
+	for _, r := range d.rings {
+		if r.r.Reserved() != r.r.Tail() {
+			return true
+		}
+	}
+	return false
 }
 
 // Halt stops the drainer; the rings gone are drained by Gone.
