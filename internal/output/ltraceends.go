@@ -28,7 +28,7 @@ func (t *text) ltraceEnd(ev *probe.Event) error {
 	} else {
 		b = t.endPending(b)
 	}
-	b = appendPID(t.stamp(b, ev), ev)
+	b = appendPID(t.stamp(b, ev.TimeNs), ev)
 	switch ev.Kind {
 	case "signal":
 		sig := 0

@@ -12,6 +12,9 @@ import (
 // straceColumn is where strace aligns " = result" on short lines.
 const straceColumn = 40
 
+// spaces pads a line to straceColumn in one append.
+var spaces = []byte("                                        ")
+
 // sysLine writes a system call, signal or exit event as strace does:
 //
 //	openat(AT_FDCWD, "/etc/hostname", O_RDONLY|O_CLOEXEC) = 3
@@ -34,14 +37,15 @@ func (t *text) sysLine(ev *probe.Event) error {
 	}
 	b = t.endPending(b)
 	start := len(b)
-	if ev.Kind == "return" && ev.Sys != nil && t.sysOpen[ev.TID] != ev.Func {
-		// A whole call on one line: stamped with its start, as strace's.
-		at := *ev
-		at.TimeNs -= ev.DurationNs
-		b = t.sysPrefix(b, &at)
-	} else {
-		b = t.sysPrefix(b, ev)
+	open := "" // the call this thread has open (its entry shown), if any
+	if len(t.sysOpen) > 0 {
+		open = t.sysOpen[ev.TID]
 	}
+	at := ev.TimeNs
+	if ev.Kind == "return" && ev.Sys != nil && open != ev.Func {
+		at -= ev.DurationNs // a whole call on one line: stamped with its start, as strace's
+	}
+	b = t.sysPrefix(b, ev, at)
 	switch {
 	case ev.Kind == "signal":
 		b = append(b, syscalls.Signal(ev.Signal)...)
@@ -55,7 +59,7 @@ func (t *text) sysLine(ev *probe.Event) error {
 		t.pending = &t.pend
 		t.sysOpen[ev.TID] = ev.Func
 		return t.flushLine(b)
-	case t.sysOpen[ev.TID] == ev.Func:
+	case open == ev.Func:
 		delete(t.sysOpen, ev.TID)
 		b = append(b, "<... "...)
 		b = append(b, ev.Func...)
@@ -76,9 +80,11 @@ func (t *text) sysLine(ev *probe.Event) error {
 
 // sysPrefix starts a strace line: the time stamps and, with -f or once a
 // second thread is seen (as strace does), the pid.
-func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
-	t.tids[ev.TID] = true
-	b = t.stamp(b, ev)
+func (t *text) sysPrefix(b []byte, ev *probe.Event, at int64) []byte {
+	if !t.tids[ev.TID] { // a read: most lines come from a thread seen
+		t.tids[ev.TID] = true
+	}
+	b = t.stamp(b, at)
 	if t.o.StracePIDs || len(t.tids) > 1 {
 		b = appendPID(b, ev)
 	}
@@ -90,8 +96,8 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event) []byte {
 // options (sysOptions).
 func (t *text) sysResult(b []byte, ev *probe.Event, col int, so *syscalls.Options) []byte {
 	b = append(b, ' ')
-	for col++; col < straceColumn; col++ {
-		b = append(b, ' ')
+	if col+1 < straceColumn {
+		b = append(b, spaces[:straceColumn-col-1]...)
 	}
 	b = append(b, "= "...)
 	b = t.fmtr.AppendResult(b, t.o.call(ev), so)

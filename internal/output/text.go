@@ -215,7 +215,7 @@ func (t *text) pop(tid int, fn string) (depth, nargs int) {
 
 // prefix starts a line: -tt's time, the thread, -n's indentation.
 func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
-	b = appendPID(t.stamp(b, ev), ev)
+	b = appendPID(t.stamp(b, ev.TimeNs), ev)
 	if t.o.Addr != nil {
 		if a, ok := t.o.Addr(ev); ok {
 			b = fmt.Appendf(b, "[%#x] ", a)
@@ -235,15 +235,18 @@ func appendPID(b []byte, ev *probe.Event) []byte {
 }
 
 // stamp writes the line's time stamp, if any (-tt, -t, -ttt, -r).
-func (t *text) stamp(b []byte, ev *probe.Event) []byte {
-	wall := time.Unix(0, ev.TimeNs+int64(t.off))
+func (t *text) stamp(b []byte, ns int64) []byte {
+	if t.o.Clock == ClockNone && !t.o.WallClock {
+		return b // the common case: no clock, no time conversion
+	}
+	wall := time.Unix(0, ns+int64(t.off))
 	switch {
 	case t.o.Clock == ClockRelative:
 		var d int64
 		if t.last != 0 {
-			d = max(ev.TimeNs-t.last, 0)
+			d = max(ns-t.last, 0)
 		}
-		t.last = ev.TimeNs
+		t.last = ns
 		b = fmt.Appendf(b, "%3d.%06d ", d/1e9, d%1e9/1e3)
 	case t.o.Clock == ClockEpoch:
 		b = fmt.Appendf(b, "%d.%06d ", wall.Unix(), wall.Nanosecond()/1e3)

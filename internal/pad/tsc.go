@@ -48,9 +48,17 @@ func pair() (tsc, ns uint64) {
 	return tsc, ns
 }
 
-// Update takes a new pair: called at each drain, it keeps the rate's
-// baseline growing.
+// updateEvery bounds how often Update takes a pair: five clock_gettime
+// system calls (x/sys makes them, not the vDSO), which a drainer reading
+// a few records a batch would otherwise pay per batch.
+const updateEvery = time.Millisecond
+
+// Update takes a new pair, at most once per updateEvery: called at each
+// drain, it keeps the rate's baseline growing.
 func (c *Clock) Update() {
+	if c.rate > 0 && float64(rdtsc()-c.tsc1)*c.rate < float64(updateEvery) {
+		return
+	}
 	c.tsc1, c.ns1 = pair()
 	if c.tsc1 > c.tsc0 {
 		c.rate = float64(c.ns1-c.ns0) / float64(c.tsc1-c.tsc0)
