@@ -32,24 +32,21 @@ func straceMoreFlags() []cli.Flag {
 		&cli.StringFlag{Name: "X", Usage: "strace's -X `FORMAT`, how system calls' constant arguments show: abbrev (names, the default), raw (numbers), verbose (numbers, names in a comment); constants inside structures keep their names"},
 		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P `PATH` (repeatable): show only the system calls that name PATH, as a path argument or a file descriptor open on it"},
 		&cli.BoolFlag{Name: "no-abbrev", Usage: "strace's -v (utap's -v is its own notices): structures unabbreviated, every field, and execve's environment as strings (-e abbrev=none)"},
-		&cli.IntFlag{Name: "A", Usage: "ltrace's -A N: not supported (utap prints no arrays)"},
+		&cli.IntFlag{Name: "A", Usage: "ltrace's -A `N`, the elements of an array shown: accepted, and changes nothing, as in ltrace with its stock ltrace.conf (its only arrays are strings, which -s cuts)"},
 	}
 }
 
-// straceRefused says why a flag utap takes only to name it is refused.
-func straceRefused(c *cli.Context) error {
-	switch {
-	case c.IsSet("A"):
-		return fmt.Errorf("-A: utap prints no arrays of ltrace.conf's array types, so there is nothing to cut")
+// ltraceArrayNote says, unless -q, that -A changes nothing: ltrace.conf's
+// arrays are all strings (string(array(char, argN)*)), cut by -s, and
+// utap shows no other arrays; ltrace with that file prints the same.
+func ltraceArrayNote(c *cli.Context, info func(string)) {
+	if c.IsSet("A") && info != nil {
+		info(fmt.Sprintf("-A %d: no arrays to cut (ltrace.conf's arrays are strings, which -s cuts)", c.Int("A")))
 	}
-	return nil
 }
 
 // statusFlags is the filter of -z and -Z, and what the refused flags say.
 func statusFlags(c *cli.Context) (*eventFilter, error) {
-	if err := straceRefused(c); err != nil {
-		return nil, err
-	}
 	f := &eventFilter{}
 	f.setPaths(c.StringSlice("P"))
 	if c.IsSet("X") {

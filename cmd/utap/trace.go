@@ -225,6 +225,7 @@ func trace(c *cli.Context, attach bool) error {
 		info(why)
 	}
 	aggs.notes(info)
+	ltraceArrayNote(c, info)
 	for _, n := range rs.takeNotes() {
 		fmt.Fprintf(os.Stderr, "utap: %s\n", n) // what the trace leaves out: said even with -q
 	}

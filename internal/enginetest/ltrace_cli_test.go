@@ -97,6 +97,16 @@ func TestCLILtraceFilter(t *testing.T) {
 			wantMatches(t, lines, `^\[pid \d+\] printf\("args %ld\\n"`)
 		})
 	})
+	// ltrace's -A: accepted, the same lines (ltrace.conf's arrays are
+	// strings), and said.
+	t.Run("A", func(t *testing.T) {
+		ltraceRun(t, argv, []string{"-A", "2", "--ltrace-e", "strlen"}, func(t *testing.T, lines []string, _ string) {
+			wantMatches(t, lines, `^\[pid \d+\] strlen\("hello"\) = 5$`, `^\[pid \d+\] strlen\("world"\) = 5$`)
+		})
+	})
+	if r := utap(t, "run", "-A", "2", "--ltrace-e", "strlen", "--", "true"); r.code != 0 || !strings.Contains(r.stderr, "-A 2: no arrays to cut") {
+		t.Errorf("-A: exit %d, stderr %q", r.code, r.stderr)
+	}
 	r := utap(t, "run", "--ltrace-e", "/mal+/", "--", "true")
 	oneErrorLine(t, r, "--ltrace-e", "regular expressions (/re/) are not supported")
 	r = utap(t, "run", "--ltrace-e", "malloc@lib*", "--", "true")
