@@ -203,7 +203,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 			continue
 		}
 		sp.next += uint64(len(code)+15) &^ 15
-		pd.d.AddSite(pads.NewSysSite(t.site, s.nr, t.caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, sy.strsize))
+		pd.d.AddSite(pads.NewSysSite(t.site, s.nr, t.caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, sy.strsize, s.pad))
 		tr.stats.pads++
 		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))
 	}

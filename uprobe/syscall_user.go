@@ -5,7 +5,6 @@ package uprobe
 import (
 	"bytes"
 	"encoding/binary"
-	"syscall"
 
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/syscalls"
@@ -100,21 +99,8 @@ func (y *sysSession) execFailed(pid int, sys *probe.Syscall, failed []int) {
 
 // readMem reads pid's memory with process_vm_readv.
 func readMem(pid int) syscalls.ReadFunc {
-	return func(addr uint64, p []byte) error {
-		if len(p) == 0 {
-			return nil
-		}
-		local := []unix.Iovec{{Base: &p[0], Len: uint64(len(p))}}
-		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(p)}}
-		n, err := unix.ProcessVMReadv(pid, local, remote, 0)
-		if err != nil {
-			return err
-		}
-		if n < len(p) {
-			return syscall.EFAULT
-		}
-		return nil
-	}
+	mem := proc.ReadOnly(pid)
+	return func(addr uint64, p []byte) error { return mem.ReadAt(p, addr) }
 }
 
 // direntSize is the smallest linux_dirent64 record: its 19 bytes of

@@ -27,6 +27,10 @@ func OpenMemory(pid int) (*Memory, error) {
 	return &Memory{pid: pid, f: f}, nil
 }
 
+// ReadOnly is pid's memory for reads only (process_vm_readv): no file
+// is opened, nothing to close.
+func ReadOnly(pid int) *Memory { return &Memory{pid: pid} }
+
 // Close closes it; a nil Memory is fine.
 func (m *Memory) Close() {
 	if m != nil && m.f != nil {

@@ -63,6 +63,8 @@ type Drainer struct {
 	retMissed uint64
 	// agg: the pads' aggregation tables (agg.go); nil without.
 	agg *aggs
+	// blk: the threads blocked in a call made in-process (blocked.go).
+	blk blockedScan
 }
 
 // New returns a drainer emitting with emit; tally counts instead.
@@ -93,6 +95,9 @@ func (d *Drainer) NextID() uint32 {
 // AddSite gives s the next record site id.
 func (d *Drainer) AddSite(s *Site) {
 	d.mu.Lock()
+	if s.Sys != nil && s.Sys.pc != 0 {
+		d.blk.add(s.Sys.pc, uint32(len(d.sites)))
+	}
 	d.sites = append(d.sites, s)
 	d.mu.Unlock()
 }
@@ -176,6 +181,9 @@ func (d *Drainer) start() {
 					n = d.drainSome(drainBatch)
 					behind = d.behind()
 					idle = n == 0 && !behind
+					if !behind {
+						d.blk.scan(d)
+					}
 				}
 			}
 			d.mu.Unlock()
@@ -304,6 +312,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		d.returnOf(pe, rec, s)
 	}
 	if s.Sys != nil {
+		d.blk.returned(tid)
 		s.Sys.event(pe, rec)
 		if len(rec.Sys) >= pad.SysHead {
 			// The call's duration, TSC ticks the pad took around it.
