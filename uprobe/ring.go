@@ -30,6 +30,9 @@ type ringReader struct {
 	aggs *aggReader
 	ring *ringbuf.Reader
 	done chan error
+	// blocked: the system calls in progress long enough to show their
+	// entry (syscall_blocked.go).
+	blocked blockedCalls
 }
 
 // start opens the ring and delivers its events to emit until stop.
@@ -52,6 +55,7 @@ func (r *ringReader) read(emit func(*probe.Event)) error {
 		if err := r.aggs.tick(emit); err != nil {
 			return err
 		}
+		r.blocked.scan(r.sys, emit)
 		r.ring.SetDeadline(time.Now().Add(pollInterval))
 		err := r.ring.ReadInto(&rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -71,7 +75,9 @@ func (r *ringReader) read(emit func(*probe.Event)) error {
 			r.sys.stk.sysEntry(rec.RawSample, r.sys.stack)
 			show = false
 		case r.sys != nil && isSysRecord(rec.RawSample):
-			err = r.sys.decode(rec.RawSample, &ev)
+			if err = r.sys.decode(rec.RawSample, &ev); err == nil && ev.Sys.Returned {
+				r.blocked.sysReturned(ev.TID, ev.TimeNs-ev.DurationNs)
+			}
 		default:
 			err = r.sites.decode(rec.RawSample, &ev)
 		}
