@@ -47,7 +47,7 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 	}
 	for _, c := range info.Captures {
 		switch {
-		case c.SP || c.StrArray || c.Iov || c.Msg || c.CountOnly:
+		case c.SP || c.StrArray || c.Iov || c.Msg || c.Indirect || c.CountOnly:
 			return nil, "memory the pad does not read (arrays of strings or iovecs, a msghdr, the stack)"
 		case !c.Exit && exitArg[c.Arg]:
 			return nil, "memory read before the call that the call changes"

@@ -25,7 +25,7 @@ func sysLookup(nr, strsize int) (sysInfo, bool) {
 			sc.spOff = c.Off
 		}
 		switch {
-		case c.Msg:
+		case c.Msg || c.Indirect:
 			sc.kind, sc.user = capNone, true
 		case c.Iov:
 			sc.kind, sc.left = capIov, c.LenRet

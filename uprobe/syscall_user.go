@@ -50,7 +50,10 @@ func (y *sysSession) readFailed(pid int, sys *probe.Syscall, failed []int, sp ui
 		if c.StrArray {
 			continue // argv and envp: at exec, in an image that is gone
 		}
-		b := syscalls.Read(c, sys.Args, sys.Ret, sp, y.strLen, read)
+		b := syscalls.FromResult(c, sys.Nr, sys.Ret)
+		if b == nil {
+			b = syscalls.Read(c, sys.Args, sys.Ret, sp, y.strLen, read)
+		}
 		if b == nil {
 			continue
 		}

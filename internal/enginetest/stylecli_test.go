@@ -227,3 +227,25 @@ func TestCLIStraceMsghdr(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIClone3ParentTid: clone3 shows what the kernel wrote through
+// clone_args' parent_tid, " => {parent_tid=[TID]}", TID the call's result,
+// as strace does, on both engines and the stop path.
+func TestCLIClone3ParentTid(t *testing.T) {
+	bin := fixture.C(t, "sys_clone3.c")
+	line := regexp.MustCompile(`clone3\(\{flags=[^}]*CLONE_PARENT_SETTID[^}]*\} => \{parent_tid=(\[\d+\]|0x[0-9a-f]+)\}, 88\) += (\d+)`)
+	for _, m := range sysModes {
+		t.Run(m.name, func(t *testing.T) {
+			m.need(t)
+			out := filepath.Join(t.TempDir(), "out")
+			r := utap(t, append(append([]string{"run", "-q", "-o", out}, m.args...), "-e", "trace=clone3", "--", bin)...)
+			text := fileText(out).String()
+			g := line.FindStringSubmatch(text)
+			// The kernel engine reads the tid from user space after the
+			// call: a process gone by then leaves the address.
+			if r.code != 0 || g == nil || g[1] != "["+g[2]+"]" && !(m.name == "uprobe" && strings.HasPrefix(g[1], "0x")) {
+				t.Errorf("exit %d:\n%s%s", r.code, text, r.stderr)
+			}
+		})
+	}
+}

@@ -89,6 +89,10 @@ type Capture struct {
 	// strace shows ({mask=[...]}).
 	SP  bool
 	Off int
+	// Indirect: the address is the pointer found at the argument's
+	// address plus Off (clone3's parent_tid, inside its clone_args);
+	// Size bytes are read there.
+	Indirect bool
 	// Msg: the address is a struct msghdr (sendmsg, recvmsg): the bytes
 	// are the 56-byte msghdr, then what it points to, each part an 8-byte
 	// count n then n bytes: the name (at most 128), the iovecs (as an Iov

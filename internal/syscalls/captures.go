@@ -155,6 +155,10 @@ func capturesFor(in *Info) []Capture {
 	case "clone":
 		// parent_tid=[N] when CLONE_PARENT_SETTID.
 		add(Capture{Arg: 2, LenArg: -1, Size: 4, Exit: true})
+	case "clone3":
+		// => {pidfd=[N], parent_tid=[N]}: the ints clone_args point to.
+		add(Capture{Arg: 0, LenArg: -1, Size: 4, Exit: true, Indirect: true, Off: clone3PidFD})
+		add(Capture{Arg: 0, LenArg: -1, Size: 4, Exit: true, Indirect: true, Off: clone3ParentTID})
 	case "prctl":
 		add(Capture{Arg: 1, LenArg: -1, Str: true, Max: 16})   // PR_SET_NAME
 		add(Capture{Arg: 1, LenArg: -1, Size: 16, Exit: true}) // PR_GET_NAME, [int]s

@@ -222,8 +222,11 @@ func TestLineMatchesStrace(t *testing.T) {
 		{call(t, "exit_group", []uint64{0}, 0, nil, nil), `exit_group(0) = 0`},
 		{call(t, "execve", []uint64{1, 2, 0x7fff1568bd50}, 0, map[int][]byte{0: cs("./t"), 1: []byte("./t\x00\x00"), 2: make([]byte, 36)}, nil),
 			`execve("./t", ["./t"], 0x7fff1568bd50 /* 35 vars */) = 0`},
+		{call(t, "clone3", []uint64{0x1000, 88}, 20726, map[int][]byte{0: clone3}, map[int][]byte{0: u32s(20726)}),
+			`clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f9de50c5990, parent_tid=0x7f9de50c5990, exit_signal=0, stack=0x7f9de48c5000, stack_size=0x7fff80, tls=0x7f9de50c56c0} => {parent_tid=[20726]}, 88) = 20726`},
+		// The pointer unread: its address, as strace shows it.
 		{call(t, "clone3", []uint64{0x1000, 88}, 20726, map[int][]byte{0: clone3}, nil),
-			`clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f9de50c5990, parent_tid=0x7f9de50c5990, exit_signal=0, stack=0x7f9de48c5000, stack_size=0x7fff80, tls=0x7f9de50c56c0}, 88) = 20726`},
+			`clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM|CLONE_SETTLS|CLONE_PARENT_SETTID|CLONE_CHILD_CLEARTID, child_tid=0x7f9de50c5990, parent_tid=0x7f9de50c5990, exit_signal=0, stack=0x7f9de48c5000, stack_size=0x7fff80, tls=0x7f9de50c56c0} => {parent_tid=0x7f9de50c5990}, 88) = 20726`},
 	}
 	for _, tt := range tests {
 		if got := Line(tt.c, nil); got != tt.want {

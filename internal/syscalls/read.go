@@ -2,7 +2,11 @@
 
 package syscalls
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
 
 // ReadFunc fills p from the tracee's memory at addr, or fails.
 type ReadFunc func(addr uint64, p []byte) error
@@ -15,6 +19,13 @@ func Read(c Capture, args [6]uint64, ret int64, sp uint64, strsize int, read Rea
 	addr := args[c.Arg]
 	if c.SP {
 		addr = sp + uint64(c.Off)
+	}
+	if c.Indirect && addr != 0 {
+		var p [8]byte
+		if read(addr+uint64(c.Off), p[:]) != nil {
+			return nil
+		}
+		addr = binary.LittleEndian.Uint64(p[:])
 	}
 	if addr == 0 {
 		return nil
@@ -152,4 +163,16 @@ func readIovAt(addr, count uint64, left int64, lim int, read ReadFunc) []byte {
 		out = append(out, data...)
 	}
 	return out
+}
+
+// FromResult is what capture c of call nr holds once the call returned
+// ret, when the result says it: clone3's parent_tid is the new thread's
+// id. An engine reading memory after the fact takes it rather than the
+// memory, which glibc shares with the thread's own tid word, cleared when
+// the thread exits. nil otherwise.
+func FromResult(c Capture, nr int, ret int64) []byte {
+	if nr != unix.SYS_CLONE3 || !c.Indirect || c.Off != clone3ParentTID || ret <= 0 {
+		return nil
+	}
+	return binary.LittleEndian.AppendUint32(nil, uint32(ret))
 }

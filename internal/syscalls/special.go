@@ -22,6 +22,7 @@ func init() {
 		"setsockopt": (*ctx).sockoptArgs, "getsockopt": (*ctx).sockoptArgs,
 		"rt_sigreturn": (*ctx).sigreturnArgs, "mremap": (*ctx).mremapArgs,
 		"membarrier": (*ctx).membarrierArgs, "personality": (*ctx).personalityArgs,
+		"clone3": (*ctx).clone3Args,
 	}
 }
 

@@ -5,6 +5,7 @@ package syscalls
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -173,6 +174,57 @@ func epollEventsStr(b []byte) string {
 
 // clone3Str shows struct clone_args' fields the flags make relevant,
 // as strace does (without the exit part "=> {parent_tid=[N]}").
+// clone_args' pointers the kernel writes through (linux/sched.h).
+const (
+	clone3PidFD     = 8
+	clone3ParentTID = 24
+)
+
+// clone3Args is clone3's struct and size, and after the struct what the
+// kernel wrote: " => {pidfd=[N], parent_tid=[N]}". With either flag set
+// the whole call shows at its return (strace splits it there).
+func (x *ctx) clone3Args() ([]string, int) {
+	s, _ := x.render(0, KindClone3)
+	size := strconv.FormatUint(x.arg(1), 10)
+	b := x.data(0, false)
+	if x.arg(0) == 0 || len(b) < 8 || le.Uint64(b)&(unix.CLONE_PIDFD|unix.CLONE_PARENT_SETTID) == 0 {
+		return []string{s, size}, 2
+	}
+	if x.c.Returned && !x.failed() {
+		var f fields
+		for _, e := range []struct {
+			flag uint64
+			name string
+			off  int
+		}{{unix.CLONE_PIDFD, "pidfd", clone3PidFD}, {unix.CLONE_PARENT_SETTID, "parent_tid", clone3ParentTID}} {
+			if le.Uint64(b)&e.flag == 0 {
+				continue
+			}
+			v := "?" // unread, as strace shows an address it cannot read
+			if len(b) >= e.off+8 {
+				v = hex(le.Uint64(b[e.off:]))
+			}
+			if d := x.indirect(e.off); len(d) >= 4 {
+				v = "[" + strconv.Itoa(int(int32(le.Uint32(d)))) + "]"
+			}
+			f.add(e.name, v)
+		}
+		s += " => " + f.close()
+	}
+	return []string{s, size}, 0
+}
+
+// indirect is the exit capture of argument 0 read through the pointer at
+// off (Capture.Indirect).
+func (x *ctx) indirect(off int) []byte {
+	for i, c := range x.in.Captures {
+		if c.Indirect && c.Exit && c.Off == off && i < len(x.c.Exit) {
+			return x.c.Exit[i]
+		}
+	}
+	return nil
+}
+
 func clone3Str(b []byte) string {
 	u := func(off int) uint64 { return le.Uint64(b[off:]) }
 	fl := u(0)
