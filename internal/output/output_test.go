@@ -254,3 +254,28 @@ func BenchmarkTextSyscall(b *testing.B) {
 		})
 	}
 }
+
+// TestQuoteRuns: quote's runs of plain bytes give what quoting byte by
+// byte gives, for every byte value around them, cut or not.
+func TestQuoteRuns(t *testing.T) {
+	ref := func(s string, n int) string {
+		out := `"`
+		for i := 0; i < len(s) && i < n; i++ {
+			out += string(quote(nil, s[i:i+1], 1))[1:][:len(quote(nil, s[i:i+1], 1))-2]
+		}
+		out += `"`
+		if len(s) > n {
+			out += "..."
+		}
+		return out
+	}
+	for c := 0; c < 256; c++ {
+		for _, s := range []string{string(rune(0)) + "ab", "ab" + string([]byte{byte(c)}) + "cd", string([]byte{byte(c), byte(c)}), "plain/path"} {
+			for _, n := range []int{1, 3, 32} {
+				if got, want := string(quote(nil, s, n)), ref(s, n); got != want {
+					t.Fatalf("quote(%q, %d) = %s, want %s", s, n, got, want)
+				}
+			}
+		}
+	}
+}

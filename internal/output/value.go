@@ -55,6 +55,14 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 	return strconv.AppendUint(b, v.Int, 10)
 }
 
+// plain marks the bytes a quoted string shows as they are.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 func quote(b []byte, s string, strLen int) []byte {
 	cut := len(s) > strLen
 	if cut {
@@ -62,6 +70,17 @@ func quote(b []byte, s string, strLen int) []byte {
 	}
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {
+		// A run of plain bytes in one append: most strings are one.
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		if j > i {
+			b = append(b, s[i:j]...)
+			if i = j; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		switch c {
 		case '"', '\\':
