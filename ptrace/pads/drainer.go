@@ -181,7 +181,7 @@ func (d *Drainer) start() {
 					n = d.drainSome(drainBatch)
 					behind = d.behind()
 					idle = n == 0 && !behind
-					if !behind {
+					if !behind { // caught up: a blocked thread's earlier records are all read
 						d.blk.scan(d)
 					}
 				}
