@@ -55,10 +55,12 @@ func (r *ringReader) read(emit func(*probe.Event)) error {
 		if err := r.aggs.tick(emit); err != nil {
 			return err
 		}
-		r.blocked.scan(r.sys, emit)
 		r.ring.SetDeadline(time.Now().Add(pollInterval))
 		err := r.ring.ReadInto(&rec)
 		if errors.Is(err, os.ErrDeadlineExceeded) {
+			// The ring read to its end: a blocked thread's earlier
+			// records are all shown before its call's entry.
+			r.blocked.scan(r.sys, emit)
 			continue
 		}
 		if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
