@@ -179,7 +179,7 @@ func (d *Drainer) start() {
 				// Records past a waiting stop wait for its events.
 				if d.catchUp(nil, false) {
 					n = d.drainSome(drainBatch)
-					behind = d.behind()
+					behind = anyBehind(d.rings)
 					idle = n == 0 && !behind
 					if !behind { // caught up: a blocked thread's earlier records are all read
 						d.blk.scan(d)
@@ -210,9 +210,9 @@ func (d *Drainer) start() {
 	}()
 }
 
-// behind says whether a ring holds records reserved past its tail.
-func (d *Drainer) behind() bool {
-	for _, r := range d.rings {
+// anyBehind says whether a ring holds records reserved past its tail.
+func anyBehind(rings map[int]*Ring) bool {
+	for _, r := range rings {
 		if r.r.Reserved() != r.r.Tail() {
 			return true
 		}
