@@ -28,6 +28,15 @@ func TestFullStructs(t *testing.T) {
 	if got := Line(get, &Options{StrSize: 32, Full: true}); got != full {
 		t.Errorf("TCGETS -v:\n got %s\nwant %s", got, full)
 	}
+	if got, want := Line(get, &Options{StrSize: 32, Terse: true}), `ioctl(4, TCGETS, 0x1000) = 0`; got != want {
+		t.Errorf("TCGETS -e verbose=none:\n got %s\nwant %s", got, want)
+	}
+	// clone3 under -e verbose=none: the struct's address, and nothing of
+	// what the kernel wrote, as strace.
+	c3 := call(t, "clone3", []uint64{0x2000, 88}, 20726, map[int][]byte{0: u64s(unix.CLONE_PARENT_SETTID, 0, 0, 0x7f00, 0, 0, 0, 0, 0, 0, 0)}, map[int][]byte{0: u32s(20726)})
+	if got, want := Line(c3, &Options{StrSize: 32, Terse: true}), `clone3(0x2000, 88) = 20726`; got != want {
+		t.Errorf("clone3 -e verbose=none:\n got %s\nwant %s", got, want)
+	}
 	set := call(t, "ioctl", []uint64{4, unix.TCSETSW, 0x1000}, 0, map[int][]byte{2: tio}, nil)
 	if got, want := Line(set, &Options{StrSize: 32}), `ioctl(4, SNDCTL_TMR_STOP or TCSETSW, {c_iflag=ICRNL|IXON, c_oflag=NL0|CR0|TAB0|BS0|VT0|FF0|OPOST|ONLCR, c_cflag=B38400|B9600<<IBSHIFT|CS8|CREAD, c_lflag=ISIG|ECHOE, ...}) = 0`; got != want {
 		t.Errorf("TCSETSW:\n got %s\nwant %s", got, want)

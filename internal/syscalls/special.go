@@ -154,7 +154,7 @@ func (x *ctx) ioctlArgs() ([]string, int) {
 		exit := req == "TIOCGWINSZ"
 		b := x.data(2, exit)
 		s := ptr(x.arg(2))
-		if len(b) >= 8 && !(exit && x.failed()) {
+		if len(b) >= 8 && !(exit && x.failed()) && !x.o.Terse {
 			s = fmt.Sprintf("{ws_row=%d, ws_col=%d, ws_xpixel=%d, ws_ypixel=%d}",
 				le.Uint16(b), le.Uint16(b[2:]), le.Uint16(b[4:]), le.Uint16(b[6:]))
 		}
@@ -166,7 +166,7 @@ func (x *ctx) ioctlArgs() ([]string, int) {
 		x.arg(1)&0xffffffff == unix.TCSETSW || x.arg(1)&0xffffffff == unix.TCSETSF:
 		exit := x.arg(1)&0xffffffff == unix.TCGETS
 		s := ptr(x.arg(2))
-		if b := x.data(2, exit); len(b) >= sizeTermios && !(exit && x.failed()) {
+		if b := x.data(2, exit); len(b) >= sizeTermios && !(exit && x.failed()) && !x.o.Terse {
 			s = termiosStr(b, x.o.Full)
 		}
 		if exit {

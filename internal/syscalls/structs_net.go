@@ -187,7 +187,7 @@ func (x *ctx) clone3Args() ([]string, int) {
 	s, _ := x.render(0, KindClone3)
 	size := strconv.FormatUint(x.arg(1), 10)
 	b := x.data(0, false)
-	if x.arg(0) == 0 || len(b) < 8 || le.Uint64(b)&(unix.CLONE_PIDFD|unix.CLONE_PARENT_SETTID) == 0 {
+	if x.arg(0) == 0 || len(b) < 8 || x.o.Terse || le.Uint64(b)&(unix.CLONE_PIDFD|unix.CLONE_PARENT_SETTID) == 0 {
 		return []string{s, size}, 2
 	}
 	if x.c.Returned && !x.failed() {
