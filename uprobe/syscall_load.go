@@ -78,14 +78,39 @@ func loadSys(o *kernelObjs, ss *sysSpec) (y *sysSession, err error) {
 		}
 		return prog, nil
 	}
-	if y.exit, err = load(ss.exit); err != nil {
-		return nil, err
+	// The verifier takes most of a trace's start with many calls (≈ 2 s
+	// for -S, one program at a time): the programs load side by side.
+	type loaded struct {
+		n    int // the enter program's arity; -1: the exit program
+		prog *ebpf.Program
+		err  error
+	}
+	done := make(chan loaded)
+	go func() {
+		prog, err := load(ss.exit)
+		done <- loaded{-1, prog, err}
+	}()
+	for n, ps := range ss.enter {
+		go func() {
+			prog, err := load(ps)
+			done <- loaded{n, prog, err}
+		}()
 	}
 	y.enter = map[int]*ebpf.Program{}
-	for n, ps := range ss.enter {
-		if y.enter[n], err = load(ps); err != nil {
-			return nil, err
+	var errs []error
+	for range len(ss.enter) + 1 {
+		l := <-done
+		switch {
+		case l.err != nil:
+			errs = append(errs, l.err)
+		case l.n < 0:
+			y.exit = l.prog
+		default:
+			y.enter[l.n] = l.prog
 		}
+	}
+	if len(errs) > 0 {
+		return nil, errs[0] // the deferred close releases the programs loaded
 	}
 	return y, nil
 }
