@@ -75,6 +75,10 @@ func PadsAll(sites []probe.Site, stackDepth int, pids []int) error {
 	return nil
 }
 
+// PadsAvailable says whether pads can run here at all (the CPU and the
+// kernel let a program name its thread): nil when they can.
+func PadsAvailable() error { return padsOK() }
+
 // staticWhy is why s would keep its breakpoint, "" if it takes a pad.
 func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 	switch {

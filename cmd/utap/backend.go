@@ -22,6 +22,7 @@ var backends = []probe.Backend{uprobe.Backend, ptrace.Backend}
 // every site would run in a ptrace pad.
 type padsWant struct {
 	noPads     bool  // --no-pads
+	noSeccomp  bool  // --no-seccomp
 	stackDepth int   // -k
 	pids       []int // attach's processes
 }
@@ -32,6 +33,9 @@ func chooseBackend(name string, sites []probe.Site, exe string, pw padsWant) (pr
 	if name == "auto" || name == "" {
 		if b, ok := padsFirst(sites, pw); ok {
 			return b, "backend ptrace: every probe runs in-process (pads), faster than kernel uprobes (--backend uprobe for those)", nil
+		}
+		if b, ok := sysFirst(sites, exe, pw); ok {
+			return b, "backend ptrace: system calls run in-process (pads), the rest stop behind a seccomp filter; faster here than the kernel engine (--backend uprobe for it)", nil
 		}
 	}
 	if (name == "auto" || name == "") && loaderSyscalls(sites, exe) {
@@ -77,6 +81,26 @@ func padsFirst(sites []probe.Site, pw padsWant) (probe.Backend, bool) {
 	b := backends[len(backends)-1]
 	if pw.noPads || available(b) != nil || ptrace.PadsAll(sites, pw.stackDepth, pw.pids) != nil || check(b, sites) != nil {
 		return b, false
+	}
+	return b, true
+}
+
+// sysFirst is the ptrace engine for a command run to trace its system
+// calls only: most calls are made in-process (pads), the others stop
+// behind a seccomp filter, and it starts at once, where the kernel
+// engine's verifier takes a second to load its programs for -S (docs/
+// benchmarks.md). Not in attach mode (no filter there: every call would
+// stop), nor with -k, --no-pads or --no-seccomp (the calls stop).
+func sysFirst(sites []probe.Site, exe string, pw padsWant) (probe.Backend, bool) {
+	b := backends[len(backends)-1]
+	if exe == "" || len(sites) == 0 || pw.noPads || pw.noSeccomp || pw.stackDepth > 0 || available(b) != nil ||
+		ptrace.PadsAvailable() != nil || check(b, sites) != nil {
+		return b, false
+	}
+	for i := range sites {
+		if !sites[i].Syscall {
+			return b, false
+		}
 	}
 	return b, true
 }

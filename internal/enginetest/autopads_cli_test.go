@@ -13,7 +13,8 @@ import (
 // every probe would run in-process (a pad: no stop, no kernel entry), and
 // the kernel's uprobes otherwise (a return reading memory, --no-pads). A
 // return alone takes a pad that only hijacks. The default trace, an
-// entry with its return, and -c's timed calls run in-process.
+// entry with its return, and -c's timed calls run in-process. A run's
+// system calls alone take the ptrace engine too.
 func TestCLIAutoBackendPads(t *testing.T) {
 	need.Uprobes(t)
 	bin := etWork(t)
@@ -33,6 +34,12 @@ func TestCLIAutoBackendPads(t *testing.T) {
 		{[]string{"--entry-only", "-e", "greet(str(arg1))"}, "utap: backend ptrace: every probe runs in-process (pads)"},
 		{[]string{"-e", "greet%return(str(arg1))"}, "utap: backend uprobe"},
 		{[]string{"--entry-only", "--no-pads", "-e", "work"}, "utap: backend uprobe"},
+		// System calls only, in run mode: in-process or behind the
+		// filter, started at once (the kernel engine's verifier takes a
+		// second for -S); on stops only, the kernel engine.
+		{[]string{"-e", "trace=write"}, "utap: backend ptrace: system calls run in-process (pads)"},
+		{[]string{"--no-pads", "-e", "trace=write"}, "utap: backend uprobe"},
+		{[]string{"--no-seccomp", "-e", "trace=write"}, "utap: backend uprobe"},
 	} {
 		r := utap(t, append(append([]string{"run"}, c.args...), "--", bin, "args")...)
 		if r.code != 0 || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stdout+r.stderr, c.args[len(c.args)-1][:4]) {
