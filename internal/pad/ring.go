@@ -209,15 +209,11 @@ const grace = 500 * time.Millisecond
 // It returns the records read.
 func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false, ^uint64(0), ^uint64(0)) }
 
-// DrainMax is Drain reading at most max records.
-func (r *Ring) DrainMax(max int, f func(*Record)) int {
-	return r.drain(f, false, ^uint64(0), r.tail+uint64(max))
-}
-
-// DrainBefore is Drain stopping at the first record stamped at or after
-// tsc: what happened before an event the tracer is about to emit.
-func (r *Ring) DrainBefore(tsc uint64, f func(*Record)) int {
-	return r.drain(f, false, tsc, ^uint64(0))
+// DrainBeforeUpTo is Drain stopping at the first record stamped at or
+// after tsc (what happened before an event the tracer is about to emit),
+// and at record index i.
+func (r *Ring) DrainBeforeUpTo(tsc, i uint64, f func(*Record)) int {
+	return r.drain(f, false, tsc, i)
 }
 
 // DrainUpTo is Drain stopping at record index i: what was reserved

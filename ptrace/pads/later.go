@@ -75,6 +75,9 @@ func (d *Drainer) drainTo(b *later, gone *Ring) bool {
 	if d.clock == nil {
 		return true
 	}
+	for _, r := range d.rings {
+		r.head = r.r.Reserved() // before takeIn, as drainSome
+	}
 	d.takeIn()
 	done := true
 	f := func(r *Ring) func(*pad.Record) { return func(rec *pad.Record) { d.record(r, rec) } }
@@ -91,7 +94,7 @@ func (d *Drainer) drainTo(b *later, gone *Ring) bool {
 			if b.ns != math.MaxInt64 {
 				limit = d.clock.TSC(b.ns)
 			}
-			r.r.DrainBefore(limit, f(r))
+			r.r.DrainBeforeUpTo(limit, r.head, f(r))
 		case r == gone:
 			r.r.DrainLastUpTo(at, f(r))
 		default:

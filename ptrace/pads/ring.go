@@ -38,6 +38,9 @@ type Ring struct {
 	lastTID int
 	lastOK  bool
 	lastNs  int64 // the last event's time: times never go back
+	// head: the records reserved as a drain began, read before the
+	// owners the loop saw were taken in (drainSome).
+	head uint64
 	// vforks: the records of vfork children (vfork.go).
 	vforks []*Window
 	gone   bool // unmapped here (Gone)
