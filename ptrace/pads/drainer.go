@@ -239,14 +239,6 @@ func (d *Drainer) Halt() {
 // drainSome drains at most max records of each ring, and returns the
 // records read.
 func (d *Drainer) drainSome(max int) int {
-	// Each ring's head first, then the owners the loop saw: a thread it
-	// saw after that read has written nothing below the head; one it saw
-	// before is taken in. Taken in first, a thread seen and resumed
-	// between the two had its first records read with no owner (its
-	// process's pid for a tid, 1 run in 10 of TestPadThreadReuse).
-	for _, r := range d.rings {
-		r.head = r.r.Reserved()
-	}
 	d.takeIn()
 	n := 0
 	for _, r := range d.rings {
@@ -258,9 +250,6 @@ func (d *Drainer) drainSome(max int) int {
 // drainAll turns every committed record into its event and emits it,
 // and returns the records read.
 func (d *Drainer) drainAll() int {
-	for _, r := range d.rings {
-		r.head = r.r.Reserved() // before takeIn, as drainSome
-	}
 	d.takeIn()
 	n := 0
 	for _, r := range d.rings {

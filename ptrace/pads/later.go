@@ -75,9 +75,6 @@ func (d *Drainer) drainTo(b *later, gone *Ring) bool {
 	if d.clock == nil {
 		return true
 	}
-	for _, r := range d.rings {
-		r.head = r.r.Reserved() // before takeIn, as drainSome
-	}
 	d.takeIn()
 	done := true
 	f := func(r *Ring) func(*pad.Record) { return func(rec *pad.Record) { d.record(r, rec) } }

@@ -66,10 +66,17 @@ func (d *Drainer) SeeFS(r *Ring, owners Owners, fs uint64, tid int) {
 	d.fsMu.Unlock()
 }
 
-// takeIn adds the owners the loop saw; under mu, before a drain: a
-// drain reads records below the head it finds as it starts, no higher
-// than the head these were seen at, so none of their threads' records.
+// takeIn adds the owners the loop saw; under mu, before a drain, which
+// reads no record at or above the head each ring had as takeIn began
+// (Ring.head). Heads first, then owners: a thread seen after the heads
+// were read has written nothing below them; one seen before is taken
+// in. The other way round, a thread seen and resumed between the two had
+// its first records read with no owner (its process's pid for a tid, 1
+// run in 10 of TestPadThreadReuse).
 func (d *Drainer) takeIn() {
+	for _, r := range d.rings {
+		r.head = r.r.Reserved()
+	}
 	d.fsMu.Lock()
 	adds := d.fsNew
 	d.fsNew = nil

@@ -39,7 +39,7 @@ type Ring struct {
 	lastOK  bool
 	lastNs  int64 // the last event's time: times never go back
 	// head: the records reserved as a drain began, read before the
-	// owners the loop saw were taken in (drainSome).
+	// owners the loop saw were taken in (takeIn): the drain's bound.
 	head uint64
 	// vforks: the records of vfork children (vfork.go).
 	vforks []*Window
