@@ -53,30 +53,14 @@ func readMsg(addr uint64, ret int64, out bool, lim int, read ReadFunc) []byte {
 	return part(b, le.Uint64(h[msgCtlOff:]), le.Uint64(h[msgCtlLen:]), maxMsgCtl)
 }
 
-// msgIov is the iovecs part of a Msg capture, as an Iov capture's bytes,
-// and their count.
-func msgIov(b []byte) ([]byte, int) {
-	if len(b) < sizeMsghdr+8 {
-		return nil, 0
-	}
-	count := int(min(le.Uint64(b[msgIovLen:]), MaxIovElems))
-	rest := b[sizeMsghdr:]
-	for range 2 { // the name, then the iovecs
-		n := min(int(le.Uint64(rest)), len(rest)-8)
-		if len(rest) < 8+n+8 {
-			return nil, 0
-		}
-		b, rest = rest[8:8+n], rest[8+n:]
-	}
-	return b, count
-}
-
-// msghdrStr shows a Msg capture; out: recvmsg's.
-func (x *ctx) msghdrStr(b []byte, out bool) string {
+// msgParts splits a Msg capture: the msghdr, then the name, the
+// iovecs' bytes (as an Iov capture's) and the control data; ok is false
+// when b holds no whole msghdr.
+func msgParts(b []byte) (h, name, iov, ctl []byte, ok bool) {
 	if len(b) < sizeMsghdr {
-		return ""
+		return nil, nil, nil, nil, false
 	}
-	h, rest := b[:sizeMsghdr], b[sizeMsghdr:]
+	rest := b[sizeMsghdr:]
 	next := func() []byte {
 		if len(rest) < 8 {
 			return nil
@@ -86,7 +70,26 @@ func (x *ctx) msghdrStr(b []byte, out bool) string {
 		rest = rest[8+n:]
 		return p
 	}
-	name, iov, ctl := next(), next(), next()
+	name, iov, ctl = next(), next(), next()
+	return b[:sizeMsghdr], name, iov, ctl, true
+}
+
+// msgIov is the iovecs part of a Msg capture, as an Iov capture's bytes,
+// and their count.
+func msgIov(b []byte) ([]byte, int) {
+	h, _, iov, _, ok := msgParts(b)
+	if !ok {
+		return nil, 0
+	}
+	return iov, int(min(le.Uint64(h[msgIovLen:]), MaxIovElems))
+}
+
+// msghdrStr shows a Msg capture; out: recvmsg's.
+func (x *ctx) msghdrStr(b []byte, out bool) string {
+	h, name, iov, ctl, ok := msgParts(b)
+	if !ok {
+		return ""
+	}
 	var f fields
 	nameAt, nameLen := le.Uint64(h[msgNameOff:]), le.Uint32(h[msgNameLen:])
 	switch {
