@@ -19,15 +19,10 @@ func execCall(pid, strsize int) *syscalls.Call {
 	if err != nil {
 		return nil
 	}
-	mem, err := proc.OpenMemory(pid)
-	if err != nil {
-		return nil
-	}
-	defer mem.Close()
 	if strsize <= 0 {
 		strsize = syscalls.DefaultStrSize
 	}
-	return syscalls.ExecCall(sp, execfn, strsize, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+	return syscalls.ExecCall(sp, execfn, strsize, readMem(pid))
 }
 
 // execEvent is the event of that execve for the execve site that takes

@@ -84,12 +84,7 @@ func (y *sysSession) execFailed(pid int, sys *probe.Syscall, failed []int) {
 	if err != nil {
 		return
 	}
-	mem, err := proc.OpenMemory(pid)
-	if err != nil {
-		return
-	}
-	defer mem.Close()
-	c := syscalls.ExecCall(sp, execfn, y.strLen, func(a uint64, b []byte) error { return mem.ReadAt(b, a) })
+	c := syscalls.ExecCall(sp, execfn, y.strLen, readMem(pid))
 	if c == nil {
 		return
 	}
