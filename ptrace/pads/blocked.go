@@ -110,19 +110,15 @@ func blockedIn(pid, tid int) (blocked, bool) {
 	if err != nil || len(f) != 9 {
 		return blocked{}, false
 	}
-	var c blocked
-	var v [9]uint64
-	for i, s := range f {
-		if v[i], err = strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64); err != nil && i > 0 {
-			return blocked{}, false
-		}
-	}
-	nr, err := strconv.Atoi(f[0])
+	nr, err := strconv.Atoi(f[0]) // decimal; the rest in hex
 	if err != nil || nr < 0 {
 		return blocked{}, false
 	}
-	c.nr = nr
-	copy(c.args[:], v[1:7])
-	c.sp, c.pc = v[7], v[8]
-	return c, true
+	var v [8]uint64
+	for i, s := range f[1:] {
+		if v[i], err = strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64); err != nil {
+			return blocked{}, false
+		}
+	}
+	return blocked{nr: nr, args: [6]uint64(v[:6]), sp: v[6], pc: v[7]}, true
 }
