@@ -14,6 +14,17 @@ import (
 	"github.com/utap/utap/internal/need"
 )
 
+// straceText runs strace -qq with args (its options, then the command)
+// and returns its trace.
+func straceText(t *testing.T, args ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "strace")
+	if err := exec.Command("strace", append([]string{"-qq", "-o", out}, args...)...).Run(); err != nil {
+		t.Fatalf("strace %q: %v", args, err)
+	}
+	return fileText(out).String()
+}
+
 // sysModes are the ways utap traces system calls: both engines, and the
 // ptrace engine's stop path beside its in-process one.
 var sysModes = []struct {
@@ -85,11 +96,7 @@ func TestCLIStraceDump(t *testing.T) {
 		return out
 	}
 	sel := []string{"-e", "trace=read,write,readv,writev,preadv2,pwritev", "-e", "read=all", "-e", "write=!1,2"}
-	sout := filepath.Join(t.TempDir(), "strace")
-	if err := exec.Command("strace", append(append([]string{"-f", "-qq", "-o", sout}, sel...), bin)...).Run(); err != nil {
-		t.Fatalf("strace: %v", err)
-	}
-	want := dumps(fileText(sout).String())
+	want := dumps(straceText(t, append(append([]string{"-f"}, sel...), bin)...))
 	if len(want) < 4 {
 		t.Fatalf("strace dumped %d lines", len(want))
 	}
@@ -141,11 +148,7 @@ func TestCLIStraceNoAbbrev(t *testing.T) {
 		}
 		return out
 	}
-	sout := filepath.Join(t.TempDir(), "strace")
-	if err := exec.Command("strace", "-v", "-qq", "-o", sout, "-e", sel, bin, dir).Run(); err != nil {
-		t.Fatalf("strace: %v", err)
-	}
-	want := lines(fileText(sout).String())
+	want := lines(straceText(t, "-v", "-e", sel, bin, dir))
 	if !slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, "c_cc=[[VINTR]=0x3") }) ||
 		!slices.ContainsFunc(want, func(l string) bool { return strings.Contains(l, `"A=1", "LONG=`) }) {
 		t.Fatalf("strace -v printed:\n%s", strings.Join(want, "\n"))
@@ -183,12 +186,8 @@ func TestCLIStraceMsghdr(t *testing.T) {
 		}
 		return out
 	}
-	sout := filepath.Join(t.TempDir(), "strace")
 	sel := []string{"-e", "trace=sendmsg,recvmsg", "-e", "write=3", "-e", "read=4"}
-	if err := exec.Command("strace", append(append([]string{"-qq", "-o", sout}, sel...), bin)...).Run(); err != nil {
-		t.Fatalf("strace: %v", err)
-	}
-	want := lines(fileText(sout).String())
+	want := lines(straceText(t, append(sel, bin)...))
 	if len(want) != 9 || !strings.Contains(want[3], "cmsg_type=SCM_RIGHTS") {
 		t.Fatalf("strace printed:\n%s", strings.Join(want, "\n"))
 	}
