@@ -124,6 +124,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			err = tr.attachAll()
 		}
 		if err != nil {
+			tr.doomLeader()
 			tr.detachAll()
 			tr.killLeader()
 			out <- outcome{err: err}
@@ -269,6 +270,15 @@ func (w *waker) signal() bool {
 		return false
 	}
 	return true
+}
+
+// doomLeader sends the command the SIGKILL killLeader waits for, before
+// the detach that would otherwise let it run on meanwhile: a trace that
+// fails runs none of the command's code untraced.
+func (tr *tracer) doomLeader() {
+	if tr.leader != 0 {
+		unix.Kill(tr.leader, unix.SIGKILL)
+	}
 }
 
 // killLeader ends the command of a run that failed: it must not run on

@@ -49,6 +49,7 @@ func (ld *loader) atLoaded(th *thread, regs *unix.PtraceRegs) {
 	tr.quiesce(p)
 	if err := tr.bp.install(p, th, sites); err != nil {
 		tr.fail(err)
+		return // stopped: the command is killed before any of its code runs
 	}
 	tr.resumeAll(p)
 }

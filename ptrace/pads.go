@@ -59,6 +59,9 @@ type padThread struct {
 	fsKnown bool // its fs base is in p.pads.fs (padinstall.go)
 	// vforkWin: blocked in vfork, its child's records (padvfork.go).
 	vforkWin *pads.Window
+	// vforkTop: its shadow stack's top as the vfork found it, put back
+	// at its vfork-done (padvfork.go).
+	vforkTop *shadowTop
 }
 
 // padProc is one process's pads and ring.

@@ -14,6 +14,7 @@ import (
 	"github.com/utap/utap/internal/output"
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/uretprobe"
 )
 
 // ltrace's habits in run and attach: its filter expressions (--ltrace-e,
@@ -272,17 +273,9 @@ func (r *resolver) resolve(specs []*probe.Spec, t elfsym.Target) ([]probe.Site, 
 	if err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	if r.seen == nil {
-		r.seen = map[string]bool{}
-	}
 	for _, n := range notes {
-		if !r.seen[n] {
-			r.seen[n] = true
-			r.notes = append(r.notes, n)
-		}
+		r.note(n)
 	}
-	r.mu.Unlock()
 	sites = r.twinsFollow(specs, sites)
 	if len(r.removes) == 0 {
 		return sites, nil
@@ -312,6 +305,19 @@ func (r *resolver) resolve(specs []*probe.Spec, t elfsym.Target) ([]probe.Site, 
 		return nil, fmt.Errorf("the filters' - rules remove every function the specs match")
 	}
 	return kept, nil
+}
+
+// note keeps a notice to print, once.
+func (r *resolver) note(n string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	if !r.seen[n] {
+		r.seen[n] = true
+		r.notes = append(r.notes, n)
+	}
 }
 
 // takeNotes returns the notices gathered so far, once.
@@ -380,6 +386,9 @@ func ltraceAddr(c *cli.Context) func(*probe.Event) (uint64, bool) {
 // twinsFollow drops the sites of a return twin whose function has no
 // site of its entry probe (an overload skipped for its parameter names, a
 // function a filter removed): its returns would come without an entry.
+// It drops those of a function that returns twice (setjmp) too, whose
+// return no probe survives (uretprobe.ReturnsTwice), and says so: its
+// calls show their entries only.
 func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.Site {
 	type fn struct {
 		obj, sym string
@@ -395,6 +404,10 @@ func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.
 	kept := sites[:0]
 	for _, s := range sites {
 		if s.Spec.Kind == probe.Return && !r.user[s.Spec] && !entries[fn{s.Spec.Object, s.Spec.Symbol, s.Object, s.FuncAddr}] {
+			continue
+		}
+		if s.Spec.Kind == probe.Return && !r.user[s.Spec] && uretprobe.ReturnsTwice(s.Func) {
+			r.note(fmt.Sprintf("%s: its calls show no return value: it returns twice, as setjmp does, and a return probe would break the longjmp back to it", s.Func))
 			continue
 		}
 		kept = append(kept, s)

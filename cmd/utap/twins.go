@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/utap/utap/probe"
+	"github.com/utap/utap/uretprobe"
 )
 
 // withReturns adds a return probe beside every entry probe on a function
@@ -48,6 +49,11 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 	}
 	return out, untimed, calls
 }
+
+// unpaired says which functions' entries have no return twin after all:
+// those that return twice, whose twins the resolver drops
+// (resolver.twinsFollow).
+var unpaired = uretprobe.ReturnsTwice
 
 // typedReturns moves the return value a return probe without fetches got
 // from its prototype (probe.Site.Bind: a typed ret fetch, then any output

@@ -13,14 +13,8 @@ import (
 
 // uprobeBackend is the kernel engine's entry in backends.
 func uprobeBackend(t *testing.T) string {
-	for _, b := range backends {
-		if b.name == "uprobe" {
-			b.need(t)
-			return b.name
-		}
-	}
-	t.Fatal("no uprobe backend")
-	return ""
+	needBackend(t, "uprobe")
+	return "uprobe"
 }
 
 // TestCLIAggregateKernel: on the kernel engine the aggregations are

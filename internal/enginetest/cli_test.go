@@ -55,6 +55,17 @@ var backends = []struct {
 	{"uprobe", need.Uprobes},
 }
 
+// needBackend skips (or under CI fails) t when the backend called name
+// cannot run here; a name not in backends (auto) needs nothing more.
+func needBackend(t *testing.T, name string) {
+	t.Helper()
+	for _, b := range backends {
+		if b.name == name {
+			b.need(t)
+		}
+	}
+}
+
 type cliResult struct {
 	stdout, stderr string
 	code           int

@@ -13,11 +13,7 @@ import (
 func TestCLIRefusedStartsNothing(t *testing.T) {
 	for _, name := range []string{"ptrace", "uprobe", "auto"} {
 		t.Run(name, func(t *testing.T) {
-			for _, b := range backends {
-				if b.name == name {
-					b.need(t)
-				}
-			}
+			needBackend(t, name)
 			r := utap(t, "run", "--backend", name, "-e", "libc:getpid+5", "--", "sh", "-c", "echo ran")
 			oneErrorLine(t, r, "getpid+0x5", "syscall")
 			if strings.Contains(r.stdout, "ran") {

@@ -47,11 +47,7 @@ func TestCLIVforkChild(t *testing.T) {
 					name += "/-f"
 				}
 				t.Run(name, func(t *testing.T) {
-					for _, b := range backends {
-						if b.name == v.backend {
-							b.need(t)
-						}
-					}
+					needBackend(t, v.backend)
 					// The child's calls: none seen without -f.
 					child := 0
 					if follow {

@@ -125,7 +125,7 @@ func (t *text) Write(ev *probe.Event) error {
 		return t.sysLine(ev)
 	}
 	ret := ev.Kind == "return"
-	entryTwin := !ret && t.isTwin(ev.ProbeIndex, isEntryTwin)
+	entryTwin := !ret && t.isTwin(ev.ProbeIndex, isEntryTwin) && (t.o.Unpaired == nil || !t.o.Unpaired(ev.Func))
 	retTwin := ret && t.isTwin(ev.ProbeIndex, isRetTwin)
 	b := t.w.room()
 	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {

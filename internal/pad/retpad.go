@@ -306,6 +306,12 @@ func ReadShadow(read func(b []byte, addr uint64) error, shadow uint64, depth int
 	return 0, nil, nil
 }
 
+// ShadowCountAt is where a thread slot's entry count is.
+func ShadowCountAt(slot uint64) uint64 { return slot + 8 }
+
+// ShadowEntryAt is where entry i of a thread slot is.
+func ShadowEntryAt(slot, i uint64) uint64 { return slot + slotHeader + i*ShadowEntry }
+
 // maxRestoreSpan bounds how far above the thread's rsp a shadow entry's
 // slot may be for a restore pad to write it: entries beyond belong to
 // another stack (a coroutine's, an alternate signal stack).
