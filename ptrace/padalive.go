@@ -117,8 +117,12 @@ func (pd *padEngine) readFixup(th *thread, regs *unix.PtraceRegs, sig int) bool 
 	}
 	regs.Rip = to
 	pd.tr.setRegs(th, regs)
-	if ps := th.p.pads.padOf(regs.Rip); ps != nil && th.p.pads.ring != nil {
-		pad.SetFaulted(th.p.pads.ring.View(), ps.id)
+	if r := th.p.pads.ring; r != nil {
+		if ps := th.p.pads.padOf(regs.Rip); ps != nil {
+			pad.SetFaulted(r.View(), ps.id)
+		} else if s := th.p.pads.sys.holding(regs.Rip); s != nil {
+			pad.SetFaulted(r.View(), s.id)
+		}
 	}
 	pd.tr.stats.padFixups++
 	return true

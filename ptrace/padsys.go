@@ -54,6 +54,7 @@ type sysSite struct {
 	branches bool
 	disp     *ssol.Displaced // the displaced instructions, at padAt
 	tsc      uint64          // the pad's code taking the TSC before its `syscall`
+	id       uint32          // its pad's id (pad.SetFaulted)
 }
 
 func (sp *sysPads) forked() *sysPads {

@@ -74,6 +74,9 @@ func (o sysPadSignals) ownSignal(s *stop) bool {
 
 // holding is the site whose pad holds rip, nil if none.
 func (sp *sysPads) holding(rip uint64) *sysSite {
+	if sp == nil {
+		return nil
+	}
 	for _, s := range sp.sites {
 		if rip >= s.padAt && rip < s.padAt+uint64(s.padLen) {
 			return s

@@ -136,6 +136,42 @@ func TestSysPadSignalRead(t *testing.T) {
 	}
 }
 
+// TestSysPadBadBuffers: calls given bad buffers (a PROT_NONE page, an
+// address below mmap_min_addr, a string running into PROT_NONE) and a
+// string whose NUL is its page's last byte. A pad reads by loads while
+// the tracer lives: the bad ones fault, the tracer sends the thread to
+// the load's fix-up, and the lines are the stop path's, as strace prints
+// them (an address for what could not be read); the program lives.
+func TestSysPadBadBuffers(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	want, _ := untraced(t, []string{bin, "badbuf"})
+	var got [2][]string
+	for i, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, "-e", "trace=write,openat", "--", bin, "badbuf")
+		if r.code != 0 || r.stdout != want {
+			t.Fatalf("stops=%v: exit %d, stdout %q, want %q; stderr %q", stops, r.code, r.stdout, want, r.stderr)
+		}
+		if !stops && (!inProcess(r.stderr, "write") || !inProcess(r.stderr, "openat")) {
+			t.Errorf("write and openat not in-process:\n%s", r.stderr)
+		}
+		got[i] = lines // addresses masked: 0x?
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("lines differ:\npads:\n%s\nstops:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+	}
+	trace := strings.Join(got[0], "\n")
+	for line, n := range map[string]int{
+		`write(1, 0x?, 4) = -1 EFAULT (Bad address)`:                                           6,
+		`openat(AT_FDCWD, 0x?, O_RDONLY) = -1 EFAULT (Bad address)`:                            6,
+		`openat(AT_FDCWD, "/nonexistent/x", O_RDONLY) = -1 ENOENT (No such file or directory)`: 3,
+	} {
+		if c := strings.Count(trace, line); c != n {
+			t.Errorf("%d of %q, want %d:\n%s", c, line, n, trace)
+		}
+	}
+}
+
 // TestSysPadCancel: a thread blocked in read in-process is cancelled as
 // it is untraced, its frame's destructor run: glibc 2.36 unwinds from
 // the interrupted rip, which the tracer has moved to libc's syscall (in

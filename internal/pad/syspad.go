@@ -89,7 +89,11 @@ func SysLayout(caps []SysCap) (offs []int, used int, ok bool) {
 
 // SysParts is where a system call pad's parts are: startTSC's code
 // (after the displaced instructions), its `syscall`.
-type SysParts struct{ TSC, Syscall int }
+type SysParts struct {
+	TSC, Syscall int
+	// Fixups: the captures' loads that may fault, and their fix-ups.
+	Fixups []Fixup
+}
 
 // SysRdxSlot is where, below rsp, startTSC keeps rdx while rdtsc runs: a
 // thread stopped in that code has it back from there.
@@ -113,9 +117,12 @@ func BuildSys(s Spec, at uint64) ([]byte, SysParts, error) {
 	code = append(code, startTSC(s.Sys.Nr)...)
 	parts.Syscall = len(code)
 	code = append(code, 0x0f, 0x05)
-	after, err := sysCode(s)
+	after, fixups, err := sysCode(s)
 	if err != nil {
 		return nil, parts, err
+	}
+	for _, f := range fixups {
+		parts.Fixups = append(parts.Fixups, Fixup{At: len(code) + f.At, To: len(code) + f.To})
 	}
 	code = append(code, after...)
 	if len(code) > MaxSize {
@@ -141,11 +148,12 @@ func startTSC(nr int) []byte {
 }
 
 // sysCode is the pad after its `syscall`: the record, the registers
-// restored, rcx as the original's, the jump back.
-func sysCode(s Spec) ([]byte, error) {
+// restored, rcx as the original's, the jump back; and the exception
+// table of its captures' loads, offsets in that code.
+func sysCode(s Spec) ([]byte, []Fixup, error) {
 	frame, err := frameSize(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := x86.NewAsm()
 	down := redZone + 16 + frame // above the frame: startTSC's two words
@@ -158,9 +166,10 @@ func sysCode(s Spec) ([]byte, error) {
 	a.Store(x86.Mem{Base: x86.RBX, Disp: frame + 8}, x86.RAX)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
 	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
-	// Its captures read through system calls (made from the gate, which
-	// the filter lets through): no fix-up table is kept for these pads.
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativeAliveSlot}, 0)
+	// Its captures are loads while the tracer lives, as a function pad's
+	// reads (a bad buffer faults once, and the site's reads are system
+	// calls from then on: OffFaulted), process_vm_readv after.
+	emitAlive(a, s)
 	done := a.NewLabel()
 	emitRecord(a, s, done)
 	a.Bind(done)
@@ -168,7 +177,11 @@ func sysCode(s Spec) ([]byte, error) {
 	a.MovRI(x86.RCX, s.Sys.Back)
 	code, err := a.Assemble()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var fixups []Fixup
+	for _, f := range a.Fixups {
+		fixups = append(fixups, Fixup{At: a.Offset(f.At), To: a.Offset(f.To)})
 	}
 	code = append(code, 0xff, 0x25, 0, 0, 0, 0) // jmp *0(%rip)
 	b := s.Sys.Back
@@ -176,7 +189,7 @@ func sysCode(s Spec) ([]byte, error) {
 		code = append(code, byte(b))
 		b >>= 8
 	}
-	return code, nil
+	return code, fixups, nil
 }
 
 // sysArgRegs are the call's arguments, in order.
