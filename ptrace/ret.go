@@ -65,6 +65,7 @@ type retGroup struct {
 func (p *process) shadowOf(th *thread) *shadowStack {
 	if th.shadow == nil {
 		th.shadow = newShadowStack(p.tramp, retLimit)
+		th.shadow.padded = func(a uint64) bool { return p.pads != nil && p.pads.inPad(a) }
 	}
 	return th.shadow
 }

@@ -73,6 +73,9 @@ type shadowStack struct {
 	limit      int
 	frames     []retFrame
 	out        []retFrame // Pop's result, reused
+	// padded says whether a return address is an in-process return
+	// pad's (nil: no pads): see Push.
+	padded func(uint64) bool
 	retStats
 }
 
@@ -121,8 +124,13 @@ func (s *shadowStack) Push(mem ssol.Memory, f retFrame) (chained bool, err error
 	// A new call pushes its return address below every live slot; a tail
 	// call reuses the slot of the frame it replaces (uprobes'
 	// arch_uretprobe_is_alive, RP_CHECK_CALL vs RP_CHECK_CHAIN_CALL).
+	// A slot holding a return pad was hijacked in-process over the
+	// trampoline by a padded function tail-called from this frame's (the
+	// pad returns to the trampoline): the frame there still lives (perl's
+	// op_append_elem -> newLISTOP -> ck_null died here).
+	overPad := !chained && s.padded != nil && s.padded(ra)
 	s.dropAbove(mem, func(e *retFrame) bool {
-		return e.SP < f.SP || (!chained && e.SP == f.SP)
+		return e.SP < f.SP || (!chained && !overPad && e.SP == f.SP)
 	})
 	if chained {
 		n := len(s.frames)

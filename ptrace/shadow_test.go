@@ -189,6 +189,32 @@ func TestShadowStackTailCalls(t *testing.T) {
 	}
 }
 
+// A hijacked function tail-calls a padded one, whose pad hijacks the
+// slot again (the trampoline is its real return address), which
+// tail-calls a hijacked one: the first frame lives on under the third,
+// at the same slot, and returns after the pad (perl: op_append_elem ->
+// newLISTOP -> ck_null).
+func TestShadowStackTailCallOverPad(t *testing.T) {
+	const pad = 0x7f0000200000
+	c := newCPU(t, 0)
+	c.ss.padded = func(a uint64) bool { return a == pad }
+	c.probe[1], c.probe[3] = true, true
+	c.call(1, 0x1000)
+	slot := c.rsp
+	c.mem[slot] = pad // 2's pad, in-process: the trampoline kept in its own stack
+	c.enter(3)
+	if c.ss.Len() != 2 {
+		t.Fatalf("depth %d, want 2: the first frame dropped", c.ss.Len())
+	}
+	c.wantRet(c.ret(0), pad)
+	c.wantRets(3)
+	// The pad returns to the trampoline, its real return address.
+	c.rsp -= 8
+	c.mem[c.rsp] = tramp
+	c.wantRet(c.ret(0), 0x1000)
+	c.wantRets(1)
+}
+
 func TestShadowStackLongjmp(t *testing.T) {
 	c := newCPU(t, 0)
 	for i := 1; i <= 4; i++ {

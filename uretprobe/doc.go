@@ -6,9 +6,9 @@
 //     on, or when an unwinder is linked: UsesUnwinder), the entry point
 //     (GoEntry: after Go's stack-split prologue) and the RET sites
 //     (RetSites, on x86.Rets: a decode error refuses the function);
-//   - the refusals, wrapping ErrRefused: among them the functions that
-//     return twice (ReturnsTwice: setjmp, getcontext), whose second
-//     return no return probe survives.
+//   - the refusals, wrapping ErrRefused: among them the functions no
+//     return probe survives (NoReturnProbe: setjmp's second return, the
+//     entry point's argc where a return address would be).
 //
 // How a plan is carried out belongs to each engine: the ptrace engine's
 // shadow stacks, trampoline and unwinder breakpoints (package ptrace), the

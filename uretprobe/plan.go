@@ -38,8 +38,8 @@ type Options struct {
 // terms). code returns the function's whole body (site.FuncSize bytes from
 // start), as the engine reads it; it is called only for RET probes.
 func PlanReturn(site *probe.Site, start uint64, code func() ([]byte, error), opt Options) (Plan, error) {
-	if ReturnsTwice(site.Func) {
-		return Plan{}, fmt.Errorf("%w: %s returns twice, as setjmp does: its second return (a longjmp back) would come through the return probe with no call left to return to, and kill the program; probe its entry", ErrRefused, site.Func)
+	if why := NoReturnProbe(site.Func); why != "" {
+		return Plan{}, fmt.Errorf("%w: %s: %s; probe its entry", ErrRefused, site.Func, why)
 	}
 	p := Plan{Method: Strategy(site, opt.ShadowStack), Entry: start}
 	if opt.RetProbes {

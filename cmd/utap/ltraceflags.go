@@ -386,9 +386,9 @@ func ltraceAddr(c *cli.Context) func(*probe.Event) (uint64, bool) {
 // twinsFollow drops the sites of a return twin whose function has no
 // site of its entry probe (an overload skipped for its parameter names, a
 // function a filter removed): its returns would come without an entry.
-// It drops those of a function that returns twice (setjmp) too, whose
-// return no probe survives (uretprobe.ReturnsTwice), and says so: its
-// calls show their entries only.
+// It drops those of a function whose return no probe survives (setjmp,
+// _start: uretprobe.NoReturnProbe) too, and says so: its calls show
+// their entries only.
 func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.Site {
 	type fn struct {
 		obj, sym string
@@ -406,8 +406,8 @@ func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.
 		if s.Spec.Kind == probe.Return && !r.user[s.Spec] && !entries[fn{s.Spec.Object, s.Spec.Symbol, s.Object, s.FuncAddr}] {
 			continue
 		}
-		if s.Spec.Kind == probe.Return && !r.user[s.Spec] && uretprobe.ReturnsTwice(s.Func) {
-			r.note(fmt.Sprintf("%s: its calls show no return value: it returns twice, as setjmp does, and a return probe would break the longjmp back to it", s.Func))
+		if why := uretprobe.NoReturnProbe(s.Func); s.Spec.Kind == probe.Return && !r.user[s.Spec] && why != "" {
+			r.note(fmt.Sprintf("%s: its calls show no return value: %s", s.Func, why))
 			continue
 		}
 		kept = append(kept, s)

@@ -51,9 +51,9 @@ func withReturns(specs []*probe.Spec) (out []*probe.Spec, untimed []string, call
 }
 
 // unpaired says which functions' entries have no return twin after all:
-// those that return twice, whose twins the resolver drops
+// those whose return no probe survives, whose twins the resolver drops
 // (resolver.twinsFollow).
-var unpaired = uretprobe.ReturnsTwice
+var unpaired = uretprobe.Unpaired
 
 // typedReturns moves the return value a return probe without fetches got
 // from its prototype (probe.Site.Bind: a typed ret fetch, then any output

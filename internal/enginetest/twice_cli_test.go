@@ -92,3 +92,22 @@ func TestCLIReturnsTwiceRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIEntryPointReturn: the default trace of _start (ltrace -x
+// '*@MAIN' matches it): nothing called it, and the word a hijacked return
+// would take is argc, which perl and python then misread. Its line shows
+// the entry alone, and the program its own arguments.
+func TestCLIEntryPointReturn(t *testing.T) {
+	bin := fixture.C(t, "twice.c")
+	want, _ := untraced(t, []string{bin, "2"})
+	for _, v := range [][]string{{"ptrace"}, {"ptrace", "--no-pads"}, {"uprobe"}} {
+		t.Run(strings.Join(v, " "), func(t *testing.T) {
+			needBackend(t, v[0])
+			args := append([]string{"run", "--backend"}, v...)
+			r := utap(t, append(args, "-x", "_start@MAIN", "--", bin, "2")...)
+			if r.code != 0 || r.stdout != want || !strings.Contains(r.stderr, "_start: its calls show no return value") {
+				t.Fatalf("exit %d, stdout %q, want %q\n%s", r.code, r.stdout, want, r.stderr)
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ type Options struct {
 	// entry arguments and return value, as ltrace does.
 	Calls map[int]int
 	// Unpaired says which functions' entry probes have no return twin
-	// after all (uretprobe.ReturnsTwice): their lines end at the entry.
+	// after all (uretprobe.NoReturnProbe): their lines end at the entry.
 	Unpaired func(fn string) bool
 	// Indent indents call lines by this many spaces per nesting level of
 	// the thread's calls (ltrace -n).
