@@ -124,7 +124,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			err = tr.attachAll()
 		}
 		if err != nil {
-			tr.doomLeader()
+			doom(tr.leader)
 			tr.detachAll()
 			tr.killLeader()
 			out <- outcome{err: err}
@@ -272,12 +272,13 @@ func (w *waker) signal() bool {
 	return true
 }
 
-// doomLeader sends the command the SIGKILL killLeader waits for, before
-// the detach that would otherwise let it run on meanwhile: a trace that
-// fails runs none of the command's code untraced.
-func (tr *tracer) doomLeader() {
-	if tr.leader != 0 {
-		unix.Kill(tr.leader, unix.SIGKILL)
+// doom sends the command (leader, 0 in attach mode) the SIGKILL
+// killLeader waits for, before the detach that would otherwise let it run
+// on meanwhile: a trace that fails runs none of the command's code
+// untraced.
+func doom(leader int) {
+	if leader != 0 {
+		unix.Kill(leader, unix.SIGKILL)
 	}
 }
 

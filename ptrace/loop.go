@@ -23,7 +23,7 @@ func (tr *tracer) loop() {
 			tr.pads.d.Mute() // its pads' records are dropped too
 		} else if tr.wake.cancelled.Load() || tr.err != nil {
 			if tr.err != nil {
-				tr.doomLeader()
+				doom(tr.leader)
 			}
 			tr.detachAll()
 			return
@@ -111,7 +111,7 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 		th.vfork = false
 		tr.pads.vforkEnd(th.vforkWin)
 		th.vforkWin = nil
-		tr.pads.vforkShadowBack(th)
+		vforkShadowBack(th)
 	case unix.PTRACE_EVENT_SECCOMP:
 		if tr.sys != nil {
 			tr.sys.syscallStop(th)

@@ -33,7 +33,7 @@ func (pd *padEngine) vforkBegin(th *thread, child *process) {
 	if proc.GetRegs(th.tid, &regs) != nil {
 		return
 	}
-	pd.vforkShadow(th, regs.Fs_base)
+	vforkShadow(th, regs.Fs_base)
 	if pp.ring == nil || !pp.ring.Mapped() {
 		return
 	}
@@ -66,7 +66,7 @@ type shadowTop struct {
 }
 
 // vforkShadow saves th's shadow stack top at its vfork event.
-func (pd *padEngine) vforkShadow(th *thread, fs uint64) {
+func vforkShadow(th *thread, fs uint64) {
 	p := th.p
 	if p.pads == nil || p.pads.shadow.addr == 0 {
 		return
@@ -88,7 +88,7 @@ func (t *shadowTop) entry() uint64 { return pad.ShadowEntryAt(t.slot, t.n-1) }
 
 // vforkShadowBack puts th's shadow stack top back at its vfork-done,
 // before it runs again.
-func (pd *padEngine) vforkShadowBack(th *thread) {
+func vforkShadowBack(th *thread) {
 	t := th.vforkTop
 	th.vforkTop = nil
 	if t == nil || th.p.pads == nil || th.p.pads.shadow.addr == 0 {
