@@ -206,6 +206,12 @@ func checkedPlan(s *probe.Site, retProbes bool) (plan, error) {
 		return plan{}, fmt.Errorf("uprobe: site %s+%#x has no spec", s.Object, s.FileOffset)
 	}
 	p, err := planSite(s, retProbes)
+	if errors.Is(err, uretprobe.ErrRefused) {
+		// The ptrace engine hijacks where this one may not (a program
+		// with an unwinder, whose returns this engine probes at RETs: a
+		// PLT stub has none): auto goes there (probe.ErrUnprobeable).
+		err = fmt.Errorf("%w: %w; use --backend ptrace", probe.ErrUnprobeable, err)
+	}
 	if err != nil {
 		return p, fmt.Errorf("uprobe: probe %s: %w", s.Spec.Text, err)
 	}

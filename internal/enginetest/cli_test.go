@@ -570,6 +570,26 @@ func TestCLIAutoFallsBack(t *testing.T) {
 	}
 }
 
+// TestCLIAutoFallsBackCxx: a C++ program that throws links an unwinder,
+// so the kernel engine probes returns at RETs, and a PLT stub has none:
+// the default trace of printf is refused there, and auto takes the ptrace
+// engine, which hijacks (before, the run failed); --backend uprobe says
+// so in one line.
+func TestCLIAutoFallsBackCxx(t *testing.T) {
+	need.Uprobes(t)
+	bin := fixture.C(t, "pt_throw.cc", "-O1", "-g")
+	want, _ := untraced(t, []string{bin, "3"})
+	r := utap(t, "run", "-E", "printf", "--", bin, "3")
+	if r.code != 0 || r.stdout != want || !strings.Contains(r.stderr, "utap: backend ptrace: ") || !strings.Contains(r.stderr, "printf(") {
+		t.Errorf("auto: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = utap(t, "run", "--backend", "uprobe", "-E", "printf", "--", bin, "3")
+	if r.code != 2 || r.stdout != "" {
+		t.Errorf("uprobe: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	oneErrorLine(t, r, "printf@plt", "--backend ptrace")
+}
+
 // TestCLIUntimedSaid: -c with a conditional entry probe cannot time its
 // calls; it says so instead of showing empty times silently.
 func TestCLIUntimedSaid(t *testing.T) {
