@@ -54,8 +54,9 @@ func (in *Insn) IsJcc() bool { return in.Action == Emulate && in.an.emu.kind == 
 //     Boost instructions (RIP-relative ones relocated by Code) except those
 //     that may trap (cpuid, rdtsc, rdtscp, rdpmc, lock on what cannot be
 //     locked); nops and endbr (copied); push reg (copied); and as the last
-//     one only a direct jmp or call (Code redoes it from the pad). Any other
-//     branch, ret or system instruction is refused;
+//     one only a direct jmp or call (Code redoes it from the pad), a ret,
+//     or an indirect jmp (a PLT stub's, its rip-relative slot relocated).
+//     Any other branch or system instruction is refused;
 //   - no direct branch in fn (jmp, jcc, call, loop, jrcxz, xbegin) may land
 //     in (site, site+Len): fn is decoded linearly from fnAddr;
 //   - inside the function (site != fnAddr) the walk must reach site, must
@@ -127,7 +128,14 @@ func padRefusal(in *Insn, last bool) string {
 				return ""
 			}
 			return "ret before the end of the range"
-		case emCallInd, emJmpInd:
+		case emJmpInd:
+			// Last, it leaves as it would have (Code): a PLT stub's
+			// `jmp *GOT(%rip)`, which ltrace's -e probes.
+			if last {
+				return ""
+			}
+			return "indirect branch in the range"
+		case emCallInd:
 			return "indirect branch in the range"
 		}
 	}
@@ -198,6 +206,8 @@ func (d *Displaced) Code(at uint64) ([]byte, error) {
 				return appendJmp(out, at+uint64(len(out)), e.target), nil
 			case emRet:
 				return append(out, in.Bytes...), nil
+			case emJmpInd:
+				return appendJmpInd(out, in, pc)
 			}
 		}
 		var err error
@@ -206,6 +216,32 @@ func (d *Displaced) Code(at uint64) ([]byte, error) {
 		}
 	}
 	return appendJmp(out, at+uint64(len(out)), d.Addr+uint64(d.Len)), nil
+}
+
+// appendJmpInd appends the indirect jmp in (the range's last) run at pc:
+// through a register or a register-based operand as it is, through
+// [rip+disp32] (its last four bytes: jmp has no immediate) with the
+// displacement made to read the same slot from there.
+func appendJmpInd(out []byte, in *Insn, pc uint64) ([]byte, error) {
+	n := len(out)
+	out = append(out, in.Bytes...)
+	inst, err := x86.Decode(in.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %#x: %w", ErrNoPad, in.Addr, err)
+	}
+	m, ok := inst.Args[0].(x86asm.Mem)
+	if !ok || m.Base != x86asm.RIP {
+		return out, nil
+	}
+	size := uint64(len(in.Bytes))
+	old := int32(binary.LittleEndian.Uint32(in.Bytes[size-4:]))
+	slot := in.Addr + size + uint64(int64(old))
+	disp, ok := rel32(pc+size, slot)
+	if !ok {
+		return nil, fmt.Errorf("%w at %#x: the operand of %s is beyond ±2 GiB of %#x", ErrNoPad, in.Addr, in.Text, pc)
+	}
+	binary.LittleEndian.PutUint32(out[n+int(size)-4:], uint32(disp))
+	return out, nil
 }
 
 // appendMoved appends in's bytes run at pc, a rip-relative operand's

@@ -53,6 +53,10 @@ func TestPlanPad(t *testing.T) {
 		{"ret before the end", "5d c3 90 90 90 90", codeAddr, 0, 0, 0, "ret before"},
 		{"lea; ret: ret last", "48 8d 04 37 c3 90", codeAddr, 0, 0, 5, ""},
 		{"indirect call", "55 ff d0 5d c3", codeAddr, 0, 0, 0, "indirect"},
+		{"PLT stub: jmp [rip] last", "ff 25 ca 2f 00 00 68 00 00 00 00 e9 e0 ff ff ff", codeAddr, 0, 0, 6, ""},
+		{"PLT.sec: endbr; bnd jmp [rip] last", "f3 0f 1e fa f2 ff 25 ca 2f 00 00 0f 1f 44 00 00", codeAddr, 0, 0, 11, ""},
+		{"mov rax,rdi; jmp rax last", "48 89 f8 ff e0 c3", codeAddr, 0, 0, 5, ""},
+		{"indirect jmp before the end", "ff e0 90 90 90 c3", codeAddr, 0, 0, 0, "indirect"},
 		{"syscall in range", "31 c0 0f 05 c3", codeAddr, 0, 0, 0, "syscall"},
 		{"int3 in range", "55 cc 48 89 e5 c3", codeAddr, 0, 0, 0, "int3"},
 		{"cpuid in range", "31 c0 0f a2 c3", codeAddr, 0, 0, 0, "may trap"},
@@ -98,6 +102,27 @@ func TestPlanPad(t *testing.T) {
 				t.Logf("at %#x: % x", at, code)
 			}
 		})
+	}
+}
+
+// TestPadJmpInd: a PLT stub's jmp [rip+disp32], displaced, reads the
+// same GOT slot from the pad; beyond ±2 GiB the site keeps its int3.
+func TestPadJmpInd(t *testing.T) {
+	d, err := PlanPad(hexBytes(t, "f3 0f 1e fa f2 ff 25 ca 2f 00 00 0f 1f 44 00 00"), codeAddr, codeAddr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := d.Code(nearAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := uint64(codeAddr + 11 + 0x2fca)
+	want := cat(hexBytes(t, "f3 0f 1e fa f2 ff 25"), le32(int64(slot-(nearAt+11))))
+	if !bytes.Equal(code, want) {
+		t.Fatalf("code % x, want % x (nothing after the jmp)", code, want)
+	}
+	if _, err := d.Code(codeAddr + 3<<30); !errors.Is(err, ErrNoPad) {
+		t.Fatalf("out of reach: %v, want %v", err, ErrNoPad)
 	}
 }
 
@@ -159,6 +184,22 @@ func checkCode(t *testing.T, d *Displaced, at uint64, code []byte) {
 			// Copied, and nothing after it: it leaves.
 			if !bytes.Equal(code[off:], in.Bytes) {
 				t.Errorf("%#x: % x after the copies, want % x", d.Addr, code[off:], in.Bytes)
+			}
+			return
+		}
+		if in.Action == Emulate && e.kind == emJmpInd {
+			// Last, nothing after it: the same jmp, reading the same slot.
+			b := code[off:]
+			inst, err := x86.Decode(in.Bytes)
+			m, rip := inst.Args[0].(x86asm.Mem)
+			rip = err == nil && rip && m.Base == x86asm.RIP
+			switch {
+			case len(b) != len(in.Bytes):
+				t.Errorf("%#x: % x after the copies, want % x", d.Addr, b, in.Bytes)
+			case !rip && !bytes.Equal(b, in.Bytes):
+				t.Errorf("%#x: % x, want % x", d.Addr, b, in.Bytes)
+			case rip && ripTarget(t, b, at+uint64(off)) != ripTarget(t, in.Bytes, in.Addr):
+				t.Errorf("%#x: % x reads %#x, want %#x", d.Addr, b, ripTarget(t, b, at+uint64(off)), ripTarget(t, in.Bytes, in.Addr))
 			}
 			return
 		}
