@@ -103,6 +103,17 @@ func aliveOff(view []byte) {
 	}
 }
 
+// addFixups puts a pad's exception table, offsets in the pad written at
+// `at`, into the process's (readFixup's).
+func (pp *padProc) addFixups(at uint64, fs []pad.Fixup) {
+	for _, f := range fs {
+		if pp.fixups == nil {
+			pp.fixups = map[uint64]uint64{}
+		}
+		pp.fixups[at+uint64(f.At)] = at + uint64(f.To)
+	}
+}
+
 // readFixup takes a fault of a pad's load of the process's memory (a bad
 // pointer in a fetch): the thread goes on at the load's fix-up, which
 // says the read failed, and the signal is swallowed. It reports whether

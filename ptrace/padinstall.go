@@ -131,12 +131,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		return err
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
-	for _, f := range lay.Fixups {
-		if p.pads.fixups == nil {
-			p.pads.fixups = map[uint64]uint64{}
-		}
-		p.pads.fixups[at+uint64(f.At)] = at + uint64(f.To)
-	}
+	p.pads.addFixups(at, lay.Fixups)
 	if ps.restore {
 		pd.d.AddSite(restoreSite(ps))
 	} else {

@@ -204,12 +204,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 		}
 		sp.next += uint64(len(code)+15) &^ 15
 		s.id = id
-		for _, f := range parts.Fixups {
-			if p.pads.fixups == nil {
-				p.pads.fixups = map[uint64]uint64{}
-			}
-			p.pads.fixups[s.padAt+uint64(f.At)] = s.padAt + uint64(f.To)
-		}
+		p.pads.addFixups(s.padAt, parts.Fixups)
 		pd.d.AddSite(pads.NewSysSite(t.site, s.nr, t.caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, sy.strsize, s.pad))
 		tr.stats.pads++
 		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))

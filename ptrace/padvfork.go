@@ -72,11 +72,11 @@ func vforkShadow(th *thread, fs uint64) {
 		return
 	}
 	sh := p.pads.shadow
-	slot, frames, err := pad.ReadShadow(p.mem.ReadAt, sh.addr, sh.depth, fs)
+	slot, n, err := pad.ShadowSlot(p.mem.ReadAt, sh.addr, sh.depth, fs)
 	if err != nil || slot == 0 {
 		return
 	}
-	t := &shadowTop{slot: slot, n: uint64(len(frames))}
+	t := &shadowTop{slot: slot, n: n}
 	binary.LittleEndian.PutUint64(t.buf[:8], t.n)
 	if t.n > 0 && p.mem.ReadAt(t.buf[8:], t.entry()) != nil {
 		return

@@ -403,12 +403,14 @@ func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.
 	}
 	kept := sites[:0]
 	for _, s := range sites {
-		if s.Spec.Kind == probe.Return && !r.user[s.Spec] && !entries[fn{s.Spec.Object, s.Spec.Symbol, s.Object, s.FuncAddr}] {
-			continue
-		}
-		if why := uretprobe.NoReturnProbe(s.Func); s.Spec.Kind == probe.Return && !r.user[s.Spec] && why != "" {
-			r.note(fmt.Sprintf("%s: its calls show no return value: %s", s.Func, why))
-			continue
+		if twin := s.Spec.Kind == probe.Return && !r.user[s.Spec]; twin {
+			if !entries[fn{s.Spec.Object, s.Spec.Symbol, s.Object, s.FuncAddr}] {
+				continue
+			}
+			if why := uretprobe.NoReturnProbe(s.Func); why != "" {
+				r.note(fmt.Sprintf("%s: its calls show no return value: %s", s.Func, why))
+				continue
+			}
 		}
 		kept = append(kept, s)
 	}

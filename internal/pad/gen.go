@@ -277,11 +277,17 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	if err != nil {
 		return nil, lay, err
 	}
-	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down}
-	for _, f := range a.Fixups {
-		lay.Fixups = append(lay.Fixups, Fixup{At: a.Offset(f.At), To: a.Offset(f.To)})
-	}
+	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down, Fixups: fixupsOf(a)}
 	return code, lay, nil
+}
+
+// fixupsOf is a's exception table as offsets in its code (assembled).
+func fixupsOf(a *x86.Asm) []Fixup {
+	var fs []Fixup
+	for _, f := range a.Fixups {
+		fs = append(fs, Fixup{At: a.Offset(f.At), To: a.Offset(f.To)})
+	}
+	return fs
 }
 
 // reads says whether a program of s reads memory (bytecode's

@@ -269,41 +269,50 @@ type ShadowFrame struct {
 	SP, Orig uint64
 }
 
-// ReadShadow returns the thread slot of fs base fs in the shadow area at
-// shadow (read with read) and its entries, outermost first; slot 0 if
-// the thread has none.
-func ReadShadow(read func(b []byte, addr uint64) error, shadow uint64, depth int, fs uint64) (slotAddr uint64, frames []ShadowFrame, err error) {
+// ShadowSlot returns the thread slot of fs base fs in the shadow area at
+// shadow (read with read) and its entry count; slot 0 if the thread has
+// none.
+func ShadowSlot(read func(b []byte, addr uint64) error, shadow uint64, depth int, fs uint64) (slotAddr, n uint64, err error) {
 	if fs == 0 {
-		return 0, nil, nil
+		return 0, 0, nil
 	}
 	var b [16]byte
 	idx := (fs * hashMul) >> (64 - shadowBits)
 	for range shadowProbes {
 		at := shadow + ShadowHeader + idx*uint64(slotSize(depth))
 		if err := read(b[:], at); err != nil {
-			return 0, nil, err
+			return 0, 0, err
 		}
-		key, n := binary.LittleEndian.Uint64(b[:]), binary.LittleEndian.Uint64(b[8:])
-		if key == 0 {
-			return 0, nil, nil
-		}
-		if key == fs {
-			n = min(n, uint64(depth))
-			buf := make([]byte, n*ShadowEntry)
-			if n > 0 {
-				if err := read(buf, at+slotHeader); err != nil {
-					return 0, nil, err
-				}
-			}
-			for i := range n {
-				e := buf[i*ShadowEntry:]
-				frames = append(frames, ShadowFrame{SP: binary.LittleEndian.Uint64(e[entSP:]), Orig: binary.LittleEndian.Uint64(e[entOrig:])})
-			}
-			return at, frames, nil
+		switch key := binary.LittleEndian.Uint64(b[:]); key {
+		case 0:
+			return 0, 0, nil
+		case fs:
+			return at, min(binary.LittleEndian.Uint64(b[8:]), uint64(depth)), nil
 		}
 		idx = (idx + 1) & (ShadowThreads - 1)
 	}
-	return 0, nil, nil
+	return 0, 0, nil
+}
+
+// ReadShadow returns the thread slot of fs base fs in the shadow area at
+// shadow (read with read) and its entries, outermost first; slot 0 if
+// the thread has none.
+func ReadShadow(read func(b []byte, addr uint64) error, shadow uint64, depth int, fs uint64) (slotAddr uint64, frames []ShadowFrame, err error) {
+	at, n, err := ShadowSlot(read, shadow, depth, fs)
+	if err != nil || at == 0 {
+		return 0, nil, err
+	}
+	buf := make([]byte, n*ShadowEntry)
+	if n > 0 {
+		if err := read(buf, at+slotHeader); err != nil {
+			return 0, nil, err
+		}
+	}
+	for i := range n {
+		e := buf[i*ShadowEntry:]
+		frames = append(frames, ShadowFrame{SP: binary.LittleEndian.Uint64(e[entSP:]), Orig: binary.LittleEndian.Uint64(e[entOrig:])})
+	}
+	return at, frames, nil
 }
 
 // ShadowCountAt is where a thread slot's entry count is.

@@ -179,10 +179,7 @@ func sysCode(s Spec) ([]byte, []Fixup, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var fixups []Fixup
-	for _, f := range a.Fixups {
-		fixups = append(fixups, Fixup{At: a.Offset(f.At), To: a.Offset(f.To)})
-	}
+	fixups := fixupsOf(a)
 	code = append(code, 0xff, 0x25, 0, 0, 0, 0) // jmp *0(%rip)
 	b := s.Sys.Back
 	for range 8 {

@@ -302,14 +302,15 @@ func (x *ctx) str(a int, exit bool, max int, nulTerm, forceHex bool) string {
 	if b == nil {
 		return hex(v)
 	}
-	if k := x.in.capture(a, exit); nulTerm && k >= 0 && (len(b) == 0 || b[len(b)-1] != 0) && len(b) < MaxFor(x.in.Captures[k], x.strsize) {
+	k := x.in.capture(a, exit)
+	if nulTerm && k >= 0 && (len(b) == 0 || b[len(b)-1] != 0) && len(b) < MaxFor(x.in.Captures[k], x.strsize) {
 		// A fault before the NUL, short of the limit: strace shows the
 		// address (umovestr's short read).
 		return hex(v)
 	}
-	if !nulTerm && !exit && x.in.capture(a, exit) >= 0 {
+	if !nulTerm && !exit && k >= 0 {
 		// Input buffer: the length argument says whether bytes were left.
-		c := x.in.Captures[x.in.capture(a, exit)]
+		c := x.in.Captures[k]
 		if c.LenArg >= 0 && x.arg(c.LenArg) > uint64(len(b)) && len(b) == max {
 			return quote(b, max, false, forceHex) + "..."
 		}

@@ -70,7 +70,12 @@ func ReadSide(info *Info, args [6]uint64, ret int64, sp uint64, exit bool, strsi
 	out := make([][]byte, len(info.Captures))
 	for i, cp := range info.Captures {
 		if cp.Exit == exit && !(exit && ret < 0) {
-			out[i] = Read(cp, args, ret, sp, strsize, read)
+			// What the result says first: at a stop after the call, the
+			// new thread may have run and exited already, clearing the
+			// word (TestCLIClone3ParentTid on the ptrace engine).
+			if out[i] = FromResult(cp, info.Nr, ret); out[i] == nil {
+				out[i] = Read(cp, args, ret, sp, strsize, read)
+			}
 		}
 	}
 	return out
@@ -167,9 +172,9 @@ func readIovAt(addr, count uint64, left int64, lim int, read ReadFunc) []byte {
 
 // FromResult is what capture c of call nr holds once the call returned
 // ret, when the result says it: clone3's parent_tid is the new thread's
-// id. An engine reading memory after the fact takes it rather than the
-// memory, which glibc shares with the thread's own tid word, cleared when
-// the thread exits. nil otherwise.
+// id. It is taken rather than the memory (ReadSide, and the kernel
+// engine's reads after the fact), which glibc shares with the thread's
+// own tid word, cleared when the thread exits. nil otherwise.
 func FromResult(c Capture, nr int, ret int64) []byte {
 	if nr != unix.SYS_CLONE3 || !c.Indirect || c.Off != clone3ParentTID || ret <= 0 {
 		return nil
