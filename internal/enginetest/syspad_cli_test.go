@@ -82,6 +82,47 @@ func TestSysPadGetppidLoop(t *testing.T) {
 	}
 }
 
+// TestSysPadMixedAreas: calls whose values take the records' small area
+// (getppid, close) between calls that take the large one (openat's path),
+// 20,000 rounds in-process: every line, in the program's order, as the
+// stop path writes them.
+func TestSysPadMixedAreas(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	const n = 20000
+	var got [2][]string
+	for i, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, "-e", "trace=getppid,openat,close", "--", bin, "mixed", strconv.Itoa(n))
+		if r.code != 0 {
+			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
+		}
+		for _, call := range []string{"getppid", "openat", "close"} {
+			if in := inProcess(r.stderr, call); in == stops {
+				t.Errorf("stops=%v: %s in-process %v", stops, call, in)
+			}
+		}
+		seen := false
+		for _, l := range lines {
+			seen = seen || strings.HasPrefix(l, "getppid(")
+			if seen && !strings.HasPrefix(l, "+++") {
+				got[i] = append(got[i], sysResult.ReplaceAllString(l, "= N"))
+			}
+		}
+		if len(got[i]) != 3*n {
+			t.Errorf("stops=%v: %d lines from the first getppid, want %d", stops, len(got[i]), 3*n)
+		}
+		round := []string{"getppid() = N", `openat(AT_FDCWD, "/dev/null", O_RDONLY) = N`, "close(3) = N"}
+		for k, l := range got[i] {
+			if l != round[k%3] {
+				t.Fatalf("stops=%v: line %d is %q, want %q", stops, k, l, round[k%3])
+			}
+		}
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("the pad path's lines differ from the stop path's")
+	}
+}
+
 // sysPadSame runs argv on both paths and wants the same stdout, exit 0,
 // and the same lines (those keep selects, sorted: the threads' order
 // differs); it returns the pad path's stderr.

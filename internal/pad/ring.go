@@ -104,7 +104,7 @@ const DefaultRecords = 1 << 17
 // Size is the bytes of a ring of n records: the header, the records,
 // their marks, one counter per site for traces that only count, the
 // strings (strs.go), then the system call pads' values (syspad.go).
-func Size(n int) int { return SysOff(n) + sysRecords(n)*SysSpace }
+func Size(n int) int { return smallOff(n) + smallRecords(n)*sysSmallSpace }
 
 // MaxCounted is the sites a ring keeps counters for (site ids below it).
 const MaxCounted = 8192
@@ -166,6 +166,10 @@ type Ring struct {
 	waitSince time.Time
 	// wokeAt: the tail when the waiting pads were last woken (freed).
 	wokeAt uint64
+	// scratch is the record drain reads into: a Record is kilobytes
+	// (its strings), and one made per drain escaped to the heap (the
+	// callback keeps no record past its call).
+	scratch Record
 }
 
 // NewRing wraps mem, a shared mapping of a ring of n records (a power of
@@ -232,7 +236,7 @@ func (r *Ring) DrainLastUpTo(i uint64, f func(*Record)) int { return r.drain(f, 
 
 // drain reads records below index upTo at most.
 func (r *Ring) drain(f func(*Record), last bool, before, upTo uint64) int {
-	var rec Record
+	rec := &r.scratch
 	n := 0
 	// Up to what was reserved when it started: producers faster than the
 	// reader must not keep it here (the tracer's loop waits for it).
@@ -247,12 +251,12 @@ scan:
 			if *r.word(off + RecTSC) >= before {
 				break scan
 			}
-			r.read(off, r.tail, &rec)
+			r.read(off, r.tail, rec)
 			rec.Index = r.tail
 			atomic.StoreUint64(seq, r.tail+r.n-s)
 			r.tail++
 			n++
-			f(&rec)
+			f(rec)
 			continue
 		case v == r.tail && r.Reserved() > r.tail:
 			// Reserved, not claimed: dropped (marked), or about to be
@@ -300,7 +304,7 @@ func (r *Ring) read(off int, index uint64, rec *Record) {
 	s := *r.word(off + RecSite)
 	rec.Site, rec.Kind, rec.Faults = uint32(s), uint8(s>>56), uint8(s>>faultShift)
 	rec.Strs = uint8(s>>strShift) & (1<<MaxValues - 1)
-	if rec.Kind == KindSys {
+	if rec.Sys = rec.Sys[:0]; rec.Kind == KindSys || rec.Kind == KindSysSmall {
 		r.readSys(index, rec)
 	}
 	for i := range rec.Vals {

@@ -66,7 +66,8 @@ func strMask(s Spec) uint64 {
 // room is the records a pad of s may have unread when it reserves.
 func room(s Spec) int32 {
 	if s.Sys != nil {
-		return int32(sysRecords(s.Records))
+		records, _, _, _ := sysArea(s)
+		return int32(records)
 	}
 	if strMask(s) != 0 {
 		return int32(strRecords(s.Records))

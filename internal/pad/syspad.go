@@ -14,10 +14,15 @@ import (
 // record of kind KindSys and restores every register: rax the result,
 // rcx as the kernel sets it for the original `syscall` (its next
 // address), r11 the kernel's; it then jumps to the original's next
-// instruction. The record's values are in the ring's system call area,
-// SysSpace bytes per index for SysRecords indexes after the strings
-// (as strs.go's area: a pad of a call reserves only while fewer than
-// SysRecords records are unread):
+// instruction. The record's values are in one of the ring's two system
+// call areas after the strings, as strs.go's area (a pad reserves only
+// while fewer records than its area's indexes are unread): SysSpace bytes
+// per index for SysRecords indexes; or, for a call whose values fit in
+// sysSmallSpace (most: no path, a buffer cut at -s), the small area's
+// sysSmallRecords indexes, a record kind of its own (KindSysSmall). One
+// area of 1,024 held a third of a millisecond of getppid calls: the pads
+// waited for the reader at every pause of its (a millisecond between
+// small batches), and the program ran half the time.
 //
 //	0   the six arguments (rdi rsi rdx r10 r8 r9: the call keeps them)
 //	48  the result
@@ -27,12 +32,16 @@ import (
 //	72  the captures, each a word (-1: none, else the bytes read) and
 //	    its room (SysCap.Max, rounded up to 8)
 const (
-	KindSys    = 2
-	SysSpace   = 16384
-	SysRecords = 1024
-	SysHead    = 72
+	KindSys      = 2
+	KindSysSmall = 3
+	SysSpace     = 16384
+	SysRecords   = 1024
+	SysHead      = 72
 	// SysTicksOff is the offset of the call's duration in TSC ticks.
 	SysTicksOff = 64
+	// The small area: sysSmallSpace bytes per index, for sysSmallRecords.
+	sysSmallSpace   = 512
+	sysSmallRecords = 8192
 )
 
 // sysStartSlot and sysRdxSlot are below the red zone, above the frame
@@ -47,8 +56,29 @@ func SysOff(n int) int { return StrOff(n) + strRecords(n)*StrSpace }
 
 func sysRecords(n int) int { return min(n, SysRecords) }
 
-// SysAt is the offset of record index i's system call values.
-func SysAt(n int, i uint64) int { return SysOff(n) + int(i&uint64(sysRecords(n)-1))*SysSpace }
+// smallOff is the offset of the small system call area.
+func smallOff(n int) int { return SysOff(n) + sysRecords(n)*SysSpace }
+
+func smallRecords(n int) int { return min(n, sysSmallRecords) }
+
+// SysAt is the offset of record index i's system call values, in the
+// small area or the other.
+func SysAt(n int, i uint64, small bool) int {
+	if small {
+		return smallOff(n) + int(i&uint64(smallRecords(n)-1))*sysSmallSpace
+	}
+	return SysOff(n) + int(i&uint64(sysRecords(n)-1))*SysSpace
+}
+
+// sysArea is the area a pad of s writes its values in: the indexes it
+// may have unread (room), the bytes of each, where it starts, and its
+// record kind.
+func sysArea(s Spec) (records, space, off int, kind uint8) {
+	if _, used, _ := SysLayout(s.Sys.Caps); used <= sysSmallSpace {
+		return smallRecords(s.Records), sysSmallSpace, smallOff(s.Records), KindSysSmall
+	}
+	return sysRecords(s.Records), SysSpace, SysOff(s.Records), KindSys
+}
 
 // SysCap is one capture (syscalls.Capture) as the pad reads it, after the
 // call: Exit ones only when the result is not negative.
@@ -206,10 +236,11 @@ func emitSys(a *x86.Asm, s Spec) {
 		a.Store(scratch(int32(k)), r)
 	}
 	// r12 = the area: ring + SysAt(index).
+	records, space, off, _ := sysArea(s)
 	a.MovRR(x86.R12, x86.RCX)
-	a.RI(x86.AND, x86.R12, int32(sysRecords(s.Records)-1))
-	a.RI(x86.IMUL, x86.R12, SysSpace)
-	a.MovRI(x86.RAX, s.Ring+uint64(SysOff(s.Records)))
+	a.RI(x86.AND, x86.R12, int32(records-1))
+	a.RI(x86.IMUL, x86.R12, int32(space))
+	a.MovRI(x86.RAX, s.Ring+uint64(off))
 	a.RR(x86.ADD, x86.R12, x86.RAX)
 	area := func(off int) x86.Mem { return x86.Mem{Base: x86.R12, Disp: int32(off)} }
 	for i, r := range sysArgRegs {
@@ -332,9 +363,10 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 // readSys copies record index i's system call area out of the ring
 // before its slot is freed.
 func (r *Ring) readSys(i uint64, rec *Record) {
-	at := SysAt(int(r.n), i)
+	small := rec.Kind == KindSysSmall
+	at := SysAt(int(r.n), i, small)
 	used := int(*r.word(at + 56))
-	if used < SysHead || used > SysSpace {
+	if used < SysHead || used > SysSpace || small && used > sysSmallSpace {
 		used = SysHead
 	}
 	rec.Sys = append(rec.Sys[:0], r.mem[at:at+used]...)
