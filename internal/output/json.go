@@ -2,8 +2,8 @@ package output
 
 import (
 	"io"
-	"strconv"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/probe"
 )
 
@@ -40,7 +40,7 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 	} else {
 		b = append(b, `],"ret":null,"duration_ns":`...)
 	}
-	b = strconv.AppendInt(b, ev.DurationNs, 10)
+	b = dec.AppendInt(b, ev.DurationNs)
 	b = appendJSONSys(b, ev)
 	if len(ev.Stack) > 0 {
 		b = appendJSONStack(b, ev.Stack)

@@ -1,8 +1,7 @@
 package output
 
 import (
-	"strconv"
-
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/probe"
 )
 
@@ -32,9 +31,9 @@ func (h *jsonHeads) of(ev *probe.Event) []byte {
 	s := &h.slots[h.next]
 	h.next = (h.next + 1) % len(h.slots)
 	b := append(s.b[:0], `,"pid":`...)
-	b = strconv.AppendInt(b, int64(ev.PID), 10)
+	b = dec.AppendInt(b, int64(ev.PID))
 	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(ev.TID), 10)
+	b = dec.AppendInt(b, int64(ev.TID))
 	b = append(b, `,"probe":`...)
 	b = appendJSONString(b, ev.Probe)
 	b = append(b, `,"func":`...)
@@ -57,10 +56,10 @@ type msDigits struct {
 func (m *msDigits) append(b []byte, ns int64) []byte {
 	ms := ns / 1e6
 	if ms <= 0 {
-		return strconv.AppendInt(b, ns, 10)
+		return dec.AppendInt(b, ns)
 	}
 	if ms != m.ms || m.digits == nil {
-		m.ms, m.digits = ms, strconv.AppendInt(m.digits[:0], ms, 10)
+		m.ms, m.digits = ms, dec.AppendInt(m.digits[:0], ms)
 	}
 	b = append(b, m.digits...)
 	// The last six, two a step, straight into b.

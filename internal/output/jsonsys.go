@@ -1,10 +1,9 @@
 package output
 
 import (
-	"strconv"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
@@ -16,7 +15,7 @@ func appendJSONSys(b []byte, ev *probe.Event) []byte {
 	case ev.Sys != nil:
 		c := ev.Sys
 		b = append(b, `,"syscall":{"nr":`...)
-		b = strconv.AppendInt(b, int64(c.Nr), 10)
+		b = dec.AppendInt(b, int64(c.Nr))
 		b = append(b, `,"args":[`...)
 		n := 6
 		if info := syscalls.Lookup(c.Nr); info != nil {
@@ -26,11 +25,11 @@ func appendJSONSys(b []byte, ev *probe.Event) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendUint(b, c.Args[i], 10)
+			b = dec.AppendUint(b, c.Args[i])
 		}
 		b = append(b, `],"ret":`...)
 		if c.Returned {
-			b = strconv.AppendInt(b, c.Ret, 10)
+			b = dec.AppendInt(b, c.Ret)
 		} else {
 			b = append(b, "null"...)
 		}
@@ -48,7 +47,7 @@ func appendJSONSys(b []byte, ev *probe.Event) []byte {
 		b = appendJSONString(b, syscalls.Signal(ev.Signal))
 	case ev.Kind == "exit":
 		b = append(b, `,"status":`...)
-		b = strconv.AppendInt(b, int64(ev.Status), 10)
+		b = dec.AppendInt(b, int64(ev.Status))
 		b = append(b, `,"text":`...)
 		b = appendJSONString(b, syscalls.Exit(unix.WaitStatus(ev.Status)))
 	}

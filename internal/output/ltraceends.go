@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/probe"
 )
 
@@ -28,7 +29,7 @@ func (t *text) ltraceEnd(ev *probe.Event) error {
 	} else {
 		b = t.endPending(b)
 	}
-	b = appendPID(t.stamp(b, ev.TimeNs), ev)
+	b = t.appendPID(t.stamp(b, ev.TimeNs), ev)
 	switch ev.Kind {
 	case "signal":
 		sig := 0
@@ -48,7 +49,7 @@ func (t *text) ltraceEnd(ev *probe.Event) error {
 			b = append(b, " +++\n"...)
 		default:
 			b = append(b, "+++ exited (status "...)
-			b = strconv.AppendInt(b, int64(st.ExitStatus()), 10)
+			b = dec.AppendInt(b, int64(st.ExitStatus()))
 			b = append(b, ") +++\n"...)
 		}
 	}

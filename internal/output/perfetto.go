@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/probe"
 )
 
@@ -123,9 +124,9 @@ func (p *perfetto) begin(name, ph string, ts int64, pid, tid int) []byte {
 	b = append(b, `","ts":`...)
 	b = appendMicros(b, ts)
 	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, int64(pid), 10)
+	b = dec.AppendInt(b, int64(pid))
 	b = append(b, `,"tid":`...)
-	b = strconv.AppendInt(b, int64(tid), 10)
+	b = dec.AppendInt(b, int64(tid))
 	return b
 }
 
@@ -181,7 +182,7 @@ func (p *perfetto) End() error {
 // appendMicros writes ns as microseconds with nanosecond digits, the
 // trace-event format's unit.
 func appendMicros(b []byte, ns int64) []byte {
-	b = strconv.AppendInt(b, ns/1000, 10)
+	b = dec.AppendInt(b, ns/1000)
 	frac := ns % 1000
 	if frac < 0 {
 		frac = -frac

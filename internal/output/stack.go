@@ -3,6 +3,7 @@ package output
 import (
 	"strconv"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/probe"
 )
 
@@ -33,7 +34,7 @@ func appendStack(b []byte, stack []probe.Frame) []byte {
 			b = append(b, " at "...)
 			b = append(b, f.File...)
 			b = append(b, ':')
-			b = strconv.AppendInt(b, int64(f.Line), 10)
+			b = dec.AppendInt(b, int64(f.Line))
 		}
 		b = append(b, '\n')
 	}
@@ -52,17 +53,17 @@ func appendJSONStack(b []byte, stack []probe.Frame) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, `{"addr":`...)
-		b = strconv.AppendUint(b, f.Addr, 10)
+		b = dec.AppendUint(b, f.Addr)
 		b = append(b, `,"object":`...)
 		b = appendJSONString(b, f.Object)
 		b = append(b, `,"func":`...)
 		b = appendJSONString(b, f.Func)
 		b = append(b, `,"offset":`...)
-		b = strconv.AppendUint(b, f.Offset, 10)
+		b = dec.AppendUint(b, f.Offset)
 		b = append(b, `,"file":`...)
 		b = appendJSONString(b, f.File)
 		b = append(b, `,"line":`...)
-		b = strconv.AppendInt(b, int64(f.Line), 10)
+		b = dec.AppendInt(b, int64(f.Line))
 		b = append(b, '}')
 	}
 	return append(b, ']')

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
@@ -49,6 +50,12 @@ type text struct {
 	tids     map[int]bool   // threads seen on strace lines
 	fmtr     syscalls.Formatter
 	so       syscalls.Options // sysOptions' without -y
+	// unpairedFn: the last function Options.Unpaired was asked about,
+	// and its answer (a name compare per entry, not a switch).
+	unpairedFn string
+	unpairedIs bool
+	pidTID     int    // the thread of pidText
+	pidText    []byte // "[pid N] "
 }
 
 // openCall is a call whose entry was written: its function and how many
@@ -102,6 +109,17 @@ func (t *text) isTwin(i int, bit uint8) bool {
 	return i >= 0 && i < len(t.twins) && t.twins[i]&bit != 0
 }
 
+// unpaired says whether fn's entries show alone (Options.Unpaired).
+func (t *text) unpaired(fn string) bool {
+	if t.o.Unpaired == nil {
+		return false
+	}
+	if fn != t.unpairedFn {
+		t.unpairedFn, t.unpairedIs = fn, t.o.Unpaired(fn)
+	}
+	return t.unpairedIs
+}
+
 // calls is tid's open calls: a map lookup only when the thread changes,
 // and never freed (a thread's is a few words).
 func (t *text) calls(tid int) *[]openCall {
@@ -125,7 +143,7 @@ func (t *text) Write(ev *probe.Event) error {
 		return t.sysLine(ev)
 	}
 	ret := ev.Kind == "return"
-	entryTwin := !ret && t.isTwin(ev.ProbeIndex, isEntryTwin) && (t.o.Unpaired == nil || !t.o.Unpaired(ev.Func))
+	entryTwin := !ret && t.isTwin(ev.ProbeIndex, isEntryTwin) && !t.unpaired(ev.Func)
 	retTwin := ret && t.isTwin(ev.ProbeIndex, isRetTwin)
 	b := t.w.room()
 	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {
@@ -215,7 +233,7 @@ func (t *text) pop(tid int, fn string) (depth, nargs int) {
 
 // prefix starts a line: -tt's time, the thread, -n's indentation.
 func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
-	b = appendPID(t.stamp(b, ev.TimeNs), ev)
+	b = t.appendPID(t.stamp(b, ev.TimeNs), ev)
 	if t.o.Addr != nil {
 		if a, ok := t.o.Addr(ev); ok {
 			b = fmt.Appendf(b, "[%#x] ", a)
@@ -227,11 +245,14 @@ func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
 	return b
 }
 
-// appendPID writes the thread, "[pid N] ".
-func appendPID(b []byte, ev *probe.Event) []byte {
-	b = append(b, "[pid "...)
-	b = strconv.AppendInt(b, int64(ev.TID), 10)
-	return append(b, "] "...)
+// appendPID writes the thread, "[pid N] ": the last thread's, written
+// once (lines mostly come from one thread).
+func (t *text) appendPID(b []byte, ev *probe.Event) []byte {
+	if t.pidTID != ev.TID || len(t.pidText) == 0 {
+		t.pidTID = ev.TID
+		t.pidText = append(dec.AppendInt(append(t.pidText[:0], "[pid "...), int64(ev.TID)), "] "...)
+	}
+	return append(b, t.pidText...)
 }
 
 // stamp writes the line's time stamp, if any (-tt, -t, -ttt, -r).

@@ -3,6 +3,7 @@ package output
 import (
 	"strconv"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/probe"
 )
 
@@ -41,18 +42,18 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		return appendHex(append(b, "0x"...), v.Int)
 	case probe.FormatGuess:
 		if n := int64(v.Int); n >= -10000 && n <= 10000 {
-			return strconv.AppendInt(b, n, 10)
+			return dec.AppendInt(b, n)
 		}
 		return appendHex(append(b, "0x"...), v.Int)
 	case probe.FormatUnsigned:
-		return strconv.AppendUint(b, v.Int, 10)
+		return dec.AppendUint(b, v.Int)
 	case probe.FormatDec:
-		return strconv.AppendInt(b, int64(v.Int), 10)
+		return dec.AppendInt(b, int64(v.Int))
 	}
 	if v.Signed {
-		return strconv.AppendInt(b, int64(v.Int), 10)
+		return dec.AppendInt(b, int64(v.Int))
 	}
-	return strconv.AppendUint(b, v.Int, 10)
+	return dec.AppendUint(b, v.Int)
 }
 
 // plain marks the bytes a quoted string shows as they are.
@@ -131,7 +132,7 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 	case v.Format == probe.FormatBool:
 		return formatValue(b, v, 0)
 	case v.Format == probe.FormatOctal || v.Format == probe.FormatChar:
-		return strconv.AppendUint(b, v.Int, 10)
+		return dec.AppendUint(b, v.Int)
 	case v.Format == probe.FormatHex || v.Format == probe.FormatPointer:
 		b = append(b, `"0x`...)
 		b = appendHex(b, v.Int)
@@ -142,21 +143,21 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 		// ltrace's guess, as the text shows it: decimal near zero, else
 		// hex (a "0x.." string: JSON has no hex numbers).
 		if n := int64(v.Int); n >= -10000 && n <= 10000 {
-			return strconv.AppendInt(b, n, 10)
+			return dec.AppendInt(b, n)
 		}
 		b = append(b, `"0x`...)
 		b = appendHex(b, v.Int)
 		return append(b, '"')
 	case v.Format == probe.FormatDec:
-		return strconv.AppendInt(b, int64(v.Int), 10)
+		return dec.AppendInt(b, int64(v.Int))
 	case v.Format == probe.FormatUnsigned:
-		return strconv.AppendUint(b, v.Int, 10)
+		return dec.AppendUint(b, v.Int)
 	}
 	// The usual value, without formatValue's cases on the way.
 	if v.Signed {
-		return strconv.AppendInt(b, int64(v.Int), 10)
+		return dec.AppendInt(b, int64(v.Int))
 	}
-	return strconv.AppendUint(b, v.Int, 10)
+	return dec.AppendUint(b, v.Int)
 }
 
 // appendChar shows a character as ltrace does: 'a', '\n', '\0'.

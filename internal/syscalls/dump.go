@@ -2,7 +2,11 @@
 
 package syscalls
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/utap/utap/internal/dec"
+)
 
 // strace's -e read=SET and -e write=SET: a full hex and ASCII dump of the
 // data a call read from or wrote to an fd of SET, in lines after the
@@ -56,9 +60,9 @@ func AppendDump(b []byte, c *Call, read, write func(fd int) bool) []byte {
 		}
 		left -= ln
 		b = append(b, " * "...)
-		b = strconv.AppendUint(b, ln, 10)
+		b = dec.AppendUint(b, ln)
 		b = append(b, " bytes in buffer "...)
-		b = strconv.AppendInt(b, int64(i), 10)
+		b = dec.AppendInt(b, int64(i))
 		b = append(b, '\n')
 		b = appendDumpData(b, data[:n], ln)
 		data = data[n:]
@@ -105,7 +109,7 @@ func appendDumpData(b, data []byte, n uint64) []byte {
 	}
 	if uint64(len(data)) < n {
 		b = append(b, " * "...)
-		b = strconv.AppendUint(b, n-uint64(len(data)), 10)
+		b = dec.AppendUint(b, n-uint64(len(data)))
 		b = append(b, " bytes more not captured\n"...)
 	}
 	return b

@@ -2,7 +2,7 @@
 
 package syscalls
 
-import "strconv"
+import "github.com/utap/utap/internal/dec"
 
 // Formatter writes calls into a caller's buffer, its decoding state
 // reused from call to call: a writer of millions of lines allocates no
@@ -37,7 +37,7 @@ func (f *Formatter) AppendResult(b []byte, c *Call, o *Options) []byte {
 	x := &f.x
 	x.init(c, o)
 	if c.Returned && !isErr(c.Ret) && x.in.plainResult && !x.o.Raw {
-		b = strconv.AppendInt(b, c.Ret, 10) // most calls: no decoding
+		b = dec.AppendInt(b, c.Ret) // most calls: no decoding
 	} else {
 		b = append(b, x.result()...)
 	}
