@@ -55,7 +55,7 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, '\n')
 	case ev.Kind == "entry":
 		b = append(b, syscalls.Head(t.o.call(ev), t.sysOptions(ev))...)
-		t.pend = pendingCall{tid: ev.TID, fn: ev.Func, stack: ev.Stack, sys: true, col: len(b) - start}
+		t.pend.set(ev.TID, ev.Func, ev.Stack, true, len(b)-start)
 		t.pending = &t.pend
 		t.sysOpen[ev.TID] = ev.Func
 		return t.flushLine(b)
