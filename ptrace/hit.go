@@ -93,7 +93,7 @@ func (bk *breakpoints) releaseHeld(th *thread, st *stepping) {
 	}
 	th.sig = st.deferred
 	for _, s := range st.more {
-		unix.Tgkill(th.p.pid, th.tid, unix.Signal(s))
+		resend(th.p.pid, th.tid, s)
 	}
 }
 
@@ -255,7 +255,7 @@ func (bk *breakpoints) ownSignal(s *stop) bool {
 		// A touch's fault is the emulated instruction's own, as raised.
 		bk.abortStep(th, regs)
 		if th.sig != 0 {
-			unix.Tgkill(p.pid, th.tid, unix.Signal(th.sig))
+			resend(p.pid, th.tid, th.sig)
 		}
 		if st.touch == nil {
 			bk.fixFaultAddr(th, si, st.bp)

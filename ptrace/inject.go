@@ -59,7 +59,7 @@ func (tr *tracer) injectIn(th *thread, ud bool, nr uint64, args ...uint64) (uint
 			if th.sig == 0 {
 				th.sig = sig
 			} else {
-				unix.Tgkill(p.pid, th.tid, unix.Signal(sig))
+				resend(p.pid, th.tid, sig)
 			}
 		},
 		Exited: func(ws unix.WaitStatus) { tr.exited(th.tid, th, ws) },

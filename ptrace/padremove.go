@@ -82,7 +82,7 @@ func (pd *padEngine) stepOut(th *thread) {
 	var again []int
 	defer func() {
 		for _, s := range again {
-			unix.Tgkill(th.p.pid, th.tid, unix.Signal(s))
+			resend(th.p.pid, th.tid, s)
 		}
 	}()
 	for range 10000 {

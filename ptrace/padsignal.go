@@ -132,7 +132,7 @@ func (pd *padEngine) wait(th *thread, mask uint64, sig int) bool {
 	}
 	proc.SetDebugReg(th.tid, 7, 0)
 	proc.SetSigmask(th.tid, mask)
-	unix.Tgkill(th.p.pid, th.tid, unix.Signal(sig))
+	resend(th.p.pid, th.tid, sig)
 	tr.handleStop(th.tid, ws)
 	return false
 }

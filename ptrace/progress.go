@@ -70,7 +70,7 @@ func (sg *signals) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
 		th.sig = int(h.si.Signo)
 		return true
 	}
-	unix.Tgkill(th.p.pid, th.tid, unix.Signal(h.si.Signo))
+	resend(th.p.pid, th.tid, int(h.si.Signo))
 	return false
 }
 

@@ -73,9 +73,11 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 }
 
 // wakeStop takes the watcher's wake-up SIGSTOP (engine.go) at its
-// delivery to th, with siginfo si: true when it was that, consumed.
+// delivery to th, with siginfo si: true when it was that, consumed. It is
+// sent once, so taken once: a SIGSTOP the tracer held and sent again
+// (resend) must reach the process.
 func (tr *tracer) wakeStop(th *thread, sig int, si *proc.Siginfo) bool {
-	if sig == int(unix.SIGSTOP) && si.Code == proc.SITkill && si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() {
+	if sig == int(unix.SIGSTOP) && si.Code == proc.SITkill && si.Pid() == os.Getpid() && tr.wake.cancelled.Load() && int64(th.tid) == tr.wake.sent.Load() && !tr.wake.consumed {
 		tr.wake.consumed = true
 		return true
 	}
@@ -90,4 +92,18 @@ func syncFault(sig int, si *proc.Siginfo) bool {
 		return si.Code > 0
 	}
 	return false
+}
+
+// resend queues sig for tid again, a signal the tracer held back (a step
+// out of a slot or a pad, an injection). A SIGSTOP goes to the process,
+// which it stops whole either way: sent to the thread from here, it was
+// the watcher's wake-up's twin (wakeStop took it for that, and a stop
+// the user sent was lost), and merged with the wake-up while both were
+// pending.
+func resend(pid, tid, sig int) {
+	if sig == int(unix.SIGSTOP) {
+		unix.Kill(pid, unix.SIGSTOP)
+		return
+	}
+	unix.Tgkill(pid, tid, unix.Signal(sig))
 }
