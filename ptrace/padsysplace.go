@@ -47,10 +47,17 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 	}
 	for _, c := range info.Captures {
 		switch {
-		case c.SP || c.StrArray || c.Iov || c.Msg || c.Indirect || c.CountOnly:
-			return nil, "memory the pad does not read (arrays of strings or iovecs, a msghdr, the stack)"
+		case c.SP || c.StrArray || c.Msg || c.Indirect || c.CountOnly:
+			return nil, "memory the pad does not read (arrays of strings, a msghdr, the stack)"
 		case !c.Exit && exitArg[c.Arg]:
 			return nil, "memory read before the call that the call changes"
+		case c.Iov && c.LenArg >= 0:
+			lim := syscalls.MaxFor(c, strsize)
+			caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, LenArg: c.LenArg, LenRet: c.LenRet,
+				Iov: true, IovLim: lim, Max: pad.IovRoom(lim)})
+			continue
+		case c.Iov:
+			return nil, "an iovec array of no known length"
 		case !c.Str && c.Size == 0 && c.LenArg < 0 && !c.LenRet:
 			return nil, "memory of a size the pad does not know"
 		}

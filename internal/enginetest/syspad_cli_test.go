@@ -123,6 +123,24 @@ func TestSysPadMixedAreas(t *testing.T) {
 	}
 }
 
+// TestSysPadIovecs: writev and readv run in-process, their iovecs read by
+// the pad as the stop path reads them (the bytes of each element, cut at
+// -s and, for readv, at what the call read; an unreadable element, more
+// elements than a capture holds, an unreadable array, none).
+func TestSysPadIovecs(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	keep := func(l string) bool {
+		return (strings.HasPrefix(l, "writev(") || strings.HasPrefix(l, "readv(")) && !strings.Contains(l, "0x")
+	}
+	stderr := sysPadSame(t, keep, "trace=writev,readv", bin, "iov")
+	for _, call := range []string{"writev", "readv"} {
+		if !inProcess(stderr, call) {
+			t.Errorf("%s not in-process:\n%s", call, stderr)
+		}
+	}
+}
+
 // sysPadSame runs argv on both paths and wants the same stdout, exit 0,
 // and the same lines (those keep selects, sorted: the threads' order
 // differs); it returns the pad path's stderr.

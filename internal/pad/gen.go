@@ -145,6 +145,9 @@ func frameSize(s Spec) (int32, error) {
 	if strMask(s) != 0 || s.Sys != nil {
 		vregs = max(vregs, strScratch)
 	}
+	if s.Sys != nil {
+		vregs = max(vregs, iovScratch+1) // emitIov's
+	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
 	frame = (frame + 15) &^ 15
 	if frame > maxFrame {

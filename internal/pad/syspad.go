@@ -94,7 +94,21 @@ type SysCap struct {
 	LenRet bool
 	Elem   int
 	Max    int
+	// Iov: an iovec array (syscalls.Capture.Iov) of LenArg's argument
+	// elements, at most sysIovElems, each copied as the stop path reads
+	// it: the iovec, the bytes taken, at most IovLim of them and, with
+	// LenRet, of the result's bytes left. Max is then the whole room.
+	Iov    bool
+	IovLim int
 }
+
+// sysIovElems is the iovec elements a capture holds
+// (syscalls.MaxIovElems).
+const sysIovElems = 64
+
+// IovRoom is the room of an iovec capture of at most lim bytes per
+// element (SysCap.Max).
+func IovRoom(lim int) int { return sysIovElems * (24 + lim) }
 
 // SysSpec is what a system call pad needs beyond Spec's ring and id.
 type SysSpec struct {
@@ -261,6 +275,20 @@ func emitSys(a *x86.Asm, s Spec) {
 	for k, c := range s.Sys.Caps {
 		emitCap(a, c, offs[k])
 	}
+	if n := len(s.Sys.Caps); n > 0 && s.Sys.Caps[n-1].Iov {
+		// The bytes used end with the iovecs read, not their room (kilobytes
+		// the reader copied out of the ring at every call).
+		last := offs[n-1]
+		a.Load(x86.RAX, area(last))
+		a.RI(x86.ADD, x86.RAX, int32(last+8))
+		a.Load(x86.RDX, area(last)) // -1: none read
+		a.RR(x86.TEST, x86.RDX, x86.RDX)
+		some := a.NewLabel()
+		a.Jcc(x86.NS, some)
+		a.MovRI(x86.RAX, uint64(last+8))
+		a.Bind(some)
+		a.Store(area(56), x86.RAX)
+	}
 	for k, r := range saved {
 		a.Load(r, scratch(int32(k)))
 	}
@@ -269,6 +297,10 @@ func emitSys(a *x86.Asm, s Spec) {
 // emitCap reads one capture into its place at r12+off: the word, then
 // the bytes. Clobbers everything but rbx, r12.
 func emitCap(a *x86.Asm, c SysCap, off int) {
+	if c.Iov {
+		emitIov(a, c, off)
+		return
+	}
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
 	local, remote := scratch(4), scratch(6)
 	next := a.NewLabel()

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/dec"
 )
 
 // sockaddrArg shows a sockaddr; its length is the next argument (input)
@@ -66,9 +68,12 @@ func (x *ctx) iovStr(b []byte, out bool) string { return x.iovList(b, int(x.arg(
 // iovList shows count iovecs of an Iov capture's bytes b; out: the data
 // read, as much as the return value says.
 func (x *ctx) iovList(b []byte, count int, out bool) string {
-	var parts []string
+	// Appended, not Sprintf'd and joined: a writev loop's lines are this.
+	s := make([]byte, 0, 64)
+	s = append(s, '[')
 	left := x.c.Ret
-	for i := 0; len(b) >= 24 && i < count; i++ {
+	i := 0
+	for ; len(b) >= 24 && i < count; i++ {
 		base, ln, n := le.Uint64(b), le.Uint64(b[8:]), int(le.Uint64(b[16:]))
 		b = b[24:]
 		if n > len(b) {
@@ -83,22 +88,32 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 		if out {
 			left -= int64(shown)
 		}
-		bs := ptr(base)
-		if base != 0 {
+		if i > 0 {
+			s = append(s, ", "...)
+		}
+		s = append(s, "{iov_base="...)
+		if base == 0 {
+			s = append(s, ptr(base)...)
+		} else {
 			if uint64(len(data)) > shown {
 				data = data[:shown]
 			}
-			bs = quote(data, x.strsize, false, false)
+			s = append(s, quote(data, x.strsize, false, false)...)
 			if shown > uint64(len(data)) && len(data) == x.strsize {
-				bs += "..."
+				s = append(s, "..."...)
 			}
 		}
-		parts = append(parts, fmt.Sprintf("{iov_base=%s, iov_len=%d}", bs, ln))
+		s = append(s, ", iov_len="...)
+		s = dec.AppendUint(s, ln)
+		s = append(s, '}')
 	}
-	if len(parts) < count {
-		parts = append(parts, "...")
+	if i < count {
+		if i > 0 {
+			s = append(s, ", "...)
+		}
+		s = append(s, "..."...)
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return string(append(s, ']'))
 }
 
 // pollFdsStr: [{fd=3, events=POLLIN}]; revents: only the fds with

@@ -1,0 +1,113 @@
+package pad
+
+import (
+	"github.com/utap/utap/internal/bytecode"
+	"github.com/utap/utap/internal/x86"
+)
+
+// iovScratch is the frame slot after the reads' iovecs that holds the
+// address of the next iovec to read (frameSize makes room for it).
+const iovScratch = strScratch
+
+// emitIov reads an iovec capture into its place at r12+off, in the stop
+// path's layout (syscalls' readIovAt): for each element the iovec, the
+// bytes taken, the bytes; an element whose iovec cannot be read ends it,
+// one whose bytes cannot be read takes none. The word is the bytes
+// written, left -1 when no element was (the stop path's nil). r13 is
+// where the next element goes, r14 the elements left, r15 the bytes the
+// result leaves (-1: no bound); SelfRead keeps them. Clobbers
+// everything but rbx, r12.
+func emitIov(a *x86.Asm, c SysCap, off int) {
+	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
+	local, remote := scratch(4), scratch(6)
+	localLen := x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}
+	remoteLen := x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}
+	next, loop, done, stored := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
+	a.StoreI32(word, -1)
+	if c.Exit {
+		a.Load(x86.RAX, frameReg(x86.RAX))
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.L, next)
+	}
+	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, next)
+	a.Store(scratch(iovScratch), x86.RAX)
+	// r14 = min(count, sysIovElems), unsigned.
+	a.Load(x86.R14, frameReg(sysArgRegs[c.LenArg]))
+	a.MovRI(x86.RCX, sysIovElems)
+	few := a.NewLabel()
+	a.RR(x86.CMP, x86.R14, x86.RCX)
+	a.Jcc(x86.B, few)
+	a.MovRR(x86.R14, x86.RCX)
+	a.Bind(few)
+	// r15 = the result's bytes (readv), else -1.
+	a.MovRI(x86.R15, ^uint64(0))
+	if c.LenRet {
+		a.Load(x86.R15, frameReg(x86.RAX))
+	}
+	a.Lea(x86.R13, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+
+	a.Bind(loop)
+	a.RR(x86.TEST, x86.R14, x86.R14)
+	a.Jcc(x86.E, done)
+	// The iovec, 16 bytes, to where the element starts.
+	a.Load(x86.RAX, scratch(iovScratch))
+	a.Store(remote, x86.RAX)
+	a.StoreI32(remoteLen, 16)
+	a.Store(local, x86.R13)
+	a.StoreI32(localLen, 16)
+	bytecode.SelfRead(a, local, remote, false)
+	a.RI(x86.CMP, x86.RAX, 16)
+	a.Jcc(x86.NE, done)
+	// rdx = min(iov_len, IovLim), then min(rdx, r15) when bounded.
+	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 8})
+	a.MovRI(x86.RCX, uint64(c.IovLim))
+	short := a.NewLabel()
+	a.RR(x86.CMP, x86.RDX, x86.RCX)
+	a.Jcc(x86.B, short)
+	a.MovRR(x86.RDX, x86.RCX)
+	a.Bind(short)
+	unbounded := a.NewLabel()
+	a.RR(x86.TEST, x86.R15, x86.R15)
+	a.Jcc(x86.S, unbounded)
+	within := a.NewLabel()
+	a.RR(x86.CMP, x86.RDX, x86.R15)
+	a.Jcc(x86.B, within)
+	a.MovRR(x86.RDX, x86.R15)
+	a.Bind(within)
+	a.RR(x86.SUB, x86.R15, x86.RDX)
+	a.Bind(unbounded)
+	a.Store(x86.Mem{Base: x86.R13, Disp: 16}, x86.RDX)
+	a.RR(x86.TEST, x86.RDX, x86.RDX)
+	a.Jcc(x86.E, stored)
+	// The bytes, all or none.
+	a.Store(remoteLen, x86.RDX)
+	a.Store(localLen, x86.RDX)
+	a.Load(x86.RAX, x86.Mem{Base: x86.R13})
+	a.Store(remote, x86.RAX)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.R13, Disp: 24})
+	a.Store(local, x86.RAX)
+	bytecode.SelfRead(a, local, remote, false)
+	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 16})
+	a.RR(x86.CMP, x86.RAX, x86.RDX)
+	a.Jcc(x86.E, stored)
+	a.StoreI32(x86.Mem{Base: x86.R13, Disp: 16}, 0)
+	a.Bind(stored)
+	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 16})
+	a.RR(x86.ADD, x86.R13, x86.RDX)
+	a.RI(x86.ADD, x86.R13, 24)
+	a.Load(x86.RAX, scratch(iovScratch))
+	a.RI(x86.ADD, x86.RAX, 16)
+	a.Store(scratch(iovScratch), x86.RAX)
+	a.RI(x86.SUB, x86.R14, 1)
+	a.Jmp(loop)
+
+	a.Bind(done)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+	a.MovRR(x86.RDX, x86.R13)
+	a.RR(x86.SUB, x86.RDX, x86.RAX)
+	a.Jcc(x86.E, next)
+	a.Store(word, x86.RDX)
+	a.Bind(next)
+}
