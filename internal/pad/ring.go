@@ -281,8 +281,8 @@ scan:
 	// Producers see room again from here. Records left (reserved past
 	// the bound) or not: a drain bounded by a snapshot of the head that
 	// read everything leaves none, and its waiters must be woken now (a
-	// system call pad waits with 1,024 unread, far less than a quarter of
-	// the ring: it waited out its futex's 100 ms timeout).
+	// system call pad waits with 1,024 or 8,192 unread, far less than a
+	// quarter of the ring: it waited out its futex's 100 ms timeout).
 	atomic.StoreUint64(r.word(OffTail), r.tail)
 	r.freed(r.tail >= upTo && r.Reserved() > r.tail)
 	return n

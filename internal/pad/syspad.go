@@ -275,19 +275,19 @@ func emitSys(a *x86.Asm, s Spec) {
 	for k, c := range s.Sys.Caps {
 		emitCap(a, c, offs[k])
 	}
-	if n := len(s.Sys.Caps); n > 0 && s.Sys.Caps[n-1].Iov {
-		// The bytes used end with the iovecs read, not their room (kilobytes
-		// the reader copied out of the ring at every call).
+	if n := len(s.Sys.Caps); n > 0 {
+		// The bytes used end with the last capture's bytes read, not its
+		// room (an iovec array's 3.6 KiB, a path's 4 KiB, which the
+		// reader copied out of the ring at every call).
 		last := offs[n-1]
-		a.Load(x86.RAX, area(last))
-		a.RI(x86.ADD, x86.RAX, int32(last+8))
-		a.Load(x86.RDX, area(last)) // -1: none read
-		a.RR(x86.TEST, x86.RDX, x86.RDX)
-		some := a.NewLabel()
-		a.Jcc(x86.NS, some)
-		a.MovRI(x86.RAX, uint64(last+8))
-		a.Bind(some)
-		a.Store(area(56), x86.RAX)
+		none := a.NewLabel()
+		a.MovRI(x86.RDX, uint64(last+8))
+		a.Load(x86.RAX, area(last)) // -1: none read
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.S, none)
+		a.RR(x86.ADD, x86.RDX, x86.RAX)
+		a.Bind(none)
+		a.Store(area(56), x86.RDX)
 	}
 	for k, r := range saved {
 		a.Load(r, scratch(int32(k)))
@@ -304,15 +304,7 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
 	local, remote := scratch(4), scratch(6)
 	next := a.NewLabel()
-	a.StoreI32(word, -1)
-	if c.Exit {
-		a.Load(x86.RAX, frameReg(x86.RAX))
-		a.RR(x86.TEST, x86.RAX, x86.RAX)
-		a.Jcc(x86.L, next)
-	}
-	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
-	a.RR(x86.TEST, x86.RAX, x86.RAX)
-	a.Jcc(x86.E, next)
+	capStart(a, c, word, next)
 	a.Store(remote, x86.RAX)
 	// rdx = the bytes to read.
 	switch {
@@ -336,12 +328,7 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 			limit = uint64(c.Max / c.Elem)
 		}
 		// Unsigned min with the limit, then times Elem.
-		a.MovRI(x86.RCX, limit)
-		short := a.NewLabel()
-		a.RR(x86.CMP, x86.RDX, x86.RCX)
-		a.Jcc(x86.B, short)
-		a.MovRR(x86.RDX, x86.RCX)
-		a.Bind(short)
+		minU(a, x86.RDX, limit)
 		if c.Elem > 0 {
 			a.RI(x86.IMUL, x86.RDX, int32(c.Elem))
 		}
@@ -390,6 +377,31 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 	a.Bind(none)
 	a.Store(word, x86.RAX)
 	a.Bind(next)
+}
+
+// capStart begins capture c, whose word is at word: -1 (none) until
+// read; to next when the call failed (an exit capture) or the argument
+// is NULL. rax is then the argument.
+func capStart(a *x86.Asm, c SysCap, word x86.Mem, next x86.Label) {
+	a.StoreI32(word, -1)
+	if c.Exit {
+		a.Load(x86.RAX, frameReg(x86.RAX))
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.L, next)
+	}
+	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, next)
+}
+
+// minU makes r the unsigned minimum of r and limit; clobbers rcx.
+func minU(a *x86.Asm, r x86.Reg, limit uint64) {
+	a.MovRI(x86.RCX, limit)
+	short := a.NewLabel()
+	a.RR(x86.CMP, r, x86.RCX)
+	a.Jcc(x86.B, short)
+	a.MovRR(r, x86.RCX)
+	a.Bind(short)
 }
 
 // readSys copies record index i's system call area out of the ring

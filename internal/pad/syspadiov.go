@@ -23,24 +23,11 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	localLen := x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}
 	remoteLen := x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}
 	next, loop, done, stored := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
-	a.StoreI32(word, -1)
-	if c.Exit {
-		a.Load(x86.RAX, frameReg(x86.RAX))
-		a.RR(x86.TEST, x86.RAX, x86.RAX)
-		a.Jcc(x86.L, next)
-	}
-	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
-	a.RR(x86.TEST, x86.RAX, x86.RAX)
-	a.Jcc(x86.E, next)
+	capStart(a, c, word, next)
 	a.Store(scratch(iovScratch), x86.RAX)
 	// r14 = min(count, sysIovElems), unsigned.
 	a.Load(x86.R14, frameReg(sysArgRegs[c.LenArg]))
-	a.MovRI(x86.RCX, sysIovElems)
-	few := a.NewLabel()
-	a.RR(x86.CMP, x86.R14, x86.RCX)
-	a.Jcc(x86.B, few)
-	a.MovRR(x86.R14, x86.RCX)
-	a.Bind(few)
+	minU(a, x86.R14, sysIovElems)
 	// r15 = the result's bytes (readv), else -1.
 	a.MovRI(x86.R15, ^uint64(0))
 	if c.LenRet {
@@ -62,12 +49,7 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	a.Jcc(x86.NE, done)
 	// rdx = min(iov_len, IovLim), then min(rdx, r15) when bounded.
 	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 8})
-	a.MovRI(x86.RCX, uint64(c.IovLim))
-	short := a.NewLabel()
-	a.RR(x86.CMP, x86.RDX, x86.RCX)
-	a.Jcc(x86.B, short)
-	a.MovRR(x86.RDX, x86.RCX)
-	a.Bind(short)
+	minU(a, x86.RDX, uint64(c.IovLim))
 	unbounded := a.NewLabel()
 	a.RR(x86.TEST, x86.R15, x86.R15)
 	a.Jcc(x86.S, unbounded)
