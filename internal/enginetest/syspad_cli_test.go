@@ -52,6 +52,27 @@ var (
 	bigNumber = regexp.MustCompile(`\bP\d+\b|\b\d{4,}\b`)
 )
 
+// sysPadPaths runs args on the pad path, then on the stop path, wants
+// exit 0 and calls in-process on the first only, and returns each
+// path's lines.
+func sysPadPaths(t *testing.T, calls []string, args ...string) [2][]string {
+	t.Helper()
+	var out [2][]string
+	for i, stops := range []bool{false, true} {
+		r, lines := sysPadRun(t, stops, args...)
+		if r.code != 0 {
+			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
+		}
+		for _, call := range calls {
+			if in := inProcess(r.stderr, call); in == stops {
+				t.Errorf("stops=%v: %s in-process %v", stops, call, in)
+			}
+		}
+		out[i] = lines
+	}
+	return out
+}
+
 // TestSysPadGetppidLoop: 100,000 getppid calls, every one a line, the
 // same lines as the stop path's, made in-process.
 func TestSysPadGetppidLoop(t *testing.T) {
@@ -59,14 +80,8 @@ func TestSysPadGetppidLoop(t *testing.T) {
 	bin := fixture.C(t, "sys_pad.c")
 	const n = 100000
 	var got [2][]string
-	for i, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
-		if r.code != 0 {
-			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
-		}
-		if in := inProcess(r.stderr, "getppid"); in == stops {
-			t.Errorf("stops=%v: getppid in-process %v", stops, in)
-		}
+	for i, lines := range sysPadPaths(t, []string{"getppid"}, "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n)) {
+		stops := i == 1
 		for _, l := range lines {
 			if strings.HasPrefix(l, "getppid(") {
 				// The parent is the tracer: its pid differs per run.
@@ -91,16 +106,8 @@ func TestSysPadMixedAreas(t *testing.T) {
 	bin := fixture.C(t, "sys_pad.c")
 	const n = 20000
 	var got [2][]string
-	for i, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, "-e", "trace=getppid,openat,close", "--", bin, "mixed", strconv.Itoa(n))
-		if r.code != 0 {
-			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
-		}
-		for _, call := range []string{"getppid", "openat", "close"} {
-			if in := inProcess(r.stderr, call); in == stops {
-				t.Errorf("stops=%v: %s in-process %v", stops, call, in)
-			}
-		}
+	for i, lines := range sysPadPaths(t, []string{"getppid", "openat", "close"}, "-e", "trace=getppid,openat,close", "--", bin, "mixed", strconv.Itoa(n)) {
+		stops := i == 1
 		seen := false
 		for _, l := range lines {
 			seen = seen || strings.HasPrefix(l, "getppid(")
