@@ -78,7 +78,7 @@ func (tr *tracer) detachProcess(p *process) {
 	tr.out.flush()
 	for _, th := range p.threads {
 		if th.held != nil && th.stopped {
-			tr.sigs.releaseSignal(th, 0, nil)
+			tr.sigs.releaseSignal(th, 0, nil, nil)
 		}
 		if !th.stopped || proc.GetRegs(th.tid, &regs) != nil {
 			continue

@@ -86,6 +86,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 		tr.sys.noGate = e.SysStops || t.StackDepth > 0
+		// Attach mode: no filter can go in; traps instead (padsystrap.go).
+		tr.sys.trapMode = len(t.Argv) == 0 && !tr.sys.noGate
 	}
 	d := pads.New(emit, t.Tally)
 	if e.Lossy {

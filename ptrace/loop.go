@@ -87,7 +87,7 @@ func (tr *tracer) handleStop(tid int, ws unix.WaitStatus) {
 	if ev != 0 {
 		th.sigRuns = 0 // it got somewhere
 		if th.held != nil {
-			tr.sigs.releaseSignal(th, 0, nil)
+			tr.sigs.releaseSignal(th, 0, nil, nil)
 		}
 	}
 	switch ev {
@@ -168,11 +168,11 @@ func (tr *tracer) ourTrapPending(th *thread) bool {
 		return false
 	}
 	p := th.p
-	if st := th.step; st != nil && (st.single || regs.Rip == st.end()) {
+	if st := th.step; st != nil && (st.single || regs.Rip == st.end()) || th.sysStep != nil {
 		return true
 	}
 	_, ok := p.bps[regs.Rip-1]
-	return ok || (p.tramp != 0 && regs.Rip-1 == p.tramp)
+	return ok || (p.tramp != 0 && regs.Rip-1 == p.tramp) || p.pads != nil && p.pads.sys != nil && p.pads.sys.traps[regs.Rip-1] != nil
 }
 
 // resume restarts a stopped thread with its recorded action.
@@ -191,7 +191,7 @@ func (tr *tracer) resume(th *thread) {
 	} else {
 		sig := th.sig
 		th.sig = 0
-		if (th.step != nil && th.step.single) || th.held != nil {
+		if (th.step != nil && th.step.single) || th.held != nil || th.sysStep != nil {
 			err = proc.Step(th.tid, sig)
 		} else {
 			err = tr.sys.cont(th, sig)

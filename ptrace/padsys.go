@@ -36,6 +36,8 @@ type sysPads struct {
 	off     bool // no more pads: the program installs a filter of its own
 	next    uint64
 	sites   map[uint64]*sysSite // by the pad's `syscall` address
+	traps   map[uint64]*sysTrap // by the original `syscall` (padsystrap.go)
+	trapped bool                // trap mode: every object's traps are in
 	scanned map[object]bool
 }
 
@@ -127,7 +129,7 @@ func gateProgram(prog []unix.SockFilter, addr, size uint64) []unix.SockFilter {
 func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 	tr := pd.tr
 	sy := tr.sys
-	if sy == nil || !sy.seccomp || sy.gate == nil || pd.off || !p.report || p.shared != nil {
+	if sy == nil || !(sy.seccomp && sy.gate != nil || sy.trapMode) || pd.off || !p.report || p.shared != nil {
 		return nil
 	}
 	if p.pads == nil {
@@ -141,14 +143,28 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 		return nil
 	}
 	if !sp.mapped {
-		if n := seccompFilters(p.pid); n != 1 {
+		ours := 1
+		if sy.trapMode {
+			ours = 0
+		}
+		if n := seccompFilters(p.pid); n != ours {
 			// Not only ours: a filter of the program's own may refuse
 			// the pads' reads (padsysfilter.go).
 			sp.off = true
 			pd.say(fmt.Sprintf("pid %d: system calls stop: %d seccomp filters, not only utap's", p.pid, n))
 			return nil
 		}
-		if !gateMapped(p.pid, sy.gate) {
+		if sy.gate == nil {
+			// Trap mode's first process: anywhere (no filter compares).
+			addr, err := tr.inject(th, unix.SYS_MMAP, 0, gateSize, unix.PROT_READ|unix.PROT_EXEC,
+				unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+			if err != nil {
+				sp.off = true
+				pd.say(fmt.Sprintf("pid %d: system calls stop: no gate for in-process calls (%v)", p.pid, err))
+				return nil
+			}
+			sy.gate = &sysGate{addr: addr, size: gateSize}
+		} else if !gateMapped(p.pid, sy.gate) {
 			g := sy.gate
 			addr, err := tr.inject(th, unix.SYS_MMAP, g.addr, g.size, unix.PROT_READ|unix.PROT_EXEC,
 				unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
@@ -158,6 +174,10 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 			}
 		}
 		sp.mapped = true
+		if sy.trapMode {
+			// Left with the trace, as the pad areas.
+			p.pads.areas = append(p.pads.areas, area{start: sy.gate.addr, size: sy.gate.size})
+		}
 	}
 	if p.pads.ring == nil {
 		r, err := pd.newRing(p, th, 0)
@@ -188,6 +208,7 @@ func gateMapped(pid int, g *sysGate) bool {
 // placeSys gives the probed system calls of p's objects (those in only,
 // nil: every one mapped) their pads; p's threads are all stopped.
 func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
+	sy := pd.tr.sys
 	sp := pd.sysPadsOf(p, th)
 	if sp == nil {
 		return
@@ -196,16 +217,36 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 	if err != nil {
 		return
 	}
+	if sy.trapMode && only == nil && goProgram(p.pid) {
+		sysTraps{pd.tr}.off(p, "a Go program makes its calls through the `syscall` of its runtime whose number is in a "+
+			"register: trapped there, each would cost more than the stops")
+		return
+	}
+	sc := sysScan{pd: pd, p: p, th: th, sp: sp}
 	for _, m := range ms {
 		o := object{path: m.Path, inode: m.Inode}
-		if len(m.Path) == 0 || m.Path[0] != '/' || len(m.Perms) < 3 || m.Perms[2] != 'x' || sp.scanned[o] {
+		if len(m.Perms) < 3 || m.Perms[2] != 'x' || sp.scanned[o] || only != nil && !only[o] {
 			continue
 		}
-		if only != nil && !only[o] {
+		why := ""
+		switch {
+		case m.Path == "[vdso]" && sy.trapMode && only == nil:
+			why = sc.vdso(m)
+		case sy.trapMode && only == nil && anonCode(p, m):
+			why = fmt.Sprintf("code at %#x in memory no file backs (written at run time)", m.Start)
+		case len(m.Path) == 0 || m.Path[0] != '/':
 			continue
+		default:
+			why = sc.object(o, ms)
 		}
 		sp.scanned[o] = true
-		pd.sysObject(p, th, sp, o, ms)
+		if why != "" && sy.trapMode {
+			sysTraps{pd.tr}.off(p, why)
+			return
+		}
+	}
+	if sy.trapMode && only == nil {
+		sp.trapped = true
 	}
 }
 

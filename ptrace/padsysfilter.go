@@ -32,9 +32,14 @@ func (pd *padEngine) filterComing(th *thread, nr int, args [6]uint64) {
 	if p.pads == nil || p.pads.sys == nil || p.pads.sys.off {
 		return
 	}
+	why := fmt.Sprintf("pid %d installs a seccomp filter: its system calls stop from now on", p.pid)
 	switch {
 	case nr == unix.SYS_SECCOMP && args[0] == unix.SECCOMP_SET_MODE_FILTER:
 	case nr == unix.SYS_PRCTL && args[0] == unix.PR_SET_SECCOMP && args[1] == unix.SECCOMP_MODE_FILTER:
+	case p.pads.sys.traps != nil && execMapping(nr, args):
+		// Trap mode: code written at run time would make calls no trap sees.
+		why = fmt.Sprintf("pid %d makes memory executable that no file backs (code written at run time): "+
+			"every system call stops from now on", p.pid)
 	default:
 		return
 	}
@@ -47,7 +52,7 @@ func (pd *padEngine) filterComing(th *thread, nr int, args [6]uint64) {
 			tr.resume(t)
 		}
 	}
-	pd.say(fmt.Sprintf("pid %d installs a seccomp filter: its system calls stop from now on", p.pid))
+	pd.say(why)
 }
 
 // takeOutSys puts the original bytes back at p's system call sites;
@@ -61,9 +66,10 @@ func (pd *padEngine) takeOutSys(p *process) {
 		return
 	}
 	sp.off = true
-	if len(sp.sites) == 0 {
+	if len(sp.sites) == 0 && len(sp.traps) == 0 {
 		return
 	}
+	sp.trapsOut(p)
 	for _, s := range sp.sites {
 		cur := make([]byte, len(s.orig))
 		if p.mem.ReadByMem(cur, s.first) == nil && !bytes.Equal(cur, s.orig) {
@@ -79,7 +85,7 @@ func (pd *padEngine) takeOutSys(p *process) {
 			pd.tr.setRegs(t, &regs)
 		}
 	}
-	sp.sites = map[uint64]*sysSite{}
+	sp.sites, sp.traps = map[uint64]*sysSite{}, nil
 }
 
 // moveOut moves a thread at a pad's `syscall` or before it to the same
@@ -91,6 +97,9 @@ func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) boo
 	sp := th.p.pads.sys
 	if g := pd.tr.sys.gateOf(); g == nil || regs.Rip < g.addr || regs.Rip >= g.addr+g.size {
 		return false
+	}
+	if sp.trapMoveOut(regs) {
+		return true
 	}
 	for _, s := range sp.sites {
 		switch {

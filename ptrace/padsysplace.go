@@ -89,29 +89,43 @@ func (sy *sysTrace) sysSiteOf(nr int) (*probe.Site, string) {
 	return plain, ""
 }
 
-// sysObject finds, plans and writes the pads of one object's probed
-// `syscall` instructions.
-func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms []mapping) {
+// sysScan is the placing of one process's system call pads and traps;
+// its threads are all stopped, th the one that runs injected calls.
+type sysScan struct {
+	pd *padEngine
+	p  *process
+	th *thread
+	sp *sysPads
+}
+
+// sysPlanned is a site whose pad is planned.
+type sysPlanned struct {
+	s    *sysSite
+	d    *ssol.Displaced
+	site *probe.Site
+	caps []pad.SysCap
+}
+
+// object finds, plans and writes the pads of one object's probed
+// `syscall` instructions, then, in trap mode, the traps (padsystrap.go).
+// It says why when, in trap mode, the object's calls cannot all be seen.
+func (sc sysScan) object(o object, ms []mapping) string {
+	pd, p, sp := sc.pd, sc.p, sc.sp
 	tr := pd.tr
 	sy := tr.sys
 	f, err := elf.Open(o.path)
 	if err != nil {
-		return
+		return fmt.Sprintf("%s: %v", o.path, err)
 	}
 	defer f.Close()
 	land, err := elfsym.ObjectLandings(o.path)
 	if err != nil {
 		pd.say(fmt.Sprintf("%s: system calls stop: finding where its code jumps: %v", o.path, err))
-		return
+		return fmt.Sprintf("%s: finding where its code jumps: %v", o.path, err)
 	}
 	name := filepath.Base(o.path)
-	type planned struct {
-		s    *sysSite
-		d    *ssol.Displaced
-		site *probe.Site
-		caps []pad.SysCap
-	}
-	var todo []planned
+	var todo []sysPlanned
+	var traps []sysTrap
 	for _, prog := range f.Progs {
 		if prog.Type != elf.PT_LOAD || prog.Flags&elf.PF_X == 0 {
 			continue
@@ -122,7 +136,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 		}
 		data := make([]byte, prog.Filesz)
 		if _, err := prog.ReadAt(data, 0); err != nil {
-			continue
+			return fmt.Sprintf("%s: %v", o.path, err)
 		}
 		for i := 0; ; i++ {
 			k := bytes.Index(data[i:], []byte{0x0f, 0x05})
@@ -135,7 +149,20 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 			if !ok || from < prog.Vaddr {
 				continue
 			}
-			_, nr, err := ssol.PlanSyscall(data[from-prog.Vaddr:i+2], from, v, nil)
+			code := data[from-prog.Vaddr : i+2]
+			if sy.trapMode {
+				nr, known, err := ssol.SyscallAt(code, from, v)
+				if err != nil {
+					continue // not an instruction
+				}
+				if !known {
+					nr = -1
+				}
+				if sy.trapWanted(nr) {
+					traps = append(traps, sysTrap{sc: v + bias, nr: nr})
+				}
+			}
+			_, nr, err := ssol.PlanSyscall(code, from, v, nil)
 			where := fmt.Sprintf("%s+%#x", name, v)
 			if err != nil {
 				if !errors.Is(err, ssol.ErrNotSyscall) {
@@ -150,7 +177,7 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 			site, why := sy.sysSiteOf(nr)
 			var caps []pad.SysCap
 			if why == "" {
-				caps, why = sysCaps(nr, sy.strsize)
+				caps, why = sy.sysCapsFor(nr)
 			}
 			if why != "" {
 				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
@@ -167,12 +194,51 @@ func (pd *padEngine) sysObject(p *process, th *thread, sp *sysPads, o object, ms
 				continue
 			}
 			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches, disp: rd}
-			todo = append(todo, planned{s: s, d: rd, site: site, caps: caps})
+			todo = append(todo, sysPlanned{s: s, d: rd, site: site, caps: caps})
 		}
 	}
-	if len(todo) == 0 {
-		return
+	if len(todo) > 0 {
+		sc.padsWrite(o, todo)
 	}
+	padded := map[uint64]bool{}
+	for _, t := range todo {
+		padded[t.s.sc] = t.s.pad != 0
+	}
+	unknown, stops := 0, 0
+	for _, t := range traps {
+		if err := (sysTraps{tr}).add(p, sp, t.sc, t.nr); err != nil {
+			return fmt.Sprintf("the syscall at %#x (%s): %v", t.sc, name, err)
+		}
+		if !padded[t.sc] {
+			stops++
+		}
+		if t.nr < 0 {
+			unknown++
+		}
+	}
+	if len(traps) > 0 {
+		pd.say(fmt.Sprintf("%s: %d syscall instructions trapped: %d whose calls stop there (%d of a number not set "+
+			"before them: the trap lets an unprobed call run on), %d with a pad (the trap takes a call restarted there)",
+			name, len(traps), stops, unknown, len(traps)-stops))
+	}
+	return ""
+}
+
+// sysCapsFor is sysCaps, with the calls the traps watch (or, in run
+// mode, those installing a filter) kept on their stops: made from the
+// gate, the filter would let them through unseen.
+func (sy *sysTrace) sysCapsFor(nr int) ([]pad.SysCap, string) {
+	if trapWatched[nr] && (sy.trapMode || nr == unix.SYS_SECCOMP || nr == unix.SYS_PRCTL) {
+		return nil, "a call that may install a seccomp filter or make code"
+	}
+	return sysCaps(nr, sy.strsize)
+}
+
+// padsWrite writes the planned pads of o.
+func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
+	pd, p, th, sp := sc.pd, sc.p, sc.th, sc.sp
+	tr := pd.tr
+	sy := tr.sys
 	stubs := uint64(16 * len(todo))
 	stubArea, err := tr.mapArea(p, th, todo[0].s.first, todo[len(todo)-1].s.first, pageRound(stubs))
 	if err != nil {

@@ -28,8 +28,12 @@ type sysPadSignals struct{ tr *tracer }
 func (o sysPadSignals) ownSignal(s *stop) bool {
 	pd := o.tr.pads
 	th := s.th
+	if th.sysStep != nil {
+		o.tr.sys.trapSignal(s)
+		return false
+	}
 	pp := th.p.pads
-	if pp == nil || pp.sys == nil || len(pp.sys.sites) == 0 {
+	if pp == nil || pp.sys == nil || len(pp.sys.sites) == 0 && len(pp.sys.traps) == 0 {
 		return false
 	}
 	if g := o.tr.sys.gateOf(); g == nil || s.regs.Rip < g.addr || s.regs.Rip >= g.addr+g.size {

@@ -60,11 +60,14 @@ func stepFirst(th *thread, si *proc.Siginfo) bool {
 // and the signal is delivered now if this stop is the step's own trap, or
 // queued again otherwise (another stop came first: a breakpoint, an event).
 // It reports whether the stop was the step's trap.
-func (sg *signals) releaseSignal(th *thread, sig int, si *proc.Siginfo) bool {
+func (sg *signals) releaseSignal(th *thread, sig int, si *proc.Siginfo, regs *unix.PtraceRegs) bool {
 	h := th.held
 	th.held = nil
 	proc.SetSigmask(th.tid, h.mask)
 	if sig == int(unix.SIGTRAP) && si != nil && (si.Code == trapTrace || si.Code == trapBrkpt) {
+		if si.Code == trapBrkpt && regs != nil {
+			sg.tr.sys.steppedOver(th, regs)
+		}
 		// Same signal number, so the kernel keeps the siginfo we set.
 		proc.SetSiginfo(th.tid, &h.si)
 		th.sig = int(h.si.Signo)
@@ -87,7 +90,7 @@ func (sg *signals) ownSignal(s *stop) bool {
 // (resend), goes back to pending once blocked again (its sender is lost).
 func (sg *signals) before(s *stop) (took, resend bool) {
 	th := s.th
-	if th.held != nil && sg.releaseSignal(th, s.sig, &s.si) {
+	if th.held != nil && sg.releaseSignal(th, s.sig, &s.si, &s.regs) {
 		return true, false
 	}
 	if s.sig == int(unix.SIGTRAP) && s.si.Code <= 0 && th.trapBlocked && sg.ourTrapAt(th, &s.regs) {

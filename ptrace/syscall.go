@@ -26,12 +26,21 @@ type sysTrace struct {
 	seccomp  bool // the filter is in (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
 	noGate   bool // no calls in-process (padsys.go): -T
+	trapMode bool // attach: pads and traps instead of stops at every call (padsystrap.go)
 	gate     *sysGate
 	strsize  int
 }
 
 // sysThread is the probed system call a thread is inside, nil if none.
-type sysThread struct{ call *sysCall }
+type sysThread struct {
+	call *sysCall
+	// sysNext: resumed from a trap (padsystrap.go) into a call it must
+	// see, under PTRACE_SYSCALL.
+	sysNext bool
+	// sysStep: single-stepping the `syscall` of this trap's trampoline,
+	// a probed call open (padsystrap.go).
+	sysStep *sysTrap
+}
 
 // sysCall is a probed call a thread is inside: its entry is seen, its
 // exit not yet.
@@ -70,9 +79,10 @@ func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
 	return st, rest
 }
 
-// cont resumes th, delivering sig, so that the syscall-stops it owes come.
+// cont resumes th, delivering sig, so that the syscall-stops it owes come:
+// every call's, unless a filter or traps make its probed calls stop.
 func (sy *sysTrace) cont(th *thread, sig int) error {
-	if st := sy; st != nil && (!st.seccomp || th.call != nil) {
+	if sy != nil && (th.call != nil || th.sysNext || !sy.seccomp && !th.p.quiet()) {
 		return proc.ContSyscall(th.tid, sig)
 	}
 	return proc.Cont(th.tid, sig)
@@ -100,7 +110,7 @@ func (sy *sysTrace) syscallStop(th *thread) {
 
 func (sy *sysTrace) enter(th *thread, si *proc.SyscallInfo) {
 	tr := sy.tr
-	th.call = nil
+	th.call, th.sysNext = nil, false
 	sy.tr.pads.filterComing(th, si.Nr(), si.Args)
 	sites := sy.byNr[si.Nr()]
 	if len(sites) == 0 || !th.p.report {
@@ -241,4 +251,23 @@ func (sy *sysTrace) execLine(th *thread) {
 	}
 	c := &sysCall{nr: call.Nr, args: call.Args, start: tr.clock.now(), entry: call.Entry, sites: sites}
 	sy.exit(th, c, 0, true)
+}
+
+// steppedOver reports a probed call a thread made while single-stepped
+// (progress.go's step under a signal storm), which gives no syscall-stop:
+// its line is made from the registers at the step's trap, as padLine
+// makes a pad's. Not one a pad recorded, nor one the filter stopped.
+func (sy *sysTrace) steppedOver(th *thread, regs *unix.PtraceRegs) {
+	if sy == nil || sy.seccomp || th.call != nil {
+		return
+	}
+	if pp := th.p.pads; pp != nil && pp.sys != nil && pp.sys.sites[regs.Rip-2] != nil {
+		return
+	}
+	nr := int(int64(regs.Orig_rax))
+	if nr < 0 {
+		return
+	}
+	th.sysNext = false
+	sy.padLine(th, nr, regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9, int64(regs.Rax), regs.Rsp)
 }

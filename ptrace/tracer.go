@@ -170,7 +170,7 @@ func newTracer(t probe.Target, sites []probe.Site, emit func(*probe.Event)) *tra
 	tr.ld = &loader{tr: tr, elfs: map[string]*objInfo{}}
 	tr.stacks = &stacks{tr: tr}
 	tr.out = &events{tr: tr, emit: emit}
-	tr.trapOwners = []trapOwner{tr.bp, tr.rets, tr.ld}
+	tr.trapOwners = []trapOwner{tr.bp, tr.rets, tr.ld, sysTraps{tr}}
 	return tr
 }
 

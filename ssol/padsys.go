@@ -41,21 +41,9 @@ func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Di
 	no := func(format string, a ...any) error {
 		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, sc}, a...)...)
 	}
-	notSyscall := func(format string, a ...any) error { return notSyscallError{no(format, a...)} }
-	if sc < from || sc-from+2 > uint64(len(code)) || code[sc-from] != 0x0f || code[sc-from+1] != 0x05 {
-		return nil, 0, notSyscall("not a syscall instruction")
-	}
-	var starts []uint64
-	for off := 0; uint64(off) < sc-from; {
-		inst, err := x86.Decode(code[off:])
-		if err != nil {
-			return nil, 0, notSyscall("cannot decode at %#x", from+uint64(off))
-		}
-		starts = append(starts, from+uint64(off))
-		off += inst.Len
-		if uint64(off) > sc-from {
-			return nil, 0, notSyscall("not an instruction boundary")
-		}
+	starts, err := syscallStarts(code, from, sc)
+	if err != nil {
+		return nil, 0, err
 	}
 	first := -1
 	for i := len(starts) - 1; i >= 0; i-- {
@@ -104,6 +92,48 @@ func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Di
 		return nil, 0, no("the call's number is not set by the instructions before it")
 	}
 	return d, nr, nil
+}
+
+// syscallStarts are the instructions' addresses from `from` to the
+// `syscall` at sc; an error wrapping ErrNotSyscall when the bytes there
+// are not one.
+func syscallStarts(code []byte, from, sc uint64) ([]uint64, error) {
+	notSyscall := func(format string, a ...any) error {
+		return notSyscallError{fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, sc}, a...)...)}
+	}
+	if sc < from || sc-from+2 > uint64(len(code)) || code[sc-from] != 0x0f || code[sc-from+1] != 0x05 {
+		return nil, notSyscall("not a syscall instruction")
+	}
+	var starts []uint64
+	for off := 0; uint64(off) < sc-from; {
+		inst, err := x86.Decode(code[off:])
+		if err != nil {
+			return nil, notSyscall("cannot decode at %#x", from+uint64(off))
+		}
+		starts = append(starts, from+uint64(off))
+		off += inst.Len
+		if uint64(off) > sc-from {
+			return nil, notSyscall("not an instruction boundary")
+		}
+	}
+	return starts, nil
+}
+
+// SyscallAt checks that the `syscall` at sc is one (code as for
+// PlanSyscall: from a boundary with nothing landing between) and finds
+// its number when the instructions before it set it (known).
+func SyscallAt(code []byte, from, sc uint64) (nr int, known bool, err error) {
+	starts, err := syscallStarts(code, from, sc)
+	if err != nil {
+		return 0, false, err
+	}
+	// A few instructions back at most, as PlanSyscall looks.
+	for i := max(0, len(starts)-8); i < len(starts); i++ {
+		if nr, ok := staticNrAt(code[:sc-from], from, starts[i:]); ok {
+			return nr, true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // staticNrAt is staticNr of the instructions at starts (code from from).

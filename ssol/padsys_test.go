@@ -114,3 +114,39 @@ func TestPlanSyscallJcc(t *testing.T) {
 		t.Errorf("far: % x", far)
 	}
 }
+
+// TestSyscallAt: a `syscall` is one at an instruction boundary, its
+// number known when the instructions before it set it, however few.
+func TestSyscallAt(t *testing.T) {
+	const at = 0x1000
+	for _, c := range []struct {
+		name  string
+		code  []byte // from `at`, ending with the 0f 05
+		nr    int    // -1: not static
+		notSc bool
+	}{
+		{"mov eax", []byte{0xb8, 0x6e, 0, 0, 0, 0x0f, 0x05}, 0x6e, false},
+		{"xor eax alone", []byte{0x31, 0xc0, 0x0f, 0x05}, 0, false}, // too short for a pad, known
+		{"dynamic", []byte{0x44, 0x89, 0xc0, 0x0f, 0x05}, -1, false},
+		{"overwritten", []byte{0xb8, 1, 0, 0, 0, 0x89, 0xd0, 0x0f, 0x05}, -1, false},
+		{"nothing before", []byte{0x0f, 0x05}, -1, false},
+		// mov $0x50f,%eax: the 0f 05 is its immediate.
+		{"inside an instruction", []byte{0xb8, 0x0f, 0x05, 0, 0}, 0, true},
+	} {
+		sc := uint64(at + len(c.code) - 2)
+		if c.notSc {
+			sc = at + 1
+		}
+		nr, known, err := SyscallAt(c.code, at, sc)
+		switch {
+		case c.notSc:
+			if !errors.Is(err, ErrNotSyscall) {
+				t.Errorf("%s: %v, want ErrNotSyscall", c.name, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.nr < 0 && known, c.nr >= 0 && (!known || nr != c.nr):
+			t.Errorf("%s: nr %d known %v, want %d", c.name, nr, known, c.nr)
+		}
+	}
+}

@@ -95,6 +95,11 @@ func traceLog(text string) []tracedLine {
 			continue
 		}
 		if m := traceResumed.FindStringSubmatch(l); m != nil {
+			if _, ok := open[tid]; !ok {
+				// Unfinished while the process had one thread, so
+				// without a prefix (strace's way too).
+				tid = ""
+			}
 			l = open[tid] + l[len(m[0]):]
 			delete(open, tid)
 		}

@@ -1,0 +1,284 @@
+//go:build linux && amd64
+
+package ptrace
+
+import (
+	"debug/buildinfo"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/syscalls"
+)
+
+// System calls in attach mode (docs/syscalls.md). A seccomp filter cannot
+// go into a process the trace will leave (it outlives the detach, and its
+// stops turn into ENOSYS), so attach mode used to stop every thread at
+// every call (PTRACE_SYSCALL). With traps, a process runs free of those
+// stops: its probed calls with a static number take pads as in run mode,
+// and every other `syscall` instruction that may make a probed call (its
+// number probed, or not set by the instructions before it: glibc's
+// syscall(), Go's runtime) gets an int3, as does every padded site's
+// original `syscall` (a restart after a signal, a branch to it). A trap
+// runs the call from a trampoline in the gate (`syscall; jmp back`),
+// under PTRACE_SYSCALL when it is probed, so the stop path makes its line.
+// What the traps cannot see, code written at run time, is watched for: a
+// call that maps or makes memory executable outside a file (mmap,
+// mprotect, pkey_mprotect with PROT_EXEC) stops, and the process goes back
+// to stopping at every call, said once. A process whose traps are not in
+// (not yet loaded, no gate, another seccomp filter) stops at every call.
+
+// sysTrap is one `syscall` instruction holding an int3.
+type sysTrap struct {
+	sc    uint64 // the original `syscall`
+	tramp uint64 // its trampoline in the gate: `syscall; jmp *(%rip); sc+2`
+	nr    int    // the number the instructions before it set, -1 if not static
+}
+
+// trampSize is a trampoline's bytes.
+const trampSize = 16
+
+// trapWatched are calls whose sites always take a trap in trap mode:
+// those that may make memory executable, and those that install a
+// seccomp filter (padsysfilter.go).
+var trapWatched = map[int]bool{
+	unix.SYS_MMAP: true, unix.SYS_MPROTECT: true, unix.SYS_PKEY_MPROTECT: true,
+	unix.SYS_SECCOMP: true, unix.SYS_PRCTL: true,
+}
+
+// trapWanted says whether a `syscall` of number nr (-1: not static)
+// takes a trap.
+func (sy *sysTrace) trapWanted(nr int) bool {
+	return nr < 0 || len(sy.byNr[nr]) > 0 || trapWatched[nr]
+}
+
+// quiet says whether p's threads run free between their probed calls:
+// its traps are in and still hold.
+func (p *process) quiet() bool {
+	return p.pads != nil && p.pads.sys != nil && p.pads.sys.trapped && !p.pads.sys.off
+}
+
+// add writes the trampoline of the `syscall` at sc in the gate and
+// the int3 on it.
+func (o sysTraps) add(p *process, sp *sysPads, sc uint64, nr int) error {
+	sy := o.tr.sys
+	if sp.next+trampSize > sy.gate.size {
+		return fmt.Errorf("the gate is full")
+	}
+	var orig [2]byte
+	if err := p.mem.ReadByMem(orig[:], sc); err != nil || orig != [2]byte{0x0f, 0x05} {
+		return fmt.Errorf("its bytes in memory are not a syscall")
+	}
+	t := &sysTrap{sc: sc, tramp: sy.gate.addr + sp.next, nr: nr}
+	code := []byte{0x0f, 0x05, 0xff, 0x25, 0, 0, 0, 0}
+	for i := range 8 {
+		code = append(code, byte((sc+2)>>(8*i)))
+	}
+	if err := p.mem.WriteAt(code, t.tramp); err != nil {
+		return err
+	}
+	if err := p.mem.WriteAt([]byte{0xcc}, sc); err != nil {
+		return err
+	}
+	sp.next += trampSize
+	if sp.traps == nil {
+		sp.traps = map[uint64]*sysTrap{}
+	}
+	sp.traps[sc] = t
+	return nil
+}
+
+// sysTraps is the trap owner of the `syscall` int3s.
+type sysTraps struct{ tr *tracer }
+
+// ownTrap sends a thread at a trapped `syscall` to its trampoline, under
+// PTRACE_SYSCALL when the call is probed or watched.
+func (o sysTraps) ownTrap(s *stop) bool {
+	if o.stepDone(s) {
+		return true
+	}
+	th := s.th
+	pp := th.p.pads
+	if !s.kernelTrap() || pp == nil || pp.sys == nil {
+		return false
+	}
+	t := pp.sys.traps[s.regs.Rip-1]
+	if t == nil {
+		return false
+	}
+	nr := int(s.regs.Rax)
+	sy := o.tr.sys
+	info := syscalls.Lookup(nr)
+	switch probed := len(sy.byNr[nr]) > 0 && th.p.report; {
+	case trapWatched[nr] || probed && (info == nil || stopCalls[nr] || info.NoReturn):
+		// Its entry and exit stops, as the stop path has them.
+		th.sysNext = true
+	case probed:
+		// The `syscall` single-stepped: its step trap is the exit.
+		sy.trapEnter(th, nr, &s.regs)
+		th.sysStep = t
+	}
+	s.regs.Rip = t.tramp
+	o.tr.setRegs(th, &s.regs)
+	o.tr.sigs.trapTaken(th)
+	return true
+}
+
+// trapEnter opens the probed call nr a thread at a trap is about to make,
+// with no entry event: a signal may call the step off before the call is
+// made (trapSignal), and the line is written whole at the exit.
+func (sy *sysTrace) trapEnter(th *thread, nr int, regs *unix.PtraceRegs) {
+	c := &sysCall{nr: nr, args: [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}, sp: regs.Rsp,
+		start: sy.tr.clock.now(), sites: sy.byNr[nr]}
+	if info := syscalls.Lookup(nr); info != nil {
+		c.entry = sy.capture(th.p, info, c, false, 0)
+	}
+	th.call = c
+}
+
+// stepDone takes the trap of a `syscall` single-stepped from a trampoline
+// (it returned, or was interrupted: then rax is -ERESTART*): its line,
+// and the thread after the original `syscall`, where a restart goes
+// through the trap again.
+func (o sysTraps) stepDone(s *stop) bool {
+	th := s.th
+	t := th.sysStep
+	if t == nil || s.sig != int(unix.SIGTRAP) || s.si.Code <= 0 || s.regs.Rip != t.tramp+2 {
+		return false
+	}
+	o.tr.sys.stepEnd(th, &s.regs)
+	o.tr.sigs.trapTaken(th)
+	return true
+}
+
+// stepEnd reports a stepped call at its end, th at its trampoline's
+// return.
+func (sy *sysTrace) stepEnd(th *thread, regs *unix.PtraceRegs) {
+	t, c := th.sysStep, th.call
+	th.sysStep, th.call = nil, nil
+	regs.Rip = t.sc + 2
+	if regs.Rcx == t.tramp+2 {
+		regs.Rcx = t.sc + 2
+	}
+	sy.tr.setRegs(th, regs)
+	if c != nil {
+		sy.exit(th, c, int64(regs.Rax), true)
+	}
+}
+
+// trapSignal takes a signal stop of a thread stepping a `syscall`: one
+// before the call is made calls the step off (the thread goes back to the
+// trap, taken again once the signal is handled); one after it (the step's
+// trap comes first, so hardly) ends it. The signal is then delivered.
+func (sy *sysTrace) trapSignal(s *stop) {
+	th := s.th
+	t := th.sysStep
+	switch s.regs.Rip {
+	case t.tramp:
+		th.sysStep, th.call = nil, nil
+		s.regs.Rip = t.sc
+		sy.tr.setRegs(th, &s.regs)
+	case t.tramp + 2:
+		sy.stepEnd(th, &s.regs)
+	}
+}
+
+// execMapping says whether a call makes memory executable that no file
+// backs (code written at run time), which the traps would not see.
+func execMapping(nr int, args [6]uint64) bool {
+	switch nr {
+	case unix.SYS_MMAP:
+		return args[2]&unix.PROT_EXEC != 0 && args[3]&unix.MAP_ANONYMOUS != 0
+	case unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT:
+		return args[2]&unix.PROT_EXEC != 0
+	}
+	return false
+}
+
+// trapMoveOut moves a thread at a trampoline to the original: before its
+// `syscall` to the int3's address (the call not made yet), just after it
+// to just after the original (the kernel's restart, if any, then goes
+// through the original).
+func (sp *sysPads) trapMoveOut(regs *unix.PtraceRegs) bool {
+	for _, t := range sp.traps {
+		switch regs.Rip {
+		case t.tramp:
+			regs.Rip = t.sc
+			return true
+		case t.tramp + 2:
+			regs.Rip = t.sc + 2
+			if regs.Rcx == t.tramp+2 {
+				regs.Rcx = t.sc + 2 // as the kernel leaves it after the original
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// trapsOut puts the original byte back at every trap of p; a trap
+// already taken and not yet reported is then swallowed (ownTrap's
+// p.removed).
+func (sp *sysPads) trapsOut(p *process) {
+	var b [1]byte
+	for sc := range sp.traps {
+		if p.mem.ReadByMem(b[:], sc) == nil && b[0] == 0xcc {
+			p.mem.WriteAt([]byte{0x0f}, sc)
+		}
+		if p.removed != nil {
+			p.removed[sc] = true
+		}
+	}
+}
+
+// vdso scans the vDSO, whose fallbacks make calls (clock_gettime on a
+// clock it cannot read): its image is copied out of memory into a file
+// the scan reads as any object's.
+func (sc sysScan) vdso(m mapping) string {
+	b := make([]byte, m.End-m.Start)
+	if err := sc.p.mem.ReadByMem(b, m.Start); err != nil {
+		return fmt.Sprintf("the vDSO cannot be read: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "utap-vdso")
+	if err != nil {
+		return fmt.Sprintf("the vDSO: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "[vdso]")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Sprintf("the vDSO: %v", err)
+	}
+	vm := m
+	vm.Path, vm.Inode = path, 0
+	return sc.object(object{path: path}, []mapping{vm})
+}
+
+// off takes p's pads and traps out: its threads stop at every call
+// from now on, as before the attach's traps, so that none is missed.
+func (o sysTraps) off(p *process, why string) {
+	o.tr.pads.takeOutSys(p)
+	o.tr.pads.say(fmt.Sprintf("pid %d: every system call stops from now on: %s", p.pid, why))
+}
+
+// anonCode is an executable mapping of p that no file backs and that is
+// not utap's (the gate, pad and SSOL areas), as a JIT writes: its calls
+// no trap would see.
+func anonCode(p *process, m mapping) bool {
+	if m.Path != "" && m.Path[0] != '[' || m.Path == "[vdso]" || m.Path == "[vsyscall]" {
+		return false
+	}
+	for _, a := range p.areas {
+		if m.Start >= a.start && m.Start < a.start+a.size {
+			return false
+		}
+	}
+	return p.pads == nil || !p.pads.inPad(m.Start)
+}
+
+// goProgram says whether pid runs a Go program (its build information).
+func goProgram(pid int) bool {
+	_, err := buildinfo.ReadFile(fmt.Sprintf("/proc/%d/exe", pid))
+	return err == nil
+}
