@@ -86,8 +86,9 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 		tr.sys.noGate = e.SysStops || t.StackDepth > 0
-		// Attach mode: no filter can go in; traps instead (padsystrap.go).
-		tr.sys.trapMode = len(t.Argv) == 0 && !tr.sys.noGate
+		// No filter (attach mode: it would outlive the detach; or
+		// --no-seccomp): traps instead (padsystrap.go).
+		tr.sys.trapMode = (len(t.Argv) == 0 || e.NoSeccomp) && !tr.sys.noGate
 	}
 	d := pads.New(emit, t.Tally)
 	if e.Lossy {

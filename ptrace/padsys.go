@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/ptrace/pads"
 	"github.com/utap/utap/ssol"
 )
@@ -55,8 +56,11 @@ type sysSite struct {
 	// may take the thread out of the pad before its `syscall`.
 	branches bool
 	disp     *ssol.Displaced // the displaced instructions, at padAt
-	tsc      uint64          // the pad's code taking the TSC before its `syscall`
+	tsc      uint64          // the pad's code taking the TSC before its `syscall` (a dispatch pad's comparisons)
 	id       uint32          // its pad's id (pad.SetFaulted)
+	// dispatch: a dispatch pad (pad.BuildDispatch), of a number not set
+	// before the `syscall` (nr -1): it writes no record.
+	dispatch bool
 }
 
 func (sp *sysPads) forked() *sysPads {
@@ -217,9 +221,9 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 	if err != nil {
 		return
 	}
-	if sy.trapMode && only == nil && goProgram(p.pid) {
+	if _, ok := sy.dispatchNrs(); sy.trapMode && only == nil && !ok && goProgram(p.pid) {
 		sysTraps{pd.tr}.off(p, "a Go program makes its calls through the `syscall` of its runtime whose number is in a "+
-			"register: trapped there, each would cost more than the stops")
+			"register: with every call (or more than 64) probed, trapped there each would cost more than the stops")
 		return
 	}
 	sc := sysScan{pd: pd, p: p, th: th, sp: sp}
@@ -256,11 +260,7 @@ func (pd *padEngine) sysWrite(p *process, sp *sysPads, s *sysSite, code []byte, 
 	if err := p.mem.WriteAt(code, s.padAt); err != nil {
 		return err
 	}
-	stub := []byte{0xff, 0x25, 0, 0, 0, 0}
-	for i := range 8 {
-		stub = append(stub, byte(s.padAt>>(8*i)))
-	}
-	if err := p.mem.WriteAt(stub, s.stub); err != nil {
+	if err := p.mem.WriteAt(pad.AbsJmp(nil, s.padAt), s.stub); err != nil {
 		return err
 	}
 	for len(jmp) < len(s.orig) {

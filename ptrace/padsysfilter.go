@@ -103,6 +103,18 @@ func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) boo
 	}
 	for _, s := range sp.sites {
 		switch {
+		case s.dispatch && regs.Rip == s.pad+2:
+			regs.Rip = s.sc + 2 // returned or interrupted: no record to write
+			if regs.Rcx == s.pad+2 {
+				regs.Rcx = s.sc + 2
+			}
+			return true
+		case s.dispatch && regs.Rip >= s.tsc && regs.Rip < s.padAt+uint64(s.padLen):
+			// Comparing (rcx its only change, which the call
+			// overwrites), at its `syscall`, or on the way to the
+			// trap: the original `syscall`, whose trap sees the call.
+			regs.Rip = s.sc
+			return true
 		case signal && regs.Rip == s.pad:
 			regs.Rip = s.sc // the call is made again from the original
 			return true

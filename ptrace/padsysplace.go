@@ -161,6 +161,12 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				if sy.trapWanted(nr) {
 					traps = append(traps, sysTrap{sc: v + bias, nr: nr})
 				}
+				if !known {
+					if d := sc.planDispatch(code, from, v, bias); d != nil {
+						todo = append(todo, sysPlanned{s: d, d: d.disp})
+					}
+					continue
+				}
 			}
 			_, nr, err := ssol.PlanSyscall(code, from, v, nil)
 			where := fmt.Sprintf("%s+%#x", name, v)
@@ -200,28 +206,42 @@ func (sc sysScan) object(o object, ms []mapping) string {
 	if len(todo) > 0 {
 		sc.padsWrite(o, todo)
 	}
-	padded := map[uint64]bool{}
+	kind := map[uint64]int{} // 1: a pad, 2: a dispatch pad
 	for _, t := range todo {
-		padded[t.s.sc] = t.s.pad != 0
+		if t.s.pad != 0 {
+			kind[t.s.sc] = map[bool]int{false: 1, true: 2}[t.s.dispatch]
+		}
 	}
-	unknown, stops := 0, 0
+	var n [3]int
 	for _, t := range traps {
 		if err := (sysTraps{tr}).add(p, sp, t.sc, t.nr); err != nil {
 			return fmt.Sprintf("the syscall at %#x (%s): %v", t.sc, name, err)
 		}
-		if !padded[t.sc] {
-			stops++
-		}
-		if t.nr < 0 {
-			unknown++
-		}
+		n[kind[t.sc]]++
 	}
 	if len(traps) > 0 {
-		pd.say(fmt.Sprintf("%s: %d syscall instructions trapped: %d whose calls stop there (%d of a number not set "+
-			"before them: the trap lets an unprobed call run on), %d with a pad (the trap takes a call restarted there)",
-			name, len(traps), stops, unknown, len(traps)-stops))
+		pd.say(fmt.Sprintf("%s: %d syscall instructions trapped: %d whose calls stop there, %d behind a dispatch pad "+
+			"(a number not set before them: the calls not probed run in-process), %d behind a pad (the trap takes "+
+			"a call restarted there)", name, len(traps), n[0], n[2], n[1]))
 	}
 	return ""
+}
+
+// planDispatch plans the dispatch pad of the `syscall` at v (link-time;
+// code its object's bytes from the landing `from`), nil when it takes
+// none: every call probed, or its neighbours cannot move.
+func (sc sysScan) planDispatch(code []byte, from, v, bias uint64) *sysSite {
+	if _, ok := sc.pd.tr.sys.dispatchNrs(); !ok {
+		return nil
+	}
+	if _, _, err := ssol.PlanSyscallAny(code, from, v); err != nil {
+		return nil
+	}
+	rd, _, err := ssol.PlanSyscallAny(mustRead(sc.p, from+bias, v+2-from), from+bias, v+bias)
+	if err != nil || sysInFlight(sc.p, rd.Addr, v+bias) != "" {
+		return nil
+	}
+	return &sysSite{first: rd.Addr, sc: v + bias, nr: -1, branches: rd.Branches, disp: rd, dispatch: true}
 }
 
 // sysCapsFor is sysCaps, with the calls the traps watch (or, in run
@@ -251,10 +271,7 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 		s := t.s
 		s.stub = stubArea + uint64(16*k)
 		s.padAt = sy.gate.addr + sp.next
-		id := pd.d.NextID()
-		spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
-			Displaced: t.d.Relocated, Sys: &pad.SysSpec{Caps: t.caps, Back: s.sc + 2, Nr: s.nr}}
-		code, parts, err := pad.BuildSys(spec, s.padAt)
+		code, parts, id, err := sc.build(t, ring, n)
 		if err == nil && sp.next+uint64(len(code)) > sy.gate.size {
 			err = fmt.Errorf("the gate is full")
 		}
@@ -270,18 +287,46 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 			s.pad, s.padLen, s.tsc = s.padAt+uint64(parts.Syscall), len(code), s.padAt+uint64(parts.TSC)
 			err = pd.sysWrite(p, sp, s, code, jmp)
 		}
-		where := fmt.Sprintf("%s at %#x", syscalls.Lookup(s.nr).Name, s.sc)
+		where := fmt.Sprintf("syscall at %#x", s.sc)
+		if s.nr >= 0 {
+			where = fmt.Sprintf("%s at %#x", syscalls.Lookup(s.nr).Name, s.sc)
+		}
 		if err != nil {
 			pd.say(fmt.Sprintf("%s: stops: %v", where, err))
 			continue
 		}
 		sp.next += uint64(len(code)+15) &^ 15
+		if s.dispatch {
+			pd.say(fmt.Sprintf("%s: a dispatch pad at %#x: the calls not probed run in-process, the probed stop at "+
+				"its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
+			continue
+		}
 		s.id = id
 		p.pads.addFixups(s.padAt, parts.Fixups)
 		pd.d.AddSite(pads.NewSysSite(t.site, s.nr, t.caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, sy.strsize, s.pad))
 		tr.stats.pads++
 		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))
 	}
+}
+
+// build assembles t's pad at t.s.padAt: a system call pad, its id
+// taken, or a dispatch pad (internal/pad/dispatch.go).
+func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
+	s := t.s
+	if s.dispatch {
+		rel, err := t.d.Relocated(s.padAt)
+		if err != nil {
+			return nil, pad.SysParts{}, 0, err
+		}
+		nrs, _ := sc.pd.tr.sys.dispatchNrs()
+		code, dp, err := pad.BuildDispatch(rel, nrs, s.sc)
+		return code, pad.SysParts{TSC: dp.Compare, Syscall: dp.Syscall}, 0, err
+	}
+	id := sc.pd.d.NextID()
+	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
+		Displaced: t.d.Relocated, Sys: &pad.SysSpec{Caps: t.caps, Back: s.sc + 2, Nr: s.nr}}
+	code, parts, err := pad.BuildSys(spec, s.padAt)
+	return code, parts, id, err
 }
 
 // segmentBias is runtime minus link-time address for prog of o, from

@@ -55,6 +55,9 @@ func (o sysPadSignals) ownSignal(s *stop) bool {
 	if s.regs.Rip < site.pad {
 		to = site.pad
 	}
+	if site.dispatch {
+		to = site.tsc // its comparisons: moveOut's then
+	}
 	mask, err := proc.BlockAsync(th.tid)
 	if err != nil {
 		return false
@@ -62,7 +65,7 @@ func (o sysPadSignals) ownSignal(s *stop) bool {
 	if s.regs.Rip < site.pad && site.branches {
 		// A displaced conditional branch may leave the pad (to the
 		// original code): stepped, to the pad's `syscall` or out.
-		if !stepWhile(pd, th, mask, s.sig, func(rip uint64) bool { return rip >= site.padAt && rip < site.pad }) {
+		if !stepWhile(pd, th, mask, s.sig, func(rip uint64) bool { return rip >= site.padAt && rip < to }) {
 			return true
 		}
 	} else if !pd.runTo(th, to, mask, s.sig) {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/syscalls"
 )
 
@@ -54,6 +56,26 @@ func (sy *sysTrace) trapWanted(nr int) bool {
 	return nr < 0 || len(sy.byNr[nr]) > 0 || trapWatched[nr]
 }
 
+// dispatchNrs are the numbers a dispatch pad sends to its trap: those
+// probed and those watched, sorted; false when every call is probed, or
+// too many (the sites then keep only their trap).
+func (sy *sysTrace) dispatchNrs() ([]int, bool) {
+	if sy.all {
+		return nil, false
+	}
+	var nrs []int
+	for nr := range sy.byNr {
+		nrs = append(nrs, nr)
+	}
+	for nr := range trapWatched {
+		if len(sy.byNr[nr]) == 0 {
+			nrs = append(nrs, nr)
+		}
+	}
+	slices.Sort(nrs)
+	return nrs, len(nrs) <= pad.MaxDispatch
+}
+
 // quiet says whether p's threads run free between their probed calls:
 // its traps are in and still hold.
 func (p *process) quiet() bool {
@@ -72,11 +94,7 @@ func (o sysTraps) add(p *process, sp *sysPads, sc uint64, nr int) error {
 		return fmt.Errorf("its bytes in memory are not a syscall")
 	}
 	t := &sysTrap{sc: sc, tramp: sy.gate.addr + sp.next, nr: nr}
-	code := []byte{0x0f, 0x05, 0xff, 0x25, 0, 0, 0, 0}
-	for i := range 8 {
-		code = append(code, byte((sc+2)>>(8*i)))
-	}
-	if err := p.mem.WriteAt(code, t.tramp); err != nil {
+	if err := p.mem.WriteAt(pad.AbsJmp([]byte{0x0f, 0x05}, sc+2), t.tramp); err != nil {
 		return err
 	}
 	if err := p.mem.WriteAt([]byte{0xcc}, sc); err != nil {

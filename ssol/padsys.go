@@ -38,6 +38,16 @@ func (e notSyscallError) Is(target error) bool { return target == ErrNotSyscall 
 // and end exactly at sc; one of them sets the number (mov $imm,%eax or
 // xor %eax,%eax) and none after it writes rax. The error wraps ErrNoPad.
 func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Displaced, int, error) {
+	return planSyscall(code, from, sc, busy, true)
+}
+
+// PlanSyscallAny is PlanSyscall for a `syscall` whose number may be set
+// elsewhere (a dispatch pad's, which reads it from eax): nr is -1 then.
+func PlanSyscallAny(code []byte, from, sc uint64) (*Displaced, int, error) {
+	return planSyscall(code, from, sc, nil, false)
+}
+
+func planSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool, needNr bool) (*Displaced, int, error) {
 	no := func(format string, a ...any) error {
 		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, sc}, a...)...)
 	}
@@ -88,8 +98,11 @@ func PlanSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool) (*Di
 		}
 	}
 	nr, ok := staticNr(d.Insns)
-	if !ok {
+	if !ok && needNr {
 		return nil, 0, no("the call's number is not set by the instructions before it")
+	}
+	if !ok {
+		nr = -1
 	}
 	return d, nr, nil
 }

@@ -4,6 +4,7 @@ package enginetest
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,7 @@ func TestSysAttach(t *testing.T) {
 					t.Errorf("%d getppid lines, want %d", n, want)
 				}
 				if m.name == "ptrace" {
-					for _, want := range []string{"syscall instructions trapped", "getppid at 0x"} {
+					for _, want := range []string{"syscall instructions trapped", "getppid at 0x", "a dispatch pad at"} {
 						if !strings.Contains(stderr, want) {
 							t.Errorf("-v does not say %q:\n%s", want, stderr)
 						}
@@ -65,40 +66,12 @@ func TestSysAttach(t *testing.T) {
 // (straceLines) and utap's stderr.
 func sysAttachRun(t *testing.T, bin string, jit bool, args []string) ([]string, string) {
 	t.Helper()
-	dir := t.TempDir()
-	out, stdout := filepath.Join(dir, "trace"), filepath.Join(dir, "stdout")
 	argv := []string{bin, "50"}
 	if jit {
 		argv = append(argv, "jit")
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(stdout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cmd.Stdout = f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sysWaitFor(t, func() bool { return fileText(stdout).String() == "ready\n" })
-	before := snapshot(t, cmd.Process.Pid)
-	u := exec.Command(utapBin, append(append([]string{"attach", "-v", "-o", out}, args...),
-		"-e", "trace=getppid,read,write", "-p", fmt.Sprint(cmd.Process.Pid))...)
-	var stderr strings.Builder
-	u.Stderr = &stderr
-	if err := u.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer u.Process.Kill()
-	// A write shown: the probes are in.
-	sysWaitFor(t, func() bool { return strings.Contains(fileText(out).String(), "write(") })
-	in.Write([]byte("go\n"))
+	r := startAttached(t, argv, "trace=getppid,read,write", args)
+	cmd, u, in, out, stdout, before := r.cmd, r.u, r.in, r.out, r.stdout, r.before
 	sysWaitFor(t, func() bool { return strings.Contains(fileText(stdout).String(), "done\n") })
 	sysWaitFor(t, func() bool {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/syscall", cmd.Process.Pid))
@@ -106,7 +79,7 @@ func sysAttachRun(t *testing.T, bin string, jit bool, args []string) ([]string, 
 	})
 	u.Process.Signal(syscall.SIGTERM)
 	if err := u.Wait(); err != nil {
-		t.Fatalf("utap: %v\n%s", err, stderr.String())
+		t.Fatalf("utap: %v\n%s", err, r.stderr.String())
 	}
 	after := snapshot(t, cmd.Process.Pid)
 	in.Write([]byte("bye\n"))
@@ -135,14 +108,59 @@ func sysAttachRun(t *testing.T, bin string, jit bool, args []string) ([]string, 
 		t.Logf("trace:\n%s", fileText(out).String())
 	}
 	var keep []string
-	for _, l := range straceLines(fileText(out).String()) {
-		l = maskedPid.ReplaceAllString(l, "")
+	for _, l := range straceUnprefixed(fileText(out).String()) {
 		if strings.HasPrefix(l, "getppid(") || strings.HasPrefix(l, `read(0, "go`) || strings.HasPrefix(l, "read(4,") ||
 			strings.HasPrefix(l, "--- SIGUSR1") {
 			keep = append(keep, l)
 		}
 	}
-	return keep, stderr.String()
+	return keep, r.stderr.String()
+}
+
+// attachedRun is a fixture that prints "ready", then writes to /dev/null
+// until a line comes on stdin, traced by `utap attach -v`.
+type attachedRun struct {
+	cmd, u      *exec.Cmd
+	in          io.WriteCloser
+	out, stdout string // the trace, the fixture's output
+	stderr      strings.Builder
+	before      image // the fixture's image before the attach
+}
+
+// startAttached starts argv, and once it is ready utap attach with args
+// and -e spec; once the trace shows a write (the probes are in), the line
+// goes to its stdin.
+func startAttached(t *testing.T, argv []string, spec string, args []string) *attachedRun {
+	t.Helper()
+	dir := t.TempDir()
+	r := &attachedRun{out: filepath.Join(dir, "trace"), stdout: filepath.Join(dir, "stdout")}
+	r.cmd = exec.Command(argv[0], argv[1:]...)
+	var err error
+	if r.in, err = r.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(r.stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	r.cmd.Stdout = f
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.cmd.Process.Kill() })
+	sysWaitFor(t, func() bool { return fileText(r.stdout).String() == "ready\n" })
+	r.before = snapshot(t, r.cmd.Process.Pid)
+	r.u = exec.Command(utapBin, append(append([]string{"attach", "-v", "-o", r.out}, args...),
+		"-e", spec, "-p", fmt.Sprint(r.cmd.Process.Pid))...)
+	r.u.Stderr = &r.stderr
+	if err := r.u.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.u.Process.Kill() })
+	sysWaitFor(t, func() bool { return strings.Contains(fileText(r.out).String(), "write(") })
+	r.in.Write([]byte("go\n"))
+	return r
 }
 
 // maskedPid is a line's "[pid P1] " after straceLines.
@@ -157,4 +175,48 @@ func countPrefix(lines []string, prefix string) int {
 		}
 	}
 	return n
+}
+
+// TestSysAttachGo: a Go program, whose calls all go through its
+// runtime's `syscall` of a number in a register: attached with a few
+// calls probed, that site takes a dispatch pad (the others, getpid here,
+// run in-process; the probed stop at its trap), under goroutines on four
+// threads, the GC and SIGURG preemption; every getppid shown, on the
+// three paths, and the program ends as untraced.
+func TestSysAttachGo(t *testing.T) {
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := fixture.Go(t, "sys_attach_go")
+	for _, m := range sysModes {
+		t.Run(m.name, func(t *testing.T) {
+			m.need(t)
+			r := startAttached(t, []string{bin, "300"}, "trace=getppid,write", m.args)
+			cmd, u, out, stdout, stderr := r.cmd, r.u, r.out, r.stdout, &r.stderr
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%v; output %q", err, fileText(stdout).String())
+			}
+			if err := u.Wait(); err != nil {
+				t.Fatalf("utap: %v\n%s", err, stderr.String())
+			}
+			if got := fileText(stdout).String(); got != "ready\ndone\n" {
+				t.Errorf("output %q", got)
+			}
+			if n := countPrefix(straceUnprefixed(fileText(out).String()), "getppid() "); n != 4*300 {
+				t.Errorf("%d getppid lines, want %d", n, 4*300)
+			}
+			if m.name == "ptrace" && !strings.Contains(stderr.String(), "a dispatch pad at") {
+				t.Errorf("-v shows no dispatch pad:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+// straceUnprefixed is straceLines without their "[pid Pn] ".
+func straceUnprefixed(text string) []string {
+	var ls []string
+	for _, l := range straceLines(text) {
+		ls = append(ls, maskedPid.ReplaceAllString(l, ""))
+	}
+	return ls
 }

@@ -224,12 +224,7 @@ func sysCode(s Spec) ([]byte, []Fixup, error) {
 		return nil, nil, err
 	}
 	fixups := fixupsOf(a)
-	code = append(code, 0xff, 0x25, 0, 0, 0, 0) // jmp *0(%rip)
-	b := s.Sys.Back
-	for range 8 {
-		code = append(code, byte(b))
-		b >>= 8
-	}
+	code = AbsJmp(code, s.Sys.Back)
 	return code, fixups, nil
 }
 

@@ -1,0 +1,74 @@
+package pad
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/utap/utap/internal/x86"
+)
+
+// TestBuildDispatch: after the displaced instructions, each number is
+// compared with no flag changed and only rcx written (lea, jrcxz); a match
+// jumps to the exit towards the original `syscall` (its trap), the rest
+// make the call and jump back after it.
+func TestBuildDispatch(t *testing.T) {
+	const at, sc = 0x10000, 0x7f0000001234
+	displaced := []byte{0x48, 0x89, 0xf8} // mov %rdi,%rax
+	code, parts, err := BuildDispatch(displaced, []int{0x27, 0x6e}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var starts []int
+	for off := 0; off < len(code); {
+		inst, err := x86.Decode(code[off:])
+		if err != nil {
+			t.Fatalf("at %d: %v", off, err)
+		}
+		starts = append(starts, off)
+		s := x86asm.IntelSyntax(inst, at+uint64(off), nil)
+		if inst.Op == x86asm.JMP && inst.Args[0] != nil && strings.Contains(inst.Args[0].String(), "RIP") {
+			s = "jmp abs"
+		}
+		got = append(got, s)
+		off += inst.Len
+		if s == "jmp abs" {
+			off += 8 // its target
+		}
+	}
+	probed := starts[len(starts)-1]
+	want := []string{"mov rax, rdi"}
+	for k, disp := range []string{"0xffffffd9", "0xffffff92"} { // -0x27, -0x6e
+		base := uint64(at + 3 + 16*k)
+		want = append(want, "lea rcx, ptr [rax+"+disp+"]", "jrcxz "+hexOf(base+11), "jmp "+hexOf(base+16),
+			"jmp "+hexOf(uint64(at+probed)))
+	}
+	want = append(want, "syscall", "jmp abs", "jmp abs")
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("dispatch pad:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if parts.Compare != 3 || code[parts.Syscall] != 0x0f || code[parts.Syscall+1] != 0x05 {
+		t.Errorf("parts %+v", parts)
+	}
+	back := code[parts.Syscall+8 : parts.Syscall+16]
+	to := code[probed+6 : probed+14]
+	if le(back) != sc+2 || le(to) != sc {
+		t.Errorf("back %#x, to the trap %#x", le(back), le(to))
+	}
+	if _, _, err := BuildDispatch(nil, make([]int, MaxDispatch+1), sc); err == nil {
+		t.Error("more than MaxDispatch numbers: no error")
+	}
+}
+
+func hexOf(v uint64) string { return fmt.Sprintf("%#x", v) }
+
+func le(b []byte) uint64 {
+	var v uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v
+}
