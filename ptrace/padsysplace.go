@@ -297,8 +297,8 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 		}
 		sp.next += uint64(len(code)+15) &^ 15
 		if s.dispatch {
-			pd.say(fmt.Sprintf("%s: a dispatch pad at %#x: the calls not probed run in-process, the probed stop at "+
-				"its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
+			pd.say(fmt.Sprintf("%s: a dispatch pad at %#x: the calls not probed run in-process, the probed go to pads of their own or stop "+
+				"at its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
 			continue
 		}
 		s.id = id
@@ -314,12 +314,14 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
 	s := t.s
 	if s.dispatch {
+		to := sc.dispatchPads(s, ring, n)
+		s.padAt = sc.pd.tr.sys.gate.addr + sc.sp.next // after those pads
 		rel, err := t.d.Relocated(s.padAt)
 		if err != nil {
 			return nil, pad.SysParts{}, 0, err
 		}
 		nrs, _ := sc.pd.tr.sys.dispatchNrs()
-		code, dp, err := pad.BuildDispatch(rel, nrs, s.sc)
+		code, dp, err := pad.BuildDispatch(rel, s.padAt, nrs, to, s.sc)
 		return code, pad.SysParts{TSC: dp.Compare, Syscall: dp.Syscall}, 0, err
 	}
 	id := sc.pd.d.NextID()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/syscalls"
+	"github.com/utap/utap/ptrace/pads"
+	"github.com/utap/utap/ssol"
 )
 
 // System calls in attach mode (docs/syscalls.md). A seccomp filter cannot
@@ -299,4 +301,46 @@ func anonCode(p *process, m mapping) bool {
 func goProgram(pid int) bool {
 	_, err := buildinfo.ReadFile(fmt.Sprintf("/proc/%d/exe", pid))
 	return err == nil
+}
+
+// dispatchPads writes, for the dispatch pad of site d, a system call pad
+// of each probed number that can have one (no displaced instructions:
+// the dispatch pad ran them; back after d's `syscall`), and returns
+// where each is. They take at most half the gate; the other numbers go to
+// the trap.
+func (sc sysScan) dispatchPads(d *sysSite, ring uint64, n int) map[int]uint64 {
+	pd, p, sp := sc.pd, sc.p, sc.sp
+	tr := pd.tr
+	sy := tr.sys
+	to := map[int]uint64{}
+	nrs, _ := sy.dispatchNrs()
+	for _, nr := range nrs {
+		if len(sy.byNr[nr]) == 0 || stopCalls[nr] || trapWatched[nr] || sp.next > sy.gate.size/2 {
+			continue
+		}
+		site, why := sy.sysSiteOf(nr)
+		var caps []pad.SysCap
+		if why == "" {
+			caps, why = sy.sysCapsFor(nr)
+		}
+		if why != "" {
+			continue
+		}
+		s := &sysSite{first: d.sc, sc: d.sc, nr: nr, padAt: sy.gate.addr + sp.next, disp: &ssol.Displaced{Addr: d.sc}}
+		id := pd.d.NextID()
+		spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
+			Displaced: func(uint64) ([]byte, error) { return nil, nil }, Sys: &pad.SysSpec{Caps: caps, Back: s.sc + 2, Nr: nr}}
+		code, parts, err := pad.BuildSys(spec, s.padAt)
+		if err != nil || sp.next+uint64(len(code)) > sy.gate.size || p.mem.WriteAt(code, s.padAt) != nil {
+			continue
+		}
+		s.pad, s.padLen, s.tsc, s.id = s.padAt+uint64(parts.Syscall), len(code), s.padAt+uint64(parts.TSC), id
+		sp.sites[s.pad] = s
+		sp.next += uint64(len(code)+15) &^ 15
+		p.pads.addFixups(s.padAt, parts.Fixups)
+		pd.d.AddSite(pads.NewSysSite(site, nr, caps, len(syscalls.Lookup(nr).Captures), tr.target.FdPaths, sy.strsize, s.pad))
+		tr.stats.pads++
+		to[nr] = s.padAt
+	}
+	return to
 }

@@ -17,7 +17,7 @@ import (
 func TestBuildDispatch(t *testing.T) {
 	const at, sc = 0x10000, 0x7f0000001234
 	displaced := []byte{0x48, 0x89, 0xf8} // mov %rdi,%rax
-	code, parts, err := BuildDispatch(displaced, []int{0x27, 0x6e}, sc)
+	code, parts, err := BuildDispatch(displaced, at, []int{0x27, 0x6e}, nil, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,17 @@ func TestBuildDispatch(t *testing.T) {
 	if le(back) != sc+2 || le(to) != sc {
 		t.Errorf("back %#x, to the trap %#x", le(back), le(to))
 	}
-	if _, _, err := BuildDispatch(nil, make([]int, MaxDispatch+1), sc); err == nil {
+	if _, _, err := BuildDispatch(nil, at, make([]int, MaxDispatch+1), nil, sc); err == nil {
 		t.Error("more than MaxDispatch numbers: no error")
+	}
+	// A number with a pad of its own jumps there.
+	code, _, err = BuildDispatch(displaced, at, []int{0x27, 0x6e}, map[int]uint64{0x6e: at + 0x1000}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := x86.Decode(code[3+16+11:])
+	if err != nil || x86asm.IntelSyntax(inst, at+3+16+11, nil) != "jmp "+hexOf(at+0x1000) {
+		t.Errorf("the second number's jump: % x (%v)", code[3+16+11:3+16+16], err)
 	}
 }
 
