@@ -20,20 +20,33 @@ import (
 )
 
 // System calls in-process (ptrace/padsys.go): each test runs the same
-// command on the pad path (the default) and on the stop path
-// (--no-pads), and checks the lines are the same and that the pad path
-// was taken (-v says which sites run in-process).
+// command on the pad path (the default, behind the seccomp filter), on
+// the stop path (--no-pads) and on pads and traps (--no-seccomp: no
+// filter, as attach mode, ptrace/padsystrap.go), and checks the lines
+// are the same and that the pads were taken (-v says which sites run
+// in-process).
 
-// sysPadRun runs `utap run --backend ptrace -v` with args (pads off when
-// stops), its trace in a file; it returns the result and the trace's
-// lines (straceLines: joined, masked).
-func sysPadRun(t *testing.T, stops bool, args ...string) (cliResult, []string) {
+// sysPath is one of the ways the ptrace engine traces system calls.
+type sysPath struct {
+	name  string
+	args  []string
+	stops bool // no call in-process
+}
+
+var (
+	padPath   = sysPath{"pads", nil, false}
+	stopPath  = sysPath{"stops", []string{"--no-pads"}, true}
+	trapPath  = sysPath{"traps", []string{"--no-seccomp"}, false}
+	sysPaths3 = []sysPath{padPath, stopPath, trapPath}
+)
+
+// sysPadRun runs `utap run --backend ptrace -v` with path's flags and
+// args, its trace in a file; it returns the result and the trace's lines
+// (straceLines: joined, masked).
+func sysPadRun(t *testing.T, path sysPath, args ...string) (cliResult, []string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "trace")
-	argv := []string{"run", "--backend", "ptrace", "-v", "-o", out}
-	if stops {
-		argv = append(argv, "--no-pads")
-	}
+	argv := append([]string{"run", "--backend", "ptrace", "-v", "-o", out}, path.args...)
 	r := utap(t, append(argv, args...)...)
 	text, err := os.ReadFile(out)
 	if err != nil {
@@ -52,23 +65,22 @@ var (
 	bigNumber = regexp.MustCompile(`\bP\d+\b|\b\d{4,}\b`)
 )
 
-// sysPadPaths runs args on the pad path, then on the stop path, wants
-// exit 0 and calls in-process on the first only, and returns each
-// path's lines.
-func sysPadPaths(t *testing.T, calls []string, args ...string) [2][]string {
+// sysPadPaths runs args on each of sysPaths3, wants exit 0 and calls
+// in-process but on the stop path, and returns each path's lines.
+func sysPadPaths(t *testing.T, calls []string, args ...string) [][]string {
 	t.Helper()
-	var out [2][]string
-	for i, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, args...)
+	var out [][]string
+	for _, path := range sysPaths3 {
+		r, lines := sysPadRun(t, path, args...)
 		if r.code != 0 {
-			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
+			t.Fatalf("%s: exit %d, stderr %q", path.name, r.code, r.stderr)
 		}
 		for _, call := range calls {
-			if in := inProcess(r.stderr, call); in == stops {
-				t.Errorf("stops=%v: %s in-process %v", stops, call, in)
+			if in := inProcess(r.stderr, call); in == path.stops {
+				t.Errorf("%s: %s in-process %v", path.name, call, in)
 			}
 		}
-		out[i] = lines
+		out = append(out, lines)
 	}
 	return out
 }
@@ -79,9 +91,8 @@ func TestSysPadGetppidLoop(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "sys_pad.c")
 	const n = 100000
-	var got [2][]string
+	got := make([][]string, len(sysPaths3))
 	for i, lines := range sysPadPaths(t, []string{"getppid"}, "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n)) {
-		stops := i == 1
 		for _, l := range lines {
 			if strings.HasPrefix(l, "getppid(") {
 				// The parent is the tracer: its pid differs per run.
@@ -89,12 +100,10 @@ func TestSysPadGetppidLoop(t *testing.T) {
 			}
 		}
 		if len(got[i]) != n {
-			t.Errorf("stops=%v: %d getppid lines, want %d", stops, len(got[i]), n)
+			t.Errorf("%s: %d getppid lines, want %d", sysPaths3[i].name, len(got[i]), n)
 		}
 	}
-	if !slices.Equal(got[0], got[1]) {
-		t.Errorf("the pad path's lines differ from the stop path's")
-	}
+	sameAsStops(t, got)
 }
 
 // TestSysPadMixedAreas: calls whose values take the records' small area
@@ -105,9 +114,9 @@ func TestSysPadMixedAreas(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "sys_pad.c")
 	const n = 20000
-	var got [2][]string
+	got := make([][]string, len(sysPaths3))
 	for i, lines := range sysPadPaths(t, []string{"getppid", "openat", "close"}, "-e", "trace=getppid,openat,close", "--", bin, "mixed", strconv.Itoa(n)) {
-		stops := i == 1
+		name := sysPaths3[i].name
 		seen := false
 		for _, l := range lines {
 			seen = seen || strings.HasPrefix(l, "getppid(")
@@ -116,18 +125,16 @@ func TestSysPadMixedAreas(t *testing.T) {
 			}
 		}
 		if len(got[i]) != 3*n {
-			t.Errorf("stops=%v: %d lines from the first getppid, want %d", stops, len(got[i]), 3*n)
+			t.Errorf("%s: %d lines from the first getppid, want %d", name, len(got[i]), 3*n)
 		}
 		round := []string{"getppid() = N", `openat(AT_FDCWD, "/dev/null", O_RDONLY) = N`, "close(3) = N"}
 		for k, l := range got[i] {
 			if l != round[k%3] {
-				t.Fatalf("stops=%v: line %d is %q, want %q", stops, k, l, round[k%3])
+				t.Fatalf("%s: line %d is %q, want %q", name, k, l, round[k%3])
 			}
 		}
 	}
-	if !slices.Equal(got[0], got[1]) {
-		t.Errorf("the pad path's lines differ from the stop path's")
-	}
+	sameAsStops(t, got)
 }
 
 // TestSysPadIovecs: writev and readv run in-process, their iovecs read by
@@ -148,18 +155,18 @@ func TestSysPadIovecs(t *testing.T) {
 	}
 }
 
-// sysPadSame runs argv on both paths and wants the same stdout, exit 0,
-// and the same lines (those keep selects, sorted: the threads' order
-// differs); it returns the pad path's stderr.
+// sysPadSame runs argv on each of sysPaths3 and wants the same stdout,
+// exit 0, and the same lines (those keep selects, sorted: the threads'
+// order differs); it returns the pad and trap paths' stderr.
 func sysPadSame(t *testing.T, keep func(string) bool, spec string, argv ...string) string {
 	t.Helper()
-	var got [2][]string
-	var stdout [2]string
+	got := make([][]string, len(sysPaths3))
+	stdout := make([]string, len(sysPaths3))
 	var stderr string
-	for i, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, append([]string{"-f", "-e", spec, "--"}, argv...)...)
+	for i, path := range sysPaths3 {
+		r, lines := sysPadRun(t, path, append([]string{"-f", "-e", spec, "--"}, argv...)...)
 		if r.code != 0 {
-			t.Fatalf("stops=%v: exit %d, stderr %q", stops, r.code, r.stderr)
+			t.Fatalf("%s: exit %d, stderr %q", path.name, r.code, r.stderr)
 		}
 		for _, l := range lines {
 			if keep(l) {
@@ -171,17 +178,31 @@ func sysPadSame(t *testing.T, keep func(string) bool, spec string, argv ...strin
 		}
 		slices.Sort(got[i])
 		stdout[i] = r.stdout
-		if !stops {
-			stderr = r.stderr
+		if !path.stops {
+			stderr += r.stderr
 		}
 	}
-	if stdout[0] != stdout[1] {
-		t.Errorf("stdout %q on the pad path, %q on the stop path", stdout[0], stdout[1])
+	for i, path := range sysPaths3 {
+		if stdout[i] != stdout[1] {
+			t.Errorf("stdout %q on %s, %q on the stop path", stdout[i], path.name, stdout[1])
+		}
 	}
-	if !slices.Equal(got[0], got[1]) || len(got[0]) == 0 {
-		t.Errorf("lines differ:\npads:\n%s\nstops:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+	if len(got[0]) == 0 {
+		t.Error("no line kept")
 	}
+	sameAsStops(t, got)
 	return stderr
+}
+
+// sameAsStops wants each path's lines (sysPaths3's order) the stop
+// path's.
+func sameAsStops(t *testing.T, got [][]string) {
+	t.Helper()
+	for i, path := range sysPaths3 {
+		if !slices.Equal(got[i], got[1]) {
+			t.Errorf("lines differ:\n%s:\n%s\nstops:\n%s", path.name, strings.Join(got[i], "\n"), strings.Join(got[1], "\n"))
+		}
+	}
 }
 
 // TestSysPadSignalRead: a signal interrupts a read blocked in-process;
@@ -212,20 +233,18 @@ func TestSysPadBadBuffers(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "sys_pad.c")
 	want, _ := untraced(t, []string{bin, "badbuf"})
-	var got [2][]string
-	for i, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, "-e", "trace=write,openat", "--", bin, "badbuf")
+	got := make([][]string, len(sysPaths3))
+	for i, path := range sysPaths3 {
+		r, lines := sysPadRun(t, path, "-e", "trace=write,openat", "--", bin, "badbuf")
 		if r.code != 0 || r.stdout != want {
-			t.Fatalf("stops=%v: exit %d, stdout %q, want %q; stderr %q", stops, r.code, r.stdout, want, r.stderr)
+			t.Fatalf("%s: exit %d, stdout %q, want %q; stderr %q", path.name, r.code, r.stdout, want, r.stderr)
 		}
-		if !stops && (!inProcess(r.stderr, "write") || !inProcess(r.stderr, "openat")) {
-			t.Errorf("write and openat not in-process:\n%s", r.stderr)
+		if !path.stops && (!inProcess(r.stderr, "write") || !inProcess(r.stderr, "openat")) {
+			t.Errorf("%s: write and openat not in-process:\n%s", path.name, r.stderr)
 		}
 		got[i] = lines // addresses masked: 0x?
 	}
-	if !slices.Equal(got[0], got[1]) {
-		t.Errorf("lines differ:\npads:\n%s\nstops:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
-	}
+	sameAsStops(t, got)
 	trace := strings.Join(got[0], "\n")
 	for line, n := range map[string]int{
 		`write(1, 0x?, 4) = -1 EFAULT (Bad address)`:                                           6,
@@ -249,9 +268,11 @@ func TestSysPadCancel(t *testing.T) {
 	if want != "unwound\ncanceled\n" || code != 0 {
 		t.Fatalf("untraced: %q, exit %d", want, code)
 	}
-	r, _ := sysPadRun(t, false, "-e", "trace=read", "--", bin)
-	if r.code != 0 || r.stdout != want || !inProcess(r.stderr, "read") {
-		t.Errorf("exit %d, stdout %q, want %q; stderr %q", r.code, r.stdout, want, r.stderr)
+	for _, path := range []sysPath{padPath, trapPath} {
+		r, _ := sysPadRun(t, path, "-e", "trace=read", "--", bin)
+		if r.code != 0 || r.stdout != want || !inProcess(r.stderr, "read") {
+			t.Errorf("%s: exit %d, stdout %q, want %q; stderr %q", path.name, r.code, r.stdout, want, r.stderr)
+		}
 	}
 }
 
@@ -383,16 +404,16 @@ func TestSysPadSignalStorm(t *testing.T) {
 		{"getppid", "storm", "getppid() = ", "storm\n", 50000},
 		{"read", "readstorm", `read(3, "\0", 1) = 1`, "readstorm 20000\n", 20000},
 	} {
-		for _, stops := range []bool{false, true} {
-			r, lines := sysPadRun(t, stops, "-e", "trace="+c.call, "--", bin, c.mode, strconv.Itoa(c.n))
+		for _, path := range sysPaths3 {
+			r, lines := sysPadRun(t, path, "-e", "trace="+c.call, "--", bin, c.mode, strconv.Itoa(c.n))
 			calls := 0
 			for _, l := range lines {
 				if strings.HasPrefix(l, c.line) {
 					calls++
 				}
 			}
-			if r.code != 0 || r.stdout != c.out || calls != c.n || inProcess(r.stderr, c.call) == stops {
-				t.Errorf("%s, stops=%v: exit %d, stdout %q, %d lines of %d", c.call, stops, r.code, r.stdout, calls, c.n)
+			if r.code != 0 || r.stdout != c.out || calls != c.n || inProcess(r.stderr, c.call) == path.stops {
+				t.Errorf("%s, %s: exit %d, stdout %q, %d lines of %d", c.call, path.name, r.code, r.stdout, calls, c.n)
 			}
 		}
 	}
@@ -407,8 +428,9 @@ func TestSysPadDurations(t *testing.T) {
 	bin := fixture.C(t, "sys_pad.c")
 	const n = 20000
 	dur := regexp.MustCompile(`^getppid\(\) += \d+ <(\d+\.\d{6})>$`)
-	for _, stops := range []bool{false, true} {
-		r, lines := sysPadRun(t, stops, "-T", "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
+	for _, path := range []sysPath{padPath, stopPath} {
+		stops := path.stops
+		r, lines := sysPadRun(t, path, "-T", "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
 		timed := 0
 		for _, l := range lines {
 			if m := dur.FindStringSubmatch(l); m != nil {
@@ -420,7 +442,7 @@ func TestSysPadDurations(t *testing.T) {
 		if r.code != 0 || timed != n || inProcess(r.stderr, "getppid") == stops {
 			t.Errorf("-T, stops=%v: exit %d, %d of %d lines with a duration", stops, r.code, timed, n)
 		}
-		r, lines = sysPadRun(t, stops, "-c", "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
+		r, lines = sysPadRun(t, path, "-c", "-e", "trace=getppid", "--", bin, "loop", strconv.Itoa(n))
 		row := ""
 		for _, l := range lines {
 			if f := strings.Fields(l); len(f) > 0 && f[len(f)-1] == "getppid" {
