@@ -172,13 +172,15 @@ func syscallOf(l string) string {
 type tally struct{ lines, same map[string]int }
 
 // fidelityTracers are the tracers the corpus compares with strace: the
-// ptrace engine with system calls in-process (its default) and on the
-// stop path (--no-pads), and the uprobe engine.
+// ptrace engine with system calls in-process (its default), on pads and
+// traps with no filter (--no-seccomp, attach mode's way) and on the stop
+// path (--no-pads), and the uprobe engine.
 var fidelityTracers = []struct {
 	name string
 	args []string
 }{
 	{"ptrace", []string{"--backend", "ptrace"}},
+	{"ptrace --no-seccomp", []string{"--backend", "ptrace", "--no-seccomp"}},
 	{"ptrace --no-pads", []string{"--backend", "ptrace", "--no-pads"}},
 	{"uprobe", []string{"--backend", "uprobe"}},
 }
@@ -269,7 +271,11 @@ func fidelityTable(results map[string]*tally, ran []string) string {
 	}
 	sort.Strings(list)
 	fmt.Fprintf(&b, "Corpus: %s.\n\n", strings.Join(ran, ", "))
-	b.WriteString("| system call | strace lines | ptrace identical | ptrace --no-pads identical | uprobe identical |\n|---|---:|---:|---:|---:|\n")
+	b.WriteString("| system call | strace lines |")
+	for _, tr := range fidelityTracers {
+		fmt.Fprintf(&b, " %s identical |", tr.name)
+	}
+	b.WriteString("\n|---|---:|" + strings.Repeat("---:|", len(fidelityTracers)) + "\n")
 	row := func(name string, lines int, same []int) {
 		fmt.Fprintf(&b, "| %s | %d |", name, lines)
 		for _, s := range same {
