@@ -39,6 +39,7 @@ type sysPads struct {
 	sites   map[uint64]*sysSite // by the pad's `syscall` address
 	traps   map[uint64]*sysTrap // by the original `syscall` (padsystrap.go)
 	trapped bool                // trap mode: every object's traps are in
+	watches uint64              // trap mode: the watch pads' tables in the gate (pad.WatchTable), 0 until written
 	scanned map[object]bool
 }
 
@@ -59,7 +60,8 @@ type sysSite struct {
 	tsc      uint64          // the pad's code taking the TSC before its `syscall` (a dispatch pad's comparisons)
 	id       uint32          // its pad's id (pad.SetFaulted)
 	// dispatch: a dispatch pad (pad.BuildDispatch), of a number not set
-	// before the `syscall` (nr -1): it writes no record.
+	// before the `syscall` (nr -1), or a watch pad (pad.BuildWatch, nr
+	// the call's): it writes no record.
 	dispatch bool
 }
 

@@ -177,6 +177,9 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				continue
 			}
 			if len(sy.byNr[nr]) == 0 {
+				if w := sc.planWatch(code, from, v, bias, nr); w != nil {
+					todo = append(todo, sysPlanned{s: w, d: w.disp})
+				}
 				continue // not probed: the filter lets it run
 			}
 			cname := syscalls.Lookup(nr).Name
@@ -206,13 +209,19 @@ func (sc sysScan) object(o object, ms []mapping) string {
 	if len(todo) > 0 {
 		sc.padsWrite(o, todo)
 	}
-	kind := map[uint64]int{} // 1: a pad, 2: a dispatch pad
+	kind := map[uint64]int{} // 1: a pad, 2: a dispatch pad, 3: a watch pad
 	for _, t := range todo {
-		if t.s.pad != 0 {
-			kind[t.s.sc] = map[bool]int{false: 1, true: 2}[t.s.dispatch]
+		switch {
+		case t.s.pad == 0:
+		case !t.s.dispatch:
+			kind[t.s.sc] = 1
+		case t.s.nr < 0:
+			kind[t.s.sc] = 2
+		default:
+			kind[t.s.sc] = 3
 		}
 	}
-	var n [3]int
+	var n [4]int
 	for _, t := range traps {
 		if err := (sysTraps{tr}).add(p, sp, t.sc, t.nr); err != nil {
 			return fmt.Sprintf("the syscall at %#x (%s): %v", t.sc, name, err)
@@ -221,8 +230,8 @@ func (sc sysScan) object(o object, ms []mapping) string {
 	}
 	if len(traps) > 0 {
 		pd.say(fmt.Sprintf("%s: %d syscall instructions trapped: %d whose calls stop there, %d behind a dispatch pad "+
-			"(a number not set before them: the calls not probed run in-process), %d behind a pad (the trap takes "+
-			"a call restarted there)", name, len(traps), n[0], n[2], n[1]))
+			"(a number not set before them), %d behind a watch pad, %d behind a pad (the trap takes a call "+
+			"restarted there)", name, len(traps), n[0], n[2], n[3], n[1]))
 	}
 	return ""
 }
@@ -296,6 +305,11 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 			continue
 		}
 		sp.next += uint64(len(code)+15) &^ 15
+		if s.dispatch && s.nr >= 0 {
+			pd.say(fmt.Sprintf("%s: a watch pad at %#x: made in-process, unless it may make code or install a "+
+				"seccomp filter (then its trap) (%d bytes displaced)", where, s.padAt, len(s.orig)))
+			continue
+		}
 		if s.dispatch {
 			pd.say(fmt.Sprintf("%s: a dispatch pad at %#x: the calls not probed run in-process, the probed go to pads of their own or stop "+
 				"at its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
@@ -313,6 +327,9 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 // taken, or a dispatch pad (internal/pad/dispatch.go).
 func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
 	s := t.s
+	if s.dispatch && s.nr >= 0 {
+		return sc.buildWatch(t)
+	}
 	if s.dispatch {
 		to := sc.dispatchPads(s, ring, n)
 		s.padAt = sc.pd.tr.sys.gate.addr + sc.sp.next // after those pads

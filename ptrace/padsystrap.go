@@ -344,3 +344,58 @@ func (sc sysScan) dispatchPads(d *sysSite, ring uint64, n int) map[int]uint64 {
 	}
 	return to
 }
+
+// watchArgs are the tests of a watch pad of nr (pad.BuildWatch): when
+// the call may make code or install a seccomp filter; ok false for a
+// call that takes none (seccomp itself, rare: always its trap).
+func watchArgs(nr int) (bits []pad.WatchBit, eq *int32, ok bool) {
+	switch nr {
+	case unix.SYS_MMAP:
+		return []pad.WatchBit{{Reg: 2, Off: pad.WatchExec}, {Reg: 10, Off: pad.WatchAnon}}, nil, true
+	case unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT:
+		return []pad.WatchBit{{Reg: 2, Off: pad.WatchExec}}, nil, true
+	case unix.SYS_PRCTL:
+		v := int32(unix.PR_SET_SECCOMP)
+		return nil, &v, true
+	}
+	return nil, nil, false
+}
+
+// planWatch plans the watch pad of the `syscall` at v (link-time; code
+// its object's bytes from the landing `from`) of the watched call nr, not
+// probed; nil when it takes none.
+func (sc sysScan) planWatch(code []byte, from, v, bias uint64, nr int) *sysSite {
+	if _, _, ok := watchArgs(nr); !ok || !sc.pd.tr.sys.trapMode {
+		return nil
+	}
+	rd, _, err := ssol.PlanSyscall(mustRead(sc.p, from+bias, v+2-from), from+bias, v+bias, nil)
+	if err != nil || sysInFlight(sc.p, rd.Addr, v+bias) != "" {
+		return nil
+	}
+	return &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches, disp: rd, dispatch: true}
+}
+
+// buildWatch assembles t's watch pad, its tables written in the gate
+// first if they are not yet.
+func (sc sysScan) buildWatch(t sysPlanned) ([]byte, pad.SysParts, uint32, error) {
+	sy, sp, s := sc.pd.tr.sys, sc.sp, t.s
+	if sp.watches == 0 {
+		tab := pad.WatchTable()
+		at := sy.gate.addr + sp.next
+		if sp.next+uint64(len(tab)) > sy.gate.size {
+			return nil, pad.SysParts{}, 0, fmt.Errorf("the gate is full")
+		}
+		if err := sc.p.mem.WriteAt(tab, at); err != nil {
+			return nil, pad.SysParts{}, 0, err
+		}
+		sp.watches, sp.next = at, sp.next+uint64(len(tab))
+		s.padAt = sy.gate.addr + sp.next
+	}
+	rel, err := t.d.Relocated(s.padAt)
+	if err != nil {
+		return nil, pad.SysParts{}, 0, err
+	}
+	bits, eq, _ := watchArgs(s.nr)
+	code, wp, err := pad.BuildWatch(rel, bits, eq, sp.watches, s.sc)
+	return code, pad.SysParts{TSC: wp.Compare, Syscall: wp.Syscall}, 0, err
+}

@@ -41,7 +41,7 @@ func TestSysAttach(t *testing.T) {
 					t.Errorf("%d getppid lines, want %d", n, want)
 				}
 				if m.name == "ptrace" {
-					for _, want := range []string{"syscall instructions trapped", "getppid at 0x", "a dispatch pad at"} {
+					for _, want := range []string{"syscall instructions trapped", "getppid at 0x", "a dispatch pad at", "mmap at 0x", "a watch pad at"} {
 						if !strings.Contains(stderr, want) {
 							t.Errorf("-v does not say %q:\n%s", want, stderr)
 						}

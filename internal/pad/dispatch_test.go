@@ -81,3 +81,58 @@ func le(b []byte) uint64 {
 	}
 	return v
 }
+
+// TestBuildWatch: mmap's watch pad tests PROT_EXEC in rdx's low byte and
+// MAP_ANONYMOUS in r10's through the tables (no flag changed, only rcx and
+// r11): either clear goes to the call made in the pad, both set to the
+// trap; prctl's compares rdi with PR_SET_SECCOMP.
+func TestBuildWatch(t *testing.T) {
+	const at, sc, table = 0x10000, 0x7f0000001234, 0x7f0000900000
+	listing := func(code []byte) []string {
+		var got []string
+		for off := 0; off < len(code); {
+			inst, err := x86.Decode(code[off:])
+			if err != nil {
+				t.Fatalf("at %d: %v", off, err)
+			}
+			s := x86asm.IntelSyntax(inst, at+uint64(off), nil)
+			off += inst.Len
+			if inst.Op == x86asm.JMP && strings.Contains(inst.Args[0].String(), "RIP") {
+				s = fmt.Sprintf("jmp abs %#x", le(code[off:off+8]))
+				off += 8
+			}
+			got = append(got, s)
+		}
+		return got
+	}
+	code, parts, err := BuildWatch([]byte{0xb8, 9, 0, 0, 0}, []WatchBit{{2, WatchExec}, {10, WatchAnon}}, nil, table, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := hexOf(at + uint64(parts.Syscall))
+	want := []string{
+		"mov eax, 0x9",
+		"mov r11, 0x7f0000900000",
+		"movzx ecx, dl", "movzx ecx, byte ptr [r11+rcx]", "jrcxz " + call,
+		"movzx ecx, r10b", "movzx ecx, byte ptr [r11+rcx+0x100]", "jrcxz " + call,
+		fmt.Sprintf("jmp abs %#x", uint64(sc)),
+		"syscall", fmt.Sprintf("jmp abs %#x", uint64(sc+2)),
+	}
+	if got := listing(code); strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("mmap's watch pad:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	pr := int32(22)
+	code, parts, err = BuildWatch(nil, nil, &pr, 0, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"lea rcx, ptr [rdi+0xffffffea]", "jrcxz " + hexOf(at+11), "jmp " + hexOf(at+uint64(parts.Syscall)),
+		fmt.Sprintf("jmp abs %#x", uint64(sc)), "syscall", fmt.Sprintf("jmp abs %#x", uint64(sc+2))}
+	if got := listing(code); strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("prctl's watch pad:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	tab := WatchTable()
+	if tab[WatchExec+7] != 1 || tab[WatchExec+3] != 0 || tab[WatchAnon+0x22] != 1 || tab[WatchAnon+0x02] != 0 {
+		t.Errorf("tables: exec[7]=%d exec[3]=%d anon[0x22]=%d anon[2]=%d", tab[7], tab[3], tab[256+0x22], tab[256+2])
+	}
+}
