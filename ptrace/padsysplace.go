@@ -236,23 +236,6 @@ func (sc sysScan) object(o object, ms []mapping) string {
 	return ""
 }
 
-// planDispatch plans the dispatch pad of the `syscall` at v (link-time;
-// code its object's bytes from the landing `from`), nil when it takes
-// none: every call probed, or its neighbours cannot move.
-func (sc sysScan) planDispatch(code []byte, from, v, bias uint64) *sysSite {
-	if _, ok := sc.pd.tr.sys.dispatchNrs(); !ok {
-		return nil
-	}
-	if _, _, err := ssol.PlanSyscallAny(code, from, v); err != nil {
-		return nil
-	}
-	rd, _, err := ssol.PlanSyscallAny(mustRead(sc.p, from+bias, v+2-from), from+bias, v+bias)
-	if err != nil || sysInFlight(sc.p, rd.Addr, v+bias) != "" {
-		return nil
-	}
-	return &sysSite{first: rd.Addr, sc: v + bias, nr: -1, branches: rd.Branches, disp: rd, dispatch: true}
-}
-
 // sysCapsFor is sysCaps, with the calls the traps watch (or, in run
 // mode, those installing a filter) kept on their stops: made from the
 // gate, the filter would let them through unseen.
