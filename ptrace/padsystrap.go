@@ -279,4 +279,3 @@ func goProgram(pid int) bool {
 	_, err := buildinfo.ReadFile(fmt.Sprintf("/proc/%d/exe", pid))
 	return err == nil
 }
-
