@@ -14,22 +14,27 @@ import (
 	"github.com/utap/utap/internal/syscalls"
 )
 
-// System calls in attach mode (docs/syscalls.md). A seccomp filter cannot
-// go into a process the trace will leave (it outlives the detach, and its
-// stops turn into ENOSYS), so attach mode used to stop every thread at
-// every call (PTRACE_SYSCALL). With traps, a process runs free of those
-// stops: its probed calls with a static number take pads as in run mode,
-// and every other `syscall` instruction that may make a probed call (its
-// number probed, or not set by the instructions before it: glibc's
-// syscall(), Go's runtime) gets an int3, as does every padded site's
-// original `syscall` (a restart after a signal, a branch to it). A trap
-// runs the call from a trampoline in the gate (`syscall; jmp back`),
-// under PTRACE_SYSCALL when it is probed, so the stop path makes its line.
-// What the traps cannot see, code written at run time, is watched for: a
-// call that maps or makes memory executable outside a file (mmap,
-// mprotect, pkey_mprotect with PROT_EXEC) stops, and the process goes back
-// to stopping at every call, said once. A process whose traps are not in
-// (not yet loaded, no gate, another seccomp filter) stops at every call.
+// System calls with no seccomp filter: attach mode, and run mode with
+// --no-seccomp (docs/syscalls.md). A filter cannot go into a process the
+// trace will leave (it outlives the detach, and its stops turn into
+// ENOSYS), so attach mode used to stop every thread at every call
+// (PTRACE_SYSCALL). With traps, a process runs free of those stops: its
+// probed calls with a static number take pads as in run mode, and every
+// other `syscall` instruction that may make a probed call (its number
+// probed, or not set by the instructions before it: glibc's syscall(),
+// Go's runtime) gets an int3, as does every padded site's original
+// `syscall` (a restart after a signal). A trap runs the call from a
+// trampoline in the gate (`syscall; jmp back`), single-stepped when it is
+// probed (or under PTRACE_SYSCALL, for the calls that keep their stops),
+// so its line is the stop path's. The sites of a number not static take
+// dispatch pads, and those of the watched calls watch pads
+// (padsyswatch.go), so that only probed calls reach an int3. What the
+// traps cannot see, code written at run time, is watched for: a call that
+// maps or makes memory executable outside a file (mmap, mprotect,
+// pkey_mprotect with PROT_EXEC) goes to its trap, and the process goes
+// back to stopping at every call, said once. A process whose traps are
+// not in (not yet loaded, no gate, another seccomp filter) stops at every
+// call.
 
 // sysTrap is one `syscall` instruction holding an int3.
 type sysTrap struct {
