@@ -266,9 +266,13 @@ func (o sysTraps) off(p *process, why string) {
 
 // anonCode is an executable mapping of p that no file backs and that is
 // not utap's (the gate, pad and SSOL areas), as a JIT writes: its calls
-// no trap would see.
+// no trap would see. Not the kernel's: the vDSO (scanned), the vsyscall
+// page (emulated), the uprobes' XOL area (left by any earlier kernel
+// uprobe hit, for the life of the process; a displaced `syscall` there
+// would be a probed one's, a case not covered).
 func anonCode(p *process, m mapping) bool {
-	if m.Path != "" && m.Path[0] != '[' || m.Path == "[vdso]" || m.Path == "[vsyscall]" {
+	switch {
+	case m.Path != "" && m.Path[0] != '[', m.Path == "[vdso]", m.Path == "[vsyscall]", m.Path == "[uprobes]":
 		return false
 	}
 	for _, a := range p.areas {
