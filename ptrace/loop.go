@@ -172,7 +172,7 @@ func (tr *tracer) ourTrapPending(th *thread) bool {
 		return true
 	}
 	_, ok := p.bps[regs.Rip-1]
-	return ok || (p.tramp != 0 && regs.Rip-1 == p.tramp) || p.pads != nil && p.pads.sys != nil && p.pads.sys.traps[regs.Rip-1] != nil
+	return ok || (p.tramp != 0 && regs.Rip-1 == p.tramp) || p.trapAt(regs.Rip-1) != nil
 }
 
 // resume restarts a stopped thread with its recorded action.

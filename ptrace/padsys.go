@@ -83,8 +83,7 @@ func (sy *sysTrace) gateFilter(p *process, th *thread, nrs []uint32) []unix.Sock
 	if tr.pads == nil || tr.pads.off || sy.noGate {
 		return prog
 	}
-	addr, err := tr.inject(th, unix.SYS_MMAP, 0, gateSize, unix.PROT_READ|unix.PROT_EXEC,
-		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+	addr, err := mapGate(tr, th, 0)
 	if err != nil {
 		tr.pads.say(fmt.Sprintf("system calls: no gate for in-process calls (%v): every probed call stops", err))
 		return prog
@@ -162,8 +161,7 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 		}
 		if sy.gate == nil {
 			// Trap mode's first process: anywhere (no filter compares).
-			addr, err := tr.inject(th, unix.SYS_MMAP, 0, gateSize, unix.PROT_READ|unix.PROT_EXEC,
-				unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+			addr, err := mapGate(tr, th, 0)
 			if err != nil {
 				sp.off = true
 				pd.say(fmt.Sprintf("pid %d: system calls stop: no gate for in-process calls (%v)", p.pid, err))
@@ -172,8 +170,7 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 			sy.gate = &sysGate{addr: addr, size: gateSize}
 		} else if !gateMapped(p.pid, sy.gate) {
 			g := sy.gate
-			addr, err := tr.inject(th, unix.SYS_MMAP, g.addr, g.size, unix.PROT_READ|unix.PROT_EXEC,
-				unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
+			addr, err := mapGate(tr, th, g.addr)
 			if err != nil || addr != g.addr {
 				pd.say(fmt.Sprintf("pid %d: the gate for in-process system calls cannot be mapped at %#x again: its calls stop", p.pid, g.addr))
 				return nil
@@ -195,6 +192,16 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 		pd.fsAll(p)
 	}
 	return sp
+}
+
+// mapGate maps a gate of gateSize bytes in th's process, r-x: at `at`
+// if not 0 (where nothing is mapped), else where the kernel puts it.
+func mapGate(tr *tracer, th *thread, at uint64) (uint64, error) {
+	flags := uint64(unix.MAP_PRIVATE | unix.MAP_ANONYMOUS)
+	if at != 0 {
+		flags |= unix.MAP_FIXED_NOREPLACE
+	}
+	return tr.inject(th, unix.SYS_MMAP, at, gateSize, unix.PROT_READ|unix.PROT_EXEC, flags, ^uint64(0), 0)
 }
 
 // gateMapped says whether p has the gate mapped (fork copied it).

@@ -103,10 +103,11 @@ func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) boo
 	}
 	for _, s := range sp.sites {
 		switch {
-		case s.dispatch && regs.Rip == s.pad+2:
-			regs.Rip = s.sc + 2 // returned or interrupted: no record to write
-			if regs.Rcx == s.pad+2 {
-				regs.Rcx = s.sc + 2
+		case regs.Rip == s.pad+2:
+			returnAt(regs, s.pad, s.sc)
+			// A dispatch or watch pad writes no record.
+			if sy := pd.tr.sys; sy != nil && !s.dispatch && (signal || !restarting(int64(regs.Rax))) {
+				sy.padLine(th, s.nr, regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9, int64(regs.Rax), regs.Rsp)
 			}
 			return true
 		case s.dispatch && regs.Rip >= s.tsc && regs.Rip < s.padAt+uint64(s.padLen):
@@ -134,18 +135,19 @@ func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) boo
 			}
 			regs.Rax, regs.Rip = uint64(s.nr), s.sc
 			return true
-		case regs.Rip == s.pad+2:
-			regs.Rip = s.sc + 2
-			if regs.Rcx == s.pad+2 {
-				regs.Rcx = s.sc + 2 // as the kernel leaves it after the original
-			}
-			if sy := pd.tr.sys; sy != nil && (signal || !restarting(int64(regs.Rax))) {
-				sy.padLine(th, s.nr, regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9, int64(regs.Rax), regs.Rsp)
-			}
-			return true
 		}
 	}
 	return false
+}
+
+// returnAt moves a thread just after the `syscall` at from (a pad's, a
+// trampoline's) to just after the one at to, rcx as the kernel leaves it
+// after that one.
+func returnAt(regs *unix.PtraceRegs, from, to uint64) {
+	regs.Rip = to + 2
+	if regs.Rcx == from+2 {
+		regs.Rcx = to + 2
+	}
 }
 
 func (sy *sysTrace) gateOf() *sysGate {

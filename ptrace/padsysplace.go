@@ -177,33 +177,21 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				continue
 			}
 			if len(sy.byNr[nr]) == 0 {
-				if w := sc.planWatch(code, from, v, bias, nr); w != nil {
+				if w := sc.planWatch(from, v, bias, nr); w != nil {
 					todo = append(todo, sysPlanned{s: w, d: w.disp})
 				}
 				continue // not probed: the filter lets it run
 			}
-			cname := syscalls.Lookup(nr).Name
-			site, why := sy.sysSiteOf(nr)
-			var caps []pad.SysCap
+			site, caps, why := sy.padCaps(nr)
+			var rd *ssol.Displaced
 			if why == "" {
-				caps, why = sy.sysCapsFor(nr)
+				rd, why = sc.planAt(from+bias, v+bias, false)
 			}
 			if why != "" {
-				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
+				pd.say(fmt.Sprintf("%s at %s: stops: %s", syscalls.Lookup(nr).Name, where, why))
 				continue
 			}
-			// The displaced plan in runtime addresses.
-			rd, _, err := ssol.PlanSyscall(mustRead(p, from+bias, uint64(i+2)-(from-prog.Vaddr)), from+bias, v+bias, nil)
-			if err != nil {
-				pd.say(fmt.Sprintf("%s at %s: stops: its code in memory is not the file's (%v)", cname, where, err))
-				continue
-			}
-			if why := sysInFlight(p, rd.Addr, v+bias); why != "" {
-				pd.say(fmt.Sprintf("%s at %s: stops: %s", cname, where, why))
-				continue
-			}
-			s := &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches, disp: rd}
-			todo = append(todo, sysPlanned{s: s, d: rd, site: site, caps: caps})
+			todo = append(todo, sysPlanned{s: sysSiteAt(rd, v+bias, nr, false), d: rd, site: site, caps: caps})
 		}
 	}
 	if len(todo) > 0 {
@@ -234,6 +222,73 @@ func (sc sysScan) object(o object, ms []mapping) string {
 			"restarted there)", name, len(traps), n[0], n[2], n[3], n[1]))
 	}
 	return ""
+}
+
+// padCaps is the probe a pad of nr reports for and the captures it
+// reads; why says why the call keeps its stops instead.
+func (sy *sysTrace) padCaps(nr int) (*probe.Site, []pad.SysCap, string) {
+	site, why := sy.sysSiteOf(nr)
+	if why != "" {
+		return nil, nil, why
+	}
+	caps, why := sy.sysCapsFor(nr)
+	return site, caps, why
+}
+
+// planAt plans the displaced instructions of the `syscall` at `at` from
+// p's memory (its code from the landing `from`, runtime addresses); any:
+// its number may be set elsewhere. why says why it takes no pad.
+func (sc sysScan) planAt(from, at uint64, any bool) (*ssol.Displaced, string) {
+	code := mustRead(sc.p, from, at+2-from)
+	var rd *ssol.Displaced
+	var err error
+	if any {
+		rd, _, err = ssol.PlanSyscallAny(code, from, at)
+	} else {
+		rd, _, err = ssol.PlanSyscall(code, from, at, nil)
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("its code in memory is not the file's (%v)", err)
+	}
+	if why := sysInFlight(sc.p, rd.Addr, at); why != "" {
+		return nil, why
+	}
+	return rd, ""
+}
+
+// sysSiteAt is the site of the `syscall` at sc whose displaced
+// instructions rd are (a dispatch or watch pad's with dispatch).
+func sysSiteAt(rd *ssol.Displaced, sc uint64, nr int, dispatch bool) *sysSite {
+	return &sysSite{first: rd.Addr, sc: sc, nr: nr, branches: rd.Branches, disp: rd, dispatch: dispatch}
+}
+
+// recordCode assembles the system call pad of s at s.padAt: its call's
+// captures caps, its displaced instructions from disp; id is its record
+// site's, taken.
+func (sc sysScan) recordCode(s *sysSite, caps []pad.SysCap, disp func(uint64) ([]byte, error), ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
+	id := sc.pd.d.NextID()
+	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
+		Displaced: disp, Sys: &pad.SysSpec{Caps: caps, Back: s.sc + 2, Nr: s.nr}}
+	code, parts, err := pad.BuildSys(spec, s.padAt)
+	return code, parts, id, err
+}
+
+// at records where s's code, assembled for s.padAt, has its parts.
+func (s *sysSite) at(code []byte, parts pad.SysParts) {
+	s.pad, s.padLen, s.tsc = s.padAt+uint64(parts.Syscall), len(code), s.padAt+uint64(parts.TSC)
+}
+
+// take moves the gate's next free byte past code written there.
+func (sp *sysPads) take(code []byte) { sp.next += uint64(len(code)+15) &^ 15 }
+
+// recordSite gives the drainer the record site of s's system call pad
+// (probe site, captures caps, id) and the pads' table its fix-ups.
+func (sc sysScan) recordSite(s *sysSite, id uint32, parts pad.SysParts, site *probe.Site, caps []pad.SysCap) {
+	tr := sc.pd.tr
+	s.id = id
+	sc.p.pads.addFixups(s.padAt, parts.Fixups)
+	sc.pd.d.AddSite(pads.NewSysSite(site, s.nr, caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, tr.sys.strsize, s.pad))
+	tr.stats.pads++
 }
 
 // sysCapsFor is sysCaps, with the calls the traps watch (or, in run
@@ -276,7 +331,7 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 			err = p.mem.ReadByMem(s.orig, s.first)
 		}
 		if err == nil {
-			s.pad, s.padLen, s.tsc = s.padAt+uint64(parts.Syscall), len(code), s.padAt+uint64(parts.TSC)
+			s.at(code, parts)
 			err = pd.sysWrite(p, sp, s, code, jmp)
 		}
 		where := fmt.Sprintf("syscall at %#x", s.sc)
@@ -287,7 +342,7 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 			pd.say(fmt.Sprintf("%s: stops: %v", where, err))
 			continue
 		}
-		sp.next += uint64(len(code)+15) &^ 15
+		sp.take(code)
 		if s.dispatch && s.nr >= 0 {
 			pd.say(fmt.Sprintf("%s: a watch pad at %#x: made in-process, unless it may make code or install a "+
 				"seccomp filter (then its trap) (%d bytes displaced)", where, s.padAt, len(s.orig)))
@@ -298,10 +353,7 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 				"at its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
 			continue
 		}
-		s.id = id
-		p.pads.addFixups(s.padAt, parts.Fixups)
-		pd.d.AddSite(pads.NewSysSite(t.site, s.nr, t.caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, sy.strsize, s.pad))
-		tr.stats.pads++
+		sc.recordSite(s, id, parts, t.site, t.caps)
 		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))
 	}
 }
@@ -324,11 +376,7 @@ func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts,
 		code, dp, err := pad.BuildDispatch(rel, s.padAt, nrs, to, s.sc)
 		return code, pad.SysParts{TSC: dp.Compare, Syscall: dp.Syscall}, 0, err
 	}
-	id := sc.pd.d.NextID()
-	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
-		Displaced: t.d.Relocated, Sys: &pad.SysSpec{Caps: t.caps, Back: s.sc + 2, Nr: s.nr}}
-	code, parts, err := pad.BuildSys(spec, s.padAt)
-	return code, parts, id, err
+	return sc.recordCode(s, t.caps, t.d.Relocated, ring, n)
 }
 
 // segmentBias is runtime minus link-time address for prog of o, from

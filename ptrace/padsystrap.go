@@ -60,6 +60,14 @@ func (sy *sysTrace) trapWanted(nr int) bool {
 	return nr < 0 || len(sy.byNr[nr]) > 0 || trapWatched[nr]
 }
 
+// trapAt is p's trap at addr, nil if none.
+func (p *process) trapAt(addr uint64) *sysTrap {
+	if p.pads == nil || p.pads.sys == nil {
+		return nil
+	}
+	return p.pads.sys.traps[addr]
+}
+
 // quiet says whether p's threads run free between their probed calls:
 // its traps are in and still hold.
 func (p *process) quiet() bool {
@@ -102,12 +110,8 @@ func (o sysTraps) ownTrap(s *stop) bool {
 		return true
 	}
 	th := s.th
-	pp := th.p.pads
-	if !s.kernelTrap() || pp == nil || pp.sys == nil {
-		return false
-	}
-	t := pp.sys.traps[s.regs.Rip-1]
-	if t == nil {
+	t := th.p.trapAt(s.regs.Rip - 1)
+	if !s.kernelTrap() || t == nil {
 		return false
 	}
 	nr := int(s.regs.Rax)
@@ -160,10 +164,7 @@ func (o sysTraps) stepDone(s *stop) bool {
 func (sy *sysTrace) stepEnd(th *thread, regs *unix.PtraceRegs) {
 	t, c := th.sysStep, th.call
 	th.sysStep, th.call = nil, nil
-	regs.Rip = t.sc + 2
-	if regs.Rcx == t.tramp+2 {
-		regs.Rcx = t.sc + 2
-	}
+	returnAt(regs, t.tramp, t.sc)
 	sy.tr.setRegs(th, regs)
 	if c != nil {
 		sy.exit(th, c, int64(regs.Rax), true)
@@ -210,10 +211,7 @@ func (sp *sysPads) trapMoveOut(regs *unix.PtraceRegs) bool {
 			regs.Rip = t.sc
 			return true
 		case t.tramp + 2:
-			regs.Rip = t.sc + 2
-			if regs.Rcx == t.tramp+2 {
-				regs.Rcx = t.sc + 2 // as the kernel leaves it after the original
-			}
+			returnAt(regs, t.tramp, t.sc)
 			return true
 		}
 	}

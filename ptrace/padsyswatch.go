@@ -9,8 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/pad"
-	"github.com/utap/utap/internal/syscalls"
-	"github.com/utap/utap/ptrace/pads"
 	"github.com/utap/utap/ssol"
 )
 
@@ -46,37 +44,27 @@ func (sy *sysTrace) dispatchNrs() ([]int, bool) {
 // where each is. They take at most half the gate; the other numbers go to
 // the trap.
 func (sc sysScan) dispatchPads(d *sysSite, ring uint64, n int) map[int]uint64 {
-	pd, p, sp := sc.pd, sc.p, sc.sp
-	tr := pd.tr
-	sy := tr.sys
+	p, sp, sy := sc.p, sc.sp, sc.pd.tr.sys
 	to := map[int]uint64{}
 	nrs, _ := sy.dispatchNrs()
 	for _, nr := range nrs {
-		if len(sy.byNr[nr]) == 0 || stopCalls[nr] || trapWatched[nr] || sp.next > sy.gate.size/2 {
-			continue
+		if sp.next > sy.gate.size/2 {
+			break
 		}
-		site, why := sy.sysSiteOf(nr)
-		var caps []pad.SysCap
-		if why == "" {
-			caps, why = sy.sysCapsFor(nr)
-		}
+		// Not probed, watched, keeping its stops: padCaps says why.
+		site, caps, why := sy.padCaps(nr)
 		if why != "" {
 			continue
 		}
 		s := &sysSite{first: d.sc, sc: d.sc, nr: nr, padAt: sy.gate.addr + sp.next, disp: &ssol.Displaced{Addr: d.sc}}
-		id := pd.d.NextID()
-		spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
-			Displaced: func(uint64) ([]byte, error) { return nil, nil }, Sys: &pad.SysSpec{Caps: caps, Back: s.sc + 2, Nr: nr}}
-		code, parts, err := pad.BuildSys(spec, s.padAt)
+		code, parts, id, err := sc.recordCode(s, caps, func(uint64) ([]byte, error) { return nil, nil }, ring, n)
 		if err != nil || sp.next+uint64(len(code)) > sy.gate.size || p.mem.WriteAt(code, s.padAt) != nil {
 			continue
 		}
-		s.pad, s.padLen, s.tsc, s.id = s.padAt+uint64(parts.Syscall), len(code), s.padAt+uint64(parts.TSC), id
+		s.at(code, parts)
 		sp.sites[s.pad] = s
-		sp.next += uint64(len(code)+15) &^ 15
-		p.pads.addFixups(s.padAt, parts.Fixups)
-		pd.d.AddSite(pads.NewSysSite(site, nr, caps, len(syscalls.Lookup(nr).Captures), tr.target.FdPaths, sy.strsize, s.pad))
-		tr.stats.pads++
+		sp.take(code)
+		sc.recordSite(s, id, parts, site, caps)
 		to[nr] = s.padAt
 	}
 	return to
@@ -92,11 +80,11 @@ func (sc sysScan) planDispatch(code []byte, from, v, bias uint64) *sysSite {
 	if _, _, err := ssol.PlanSyscallAny(code, from, v); err != nil {
 		return nil
 	}
-	rd, _, err := ssol.PlanSyscallAny(mustRead(sc.p, from+bias, v+2-from), from+bias, v+bias)
-	if err != nil || sysInFlight(sc.p, rd.Addr, v+bias) != "" {
+	rd, why := sc.planAt(from+bias, v+bias, true)
+	if why != "" {
 		return nil
 	}
-	return &sysSite{first: rd.Addr, sc: v + bias, nr: -1, branches: rd.Branches, disp: rd, dispatch: true}
+	return sysSiteAt(rd, v+bias, -1, true)
 }
 
 // watchArgs are the tests of a watch pad of nr (pad.BuildWatch): when
@@ -115,18 +103,18 @@ func watchArgs(nr int) (bits []pad.WatchBit, eq *int32, ok bool) {
 	return nil, nil, false
 }
 
-// planWatch plans the watch pad of the `syscall` at v (link-time; code
-// its object's bytes from the landing `from`) of the watched call nr, not
-// probed; nil when it takes none.
-func (sc sysScan) planWatch(code []byte, from, v, bias uint64, nr int) *sysSite {
+// planWatch plans the watch pad of the `syscall` at v (link-time, from
+// the landing `from`) of the watched call nr, not probed; nil when it
+// takes none.
+func (sc sysScan) planWatch(from, v, bias uint64, nr int) *sysSite {
 	if _, _, ok := watchArgs(nr); !ok || !sc.pd.tr.sys.trapMode {
 		return nil
 	}
-	rd, _, err := ssol.PlanSyscall(mustRead(sc.p, from+bias, v+2-from), from+bias, v+bias, nil)
-	if err != nil || sysInFlight(sc.p, rd.Addr, v+bias) != "" {
+	rd, why := sc.planAt(from+bias, v+bias, false)
+	if why != "" {
 		return nil
 	}
-	return &sysSite{first: rd.Addr, sc: v + bias, nr: nr, branches: rd.Branches, disp: rd, dispatch: true}
+	return sysSiteAt(rd, v+bias, nr, true)
 }
 
 // buildWatch assembles t's watch pad, its tables written in the gate

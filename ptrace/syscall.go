@@ -26,7 +26,7 @@ type sysTrace struct {
 	seccomp  bool // the filter is in (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
 	noGate   bool // no calls in-process (padsys.go): -T
-	trapMode bool // attach: pads and traps instead of stops at every call (padsystrap.go)
+	trapMode bool // no filter (attach, --no-seccomp): pads and traps instead of stops at every call (padsystrap.go)
 	gate     *sysGate
 	strsize  int
 }
