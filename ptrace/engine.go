@@ -86,9 +86,6 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
 		tr.sys.noGate = e.SysStops || t.StackDepth > 0
-		// No filter (attach mode: it would outlive the detach; or
-		// --no-seccomp): traps instead (padsystrap.go).
-		tr.sys.trapMode = (len(t.Argv) == 0 || e.NoSeccomp) && !tr.sys.noGate
 	}
 	d := pads.New(emit, t.Tally)
 	if e.Lossy {
@@ -106,6 +103,13 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 				e.Verbose(err.Error())
 			}
 		}
+	}
+	if tr.sys != nil {
+		// Pads and traps (padsystrap.go) wherever the pads can go; run
+		// mode's seccomp filter only where the traps cannot see every
+		// call (seccomp.go), attach mode's never (it would outlive the
+		// detach).
+		tr.sys.trapMode = !tr.sys.noGate && !tr.pads.off
 	}
 	out := make(chan outcome, 1)
 	var copied <-chan struct{} // run mode: the command's output copied

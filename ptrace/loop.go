@@ -255,7 +255,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			tr.fail(err)
 			return
 		}
-		np.entry, np.sigHooked = p.entry, p.sigHooked
+		np.entry, np.sigHooked, np.filtered = p.entry, p.sigHooked, p.filtered
 		np.trap, np.scratch = p.trap, p.scratch
 		// Clipped: a group the child adds (at a dlopen) must not land in
 		// the parent's array.
@@ -274,7 +274,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			np.report = tr.target.Follow
 			th.vfork = true
 			tr.pads.vforkBegin(th, np)
-		case tr.target.Follow || tr.sys.filtered():
+		case tr.target.Follow || p.filtered:
 			// fork copied the int3 bytes and the SSOL area: same tables.
 			// (The seccomp filter too: a child not asked for is traced,
 			// silently, for it would fail the filtered calls untraced.)
@@ -396,7 +396,7 @@ func (tr *tracer) exec(th *thread) {
 	p.shared = nil
 	tr.pads.vforkEnd(p.vforkWin)
 	p.vforkWin = nil
-	if vforked && !p.report && !tr.sys.filtered() {
+	if vforked && !p.report && !p.filtered {
 		// A vfork child that is not followed: its new image has no probes.
 		proc.Detach(th.tid, 0)
 		tr.dropProcess(p)

@@ -113,15 +113,29 @@ func (pd *padEngine) framesLeft(p *process) bool {
 	if err != nil {
 		return true
 	}
+	g := pd.tr.sys.gateOf()
 	for _, th := range p.threads {
 		words, _ := threadWords(p, th, ms)
-		for _, w := range words {
-			if p.pads.inPad(w) {
-				return true
+		for i, w := range words {
+			if !p.pads.inPad(w) {
+				continue
 			}
+			if i > 0 && g != nil && w >= g.addr && w < g.addr+g.size && !sigFrameRip(words, i) {
+				// The gate holds no return address: this is the rcx of a
+				// call made there, left on the stack.
+				continue
+			}
+			return true
 		}
 	}
 	return false
+}
+
+// sigFrameRip says whether words[i] may be a signal frame's saved rip:
+// struct sigcontext follows it with eflags (bit 1 always set) and the
+// word holding cs (0x33, user 64-bit code).
+func sigFrameRip(words []uint64, i int) bool {
+	return i+2 < len(words) && words[i+1]&2 != 0 && words[i+2]&0xffff == 0x33
 }
 
 // padOf returns the pad site whose pad holds addr, nil if none.

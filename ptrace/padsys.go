@@ -4,7 +4,6 @@ package ptrace
 
 import (
 	"fmt"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -13,16 +12,17 @@ import (
 	"github.com/utap/utap/ssol"
 )
 
-// System calls in-process (docs/syscalls.md). In run mode, before the
-// seccomp filter goes in, the command gets a gate: a region whose calls
-// the filter lets through (seccomp_data.instruction_pointer). The
-// `syscall` instructions of its objects whose number is static and
-// probed get a pad in the gate (ssol.PlanSyscall, pad.BuildSys): the
+// System calls in-process (docs/syscalls.md). The traced process gets
+// a gate: a region utap maps, mapped again at the same address after an
+// exec. The `syscall` instructions of its objects whose number is static
+// and probed get a pad in the gate (ssol.PlanSyscall, pad.BuildSys): the
 // instructions before the `syscall` become a jmp to a stub next to the
 // object, which jumps to the pad; the pad makes the call from the gate
 // (no stop) and writes a record the drainer turns into the line. The
-// original `syscall` stays in place: a branch to it, a restart after a
-// signal (padsyssig.go), any site without a pad stop as before.
+// original `syscall` stays in place, under a trap (padsystrap.go): a
+// branch to it, a restart after a signal (padsyssig.go). A seccomp filter
+// put in later lets the gate's calls through
+// (seccomp_data.instruction_pointer: seccomp.go).
 
 // gateSize is the gate's bytes: pads of about 1 KiB each.
 const gateSize = 1 << 20
@@ -73,36 +73,6 @@ func (sp *sysPads) forked() *sysPads {
 	return &n // the sites are shared: the same addresses in the copy
 }
 
-// gateFilter maps the gate in p (held at its exec, before the filter)
-// and returns the filter of the calls nrs (filterProgram) with the
-// gate's calls let through first, and the calls that install a filter
-// stopping too (padsysfilter.go); without a gate, filterProgram's.
-func (sy *sysTrace) gateFilter(p *process, th *thread, nrs []uint32) []unix.SockFilter {
-	tr := sy.tr
-	prog := filterProgram(nrs)
-	if tr.pads == nil || tr.pads.off || sy.noGate {
-		return prog
-	}
-	addr, err := mapGate(tr, th, 0)
-	if err != nil {
-		tr.pads.say(fmt.Sprintf("system calls: no gate for in-process calls (%v): every probed call stops", err))
-		return prog
-	}
-	if addr>>32 != (addr+gateSize-1)>>32 {
-		// The filter compares the low halves: the gate must not cross.
-		tr.inject(th, unix.SYS_MUNMAP, addr, gateSize)
-		tr.pads.say("system calls: the gate crossed a 4 GiB line: every probed call stops")
-		return prog
-	}
-	sy.gate = &sysGate{addr: addr, size: gateSize}
-	if nrs != nil {
-		nrs = append(slices.Clone(nrs), unix.SYS_SECCOMP, unix.SYS_PRCTL)
-		slices.Sort(nrs)
-		nrs = slices.Compact(nrs)
-	}
-	return gateProgram(filterProgram(nrs), addr, gateSize)
-}
-
 // gateProgram inserts, after filterProgram's architecture check (its
 // first three instructions), an ALLOW for calls made from [addr,
 // addr+size), which lies within one 4 GiB half.
@@ -134,7 +104,7 @@ func gateProgram(prog []unix.SockFilter, addr, size uint64) []unix.SockFilter {
 func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 	tr := pd.tr
 	sy := tr.sys
-	if sy == nil || !(sy.seccomp && sy.gate != nil || sy.trapMode) || pd.off || !p.report || p.shared != nil {
+	if sy == nil || !sy.trapMode || pd.off || !p.report || p.shared != nil {
 		return nil
 	}
 	if p.pads == nil {
@@ -148,9 +118,9 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 		return nil
 	}
 	if !sp.mapped {
-		ours := 1
-		if sy.trapMode {
-			ours = 0
+		ours := 0
+		if p.filtered {
+			ours = 1
 		}
 		if n := seccompFilters(p.pid); n != ours {
 			// Not only ours: a filter of the program's own may refuse
@@ -160,7 +130,8 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 			return nil
 		}
 		if sy.gate == nil {
-			// Trap mode's first process: anywhere (no filter compares).
+			// The first process: anywhere (a filter compares the low
+			// halves only: lateFilter checks).
 			addr, err := mapGate(tr, th, 0)
 			if err != nil {
 				sp.off = true
@@ -177,10 +148,8 @@ func (pd *padEngine) sysPadsOf(p *process, th *thread) *sysPads {
 			}
 		}
 		sp.mapped = true
-		if sy.trapMode {
-			// Left with the trace, as the pad areas.
-			p.pads.areas = append(p.pads.areas, area{start: sy.gate.addr, size: sy.gate.size})
-		}
+		// Left with the trace, as the pad areas.
+		p.pads.areas = append(p.pads.areas, area{start: sy.gate.addr, size: sy.gate.size})
 	}
 	if p.pads.ring == nil {
 		r, err := pd.newRing(p, th, 0)
@@ -230,8 +199,8 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 	if err != nil {
 		return
 	}
-	if _, ok := sy.dispatchNrs(); sy.trapMode && only == nil && !ok && goProgram(p.pid) {
-		sysTraps{pd.tr}.off(p, "a Go program makes its calls through the `syscall` of its runtime whose number is in a "+
+	if _, ok := sy.dispatchNrs(); only == nil && !ok && goProgram(p.pid) {
+		sysTraps{pd.tr}.off(p, th, "a Go program makes its calls through the `syscall` of its runtime whose number is in a "+
 			"register: with every call (or more than 64) probed, trapped there each would cost more than the stops")
 		return
 	}
@@ -243,9 +212,9 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 		}
 		why := ""
 		switch {
-		case m.Path == "[vdso]" && sy.trapMode && only == nil:
+		case m.Path == "[vdso]" && only == nil:
 			why = sc.vdso(m)
-		case sy.trapMode && only == nil && anonCode(p, m):
+		case only == nil && anonCode(p, m):
 			why = fmt.Sprintf("code at %#x in memory no file backs (written at run time)", m.Start)
 		case len(m.Path) == 0 || m.Path[0] != '/':
 			continue
@@ -253,12 +222,12 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 			why = sc.object(o, ms)
 		}
 		sp.scanned[o] = true
-		if why != "" && sy.trapMode {
-			sysTraps{pd.tr}.off(p, why)
+		if why != "" {
+			sysTraps{pd.tr}.off(p, th, why)
 			return
 		}
 	}
-	if sy.trapMode && only == nil {
+	if only == nil {
 		sp.trapped = true
 	}
 }

@@ -36,7 +36,7 @@ func (pd *padEngine) filterComing(th *thread, nr int, args [6]uint64) {
 	switch {
 	case nr == unix.SYS_SECCOMP && args[0] == unix.SECCOMP_SET_MODE_FILTER:
 	case nr == unix.SYS_PRCTL && args[0] == unix.PR_SET_SECCOMP && args[1] == unix.SECCOMP_MODE_FILTER:
-	case p.pads.sys.traps != nil && execMapping(nr, args):
+	case p.pads.sys.traps != nil && execMapping(nr, args) && !p.filtered:
 		// Trap mode: code written at run time would make calls no trap sees.
 		why = fmt.Sprintf("pid %d makes memory executable that no file backs (code written at run time): "+
 			"every system call stops from now on", p.pid)

@@ -107,8 +107,8 @@ type sysPlanned struct {
 }
 
 // object finds, plans and writes the pads of one object's probed
-// `syscall` instructions, then, in trap mode, the traps (padsystrap.go).
-// It says why when, in trap mode, the object's calls cannot all be seen.
+// `syscall` instructions, then the traps (padsystrap.go). It says why
+// when the object's calls cannot all be seen.
 func (sc sysScan) object(o object, ms []mapping) string {
 	pd, p, sp := sc.pd, sc.p, sc.sp
 	tr := pd.tr
@@ -150,25 +150,23 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				continue
 			}
 			code := data[from-prog.Vaddr : i+2]
-			if sy.trapMode {
-				nr, known, err := ssol.SyscallAt(code, from, v)
-				if err != nil {
-					continue // not an instruction
-				}
-				if !known {
-					nr = -1
-				}
-				if sy.trapWanted(nr) {
-					traps = append(traps, sysTrap{sc: v + bias, nr: nr})
-				}
-				if !known {
-					if d := sc.planDispatch(code, from, v, bias); d != nil {
-						todo = append(todo, sysPlanned{s: d, d: d.disp})
-					}
-					continue
-				}
+			nr, known, err := ssol.SyscallAt(code, from, v)
+			if err != nil {
+				continue // not an instruction
 			}
-			_, nr, err := ssol.PlanSyscall(code, from, v, nil)
+			if !known {
+				nr = -1
+			}
+			if sy.trapWanted(nr) {
+				traps = append(traps, sysTrap{sc: v + bias, nr: nr})
+			}
+			if !known {
+				if d := sc.planDispatch(code, from, v, bias); d != nil {
+					todo = append(todo, sysPlanned{s: d, d: d.disp})
+				}
+				continue
+			}
+			_, nr, err = ssol.PlanSyscall(code, from, v, nil)
 			where := fmt.Sprintf("%s+%#x", name, v)
 			if err != nil {
 				if !errors.Is(err, ssol.ErrNotSyscall) {
@@ -180,7 +178,7 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				if w := sc.planWatch(from, v, bias, nr); w != nil {
 					todo = append(todo, sysPlanned{s: w, d: w.disp})
 				}
-				continue // not probed: the filter lets it run
+				continue // not probed: it runs as it is
 			}
 			site, caps, why := sy.padCaps(nr)
 			var rd *ssol.Displaced
@@ -291,11 +289,10 @@ func (sc sysScan) recordSite(s *sysSite, id uint32, parts pad.SysParts, site *pr
 	tr.stats.pads++
 }
 
-// sysCapsFor is sysCaps, with the calls the traps watch (or, in run
-// mode, those installing a filter) kept on their stops: made from the
-// gate, the filter would let them through unseen.
+// sysCapsFor is sysCaps, with the calls the traps watch kept on their
+// stops: made from the gate, a filter would let them through unseen.
 func (sy *sysTrace) sysCapsFor(nr int) ([]pad.SysCap, string) {
-	if trapWatched[nr] && (sy.trapMode || nr == unix.SYS_SECCOMP || nr == unix.SYS_PRCTL) {
+	if trapWatched[nr] {
 		return nil, "a call that may install a seccomp filter or make code"
 	}
 	return sysCaps(nr, sy.strsize)

@@ -14,27 +14,29 @@ import (
 	"github.com/utap/utap/internal/syscalls"
 )
 
-// System calls with no seccomp filter: attach mode, and run mode with
-// --no-seccomp (docs/syscalls.md). A filter cannot go into a process the
-// trace will leave (it outlives the detach, and its stops turn into
-// ENOSYS), so attach mode used to stop every thread at every call
-// (PTRACE_SYSCALL). With traps, a process runs free of those stops: its
-// probed calls with a static number take pads as in run mode, and every
-// other `syscall` instruction that may make a probed call (its number
-// probed, or not set by the instructions before it: glibc's syscall(),
-// Go's runtime) gets an int3, as does every padded site's original
-// `syscall` (a restart after a signal). A trap runs the call from a
-// trampoline in the gate (`syscall; jmp back`), single-stepped when it is
-// probed (or under PTRACE_SYSCALL, for the calls that keep their stops),
-// so its line is the stop path's. The sites of a number not static take
-// dispatch pads, and those of the watched calls watch pads
-// (padsyswatch.go), so that only probed calls reach an int3. What the
-// traps cannot see, code written at run time, is watched for: a call that
-// maps or makes memory executable outside a file (mmap, mprotect,
-// pkey_mprotect with PROT_EXEC) goes to its trap, and the process goes
-// back to stopping at every call, said once. A process whose traps are
-// not in (not yet loaded, no gate, another seccomp filter) stops at every
-// call.
+// System calls without a stop at each: pads and traps (docs/syscalls.md),
+// in both modes unless the pads cannot go in (then: run mode's seccomp
+// filter from the exec, attach mode's stops at every call). A filter
+// cannot go into a process the trace will leave (it outlives the detach,
+// and its stops turn into ENOSYS), and it costs every call of the
+// program, probed or not; so a process runs free of stops: its probed
+// calls with a static number take pads, and every other `syscall`
+// instruction that may make a probed call (its number probed, or not set
+// by the instructions before it: glibc's syscall(), Go's runtime) gets an
+// int3, as does every padded site's original `syscall` (a restart after a
+// signal). A trap runs the call from a trampoline in the gate (`syscall;
+// jmp back`), single-stepped when it is probed (or under PTRACE_SYSCALL,
+// for the calls that keep their stops), so its line is the stop path's.
+// The sites of a number not static take dispatch pads, and those of the
+// watched calls watch pads (padsyswatch.go), so that only probed calls
+// reach an int3. What the traps cannot see, code written at run time, is
+// watched for: a call that maps or makes memory executable outside a
+// file (mmap, mprotect, pkey_mprotect with PROT_EXEC) goes to its trap;
+// in run mode the filter then goes in (filterIn: the calls from outside
+// the gate stop when probed), attached (or with --no-seccomp) the
+// process goes back to stopping at every call, said once. A process
+// whose traps are not in (not yet loaded, no gate, another seccomp
+// filter) stops at every call.
 
 // sysTrap is one `syscall` instruction holding an int3.
 type sysTrap struct {
@@ -53,6 +55,9 @@ var trapWatched = map[int]bool{
 	unix.SYS_MMAP: true, unix.SYS_MPROTECT: true, unix.SYS_PKEY_MPROTECT: true,
 	unix.SYS_SECCOMP: true, unix.SYS_PRCTL: true,
 }
+
+// memWatched are the watched calls that may make memory executable.
+var memWatched = map[int]bool{unix.SYS_MMAP: true, unix.SYS_MPROTECT: true, unix.SYS_PKEY_MPROTECT: true}
 
 // trapWanted says whether a `syscall` of number nr (-1: not static)
 // takes a trap.
@@ -116,9 +121,14 @@ func (o sysTraps) ownTrap(s *stop) bool {
 	}
 	nr := int(s.regs.Rax)
 	sy := o.tr.sys
+	if execMapping(nr, trapArgs(&s.regs)) && sy.filterLater() && !th.p.filtered {
+		o.filterIn(th)
+	}
 	info := syscalls.Lookup(nr)
+	// Once the filter is in, code written at run time is its to watch.
+	watched := trapWatched[nr] && !(th.p.filtered && memWatched[nr])
 	switch probed := len(sy.byNr[nr]) > 0 && th.p.report; {
-	case trapWatched[nr] || probed && (info == nil || stopCalls[nr] || info.NoReturn):
+	case watched || probed && (info == nil || stopCalls[nr] || info.NoReturn):
 		// Its entry and exit stops, as the stop path has them.
 		th.sysNext = true
 	case probed:
@@ -132,11 +142,34 @@ func (o sysTraps) ownTrap(s *stop) bool {
 	return true
 }
 
+// trapArgs are the arguments of the call a thread at a trap makes.
+func trapArgs(r *unix.PtraceRegs) [6]uint64 { return [6]uint64{r.Rdi, r.Rsi, r.Rdx, r.R10, r.R8, r.R9} }
+
+// filterIn puts run mode's filter into th's process as it is about to
+// make memory executable that no file backs: the calls of the code
+// written there stop when probed, its pads and traps stay (seccomp.go).
+// If it cannot, the call goes on to filterComing, which takes them out.
+func (o sysTraps) filterIn(th *thread) {
+	tr, p := o.tr, th.p
+	tr.quiesce(p)
+	err := tr.sys.lateFilter(p, th)
+	p.holding = false
+	for _, t := range p.threads {
+		if t != th {
+			tr.resume(t)
+		}
+	}
+	if err == nil {
+		tr.pads.say(fmt.Sprintf("pid %d makes memory executable that no file backs (code written at run time): "+
+			"a seccomp filter stops the probed calls made from there", p.pid))
+	}
+}
+
 // trapEnter opens the probed call nr a thread at a trap is about to make,
 // with no entry event: a signal may call the step off before the call is
 // made (trapSignal), and the line is written whole at the exit.
 func (sy *sysTrace) trapEnter(th *thread, nr int, regs *unix.PtraceRegs) {
-	c := &sysCall{nr: nr, args: [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}, sp: regs.Rsp,
+	c := &sysCall{nr: nr, args: trapArgs(regs), sp: regs.Rsp,
 		start: sy.tr.clock.now(), sites: sy.byNr[nr]}
 	if info := syscalls.Lookup(nr); info != nil {
 		c.entry = sy.capture(th.p, info, c, false, 0)
@@ -255,9 +288,17 @@ func (sc sysScan) vdso(m mapping) string {
 	return sc.object(object{path: path}, []mapping{vm})
 }
 
-// off takes p's pads and traps out: its threads stop at every call
-// from now on, as before the attach's traps, so that none is missed.
-func (o sysTraps) off(p *process, why string) {
+// off takes p's pads and traps out, th one of its stopped threads. In
+// run mode the filter goes in first, so that only probed calls stop;
+// otherwise (attached, --no-seccomp, the filter refused) its threads
+// stop at every call from now on, as before the attach's traps, so that
+// none is missed.
+func (o sysTraps) off(p *process, th *thread, why string) {
+	if sy := o.tr.sys; sy.filterLater() && !p.filtered && sy.lateFilter(p, th) == nil {
+		o.tr.pads.takeOutSys(p)
+		o.tr.pads.say(fmt.Sprintf("pid %d: its probed system calls stop from now on (a seccomp filter): %s", p.pid, why))
+		return
+	}
 	o.tr.pads.takeOutSys(p)
 	o.tr.pads.say(fmt.Sprintf("pid %d: every system call stops from now on: %s", p.pid, why))
 }

@@ -107,7 +107,7 @@ func watchArgs(nr int) (bits []pad.WatchBit, eq *int32, ok bool) {
 // the landing `from`) of the watched call nr, not probed; nil when it
 // takes none.
 func (sc sysScan) planWatch(from, v, bias uint64, nr int) *sysSite {
-	if _, _, ok := watchArgs(nr); !ok || !sc.pd.tr.sys.trapMode {
+	if _, _, ok := watchArgs(nr); !ok {
 		return nil
 	}
 	rd, why := sc.planAt(from+bias, v+bias, false)

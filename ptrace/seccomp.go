@@ -4,38 +4,77 @@ package ptrace
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 
 	"golang.org/x/sys/unix"
 )
 
 // A seccomp filter (strace --seccomp-bpf) makes only the probed system
-// calls stop: the others run at full speed. It goes into the command held
-// at its exec, before its first instruction, by injected calls. A filter
-// cannot be removed, and SECCOMP_RET_TRACE without a tracer fails the call
-// with ENOSYS; so it is used only where the tracer stays to the end: run
-// mode, every child followed (those not asked for with -f report nothing),
-// and a trace stopped early keeps passing the calls through until the
-// command exits (tr.shepherd) instead of detaching.
+// calls stop: the others run at full speed. A filter cannot be removed,
+// and SECCOMP_RET_TRACE without a tracer fails the call with ENOSYS; so
+// it is used only where the tracer stays to the end: run mode, every
+// child of a filtered process followed (those not asked for with -f
+// report nothing), and a trace stopped early keeps passing the calls
+// through until the command exits (tr.shepherd) instead of detaching.
+//
+// Pads and traps (padsystrap.go) cost a probed call less than the filter
+// costs every call, so a run-mode command gets the filter only where the
+// traps cannot see all its calls: at its exec when it can have no pads
+// (--no-pads, -T, -k, a CPU without rdfsbase); later, in the process
+// that writes code at run time or whose traps go out (lateFilter), by
+// calls injected in a trapped thread. --no-seccomp never uses one.
 
-// useFilter reports whether a seccomp filter applies to this trace.
+// useFilter reports whether the command gets the filter at its exec.
 func (sy *sysTrace) useFilter() bool {
-	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0
+	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0 && !sy.trapMode
 }
 
-// filtered reports whether the filter is in.
+// filterLater reports whether a process of this trace may get the filter
+// once it runs, with its pads and traps (lateFilter).
+func (sy *sysTrace) filterLater() bool {
+	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0 && sy.trapMode
+}
+
+// filtered reports whether the filter is in some process.
 func (sy *sysTrace) filtered() bool { return sy != nil && sy.seccomp }
 
 // installFilter puts the filter into p, held at its exec; on any failure
 // the trace stops at every system call instead (PTRACE_SYSCALL).
 func (sy *sysTrace) installFilter(p *process, th *thread) {
+	sy.loadFilter(p, th, filterProgram(sy.numbers()), 0)
+}
+
+// lateFilter puts the filter into p, running, its threads stopped and th
+// at a trap: every thread's calls from outside the gate (code written at
+// run time, sites whose traps went out) stop when probed; the gate's
+// pads and trampolines keep running free. The calls that install a
+// filter stop too (padsysfilter.go). It fails where the filter cannot
+// tell the gate by the low half of an address.
+func (sy *sysTrace) lateFilter(p *process, th *thread) error {
+	g := sy.gate
+	if g == nil || g.addr>>32 != (g.addr+g.size-1)>>32 {
+		return errors.New("the gate crosses a 4 GiB line")
+	}
+	nrs := sy.numbers()
+	if nrs != nil {
+		nrs = append(nrs, unix.SYS_SECCOMP, unix.SYS_PRCTL)
+		slices.Sort(nrs)
+		nrs = slices.Compact(nrs)
+	}
+	return sy.loadFilter(p, th, gateProgram(filterProgram(nrs), g.addr, g.size), unix.SECCOMP_FILTER_FLAG_TSYNC)
+}
+
+// loadFilter loads prog into p by calls injected in th, with flags
+// (SECCOMP_FILTER_FLAG_TSYNC: for every thread, not th's alone).
+func (sy *sysTrace) loadFilter(p *process, th *thread, prog []unix.SockFilter, flags uint64) error {
 	tr := sy.tr
-	prog := sy.gateFilter(p, th, sy.numbers())
 	size := uint64(16 + 8*len(prog))
 	addr, err := tr.inject(th, unix.SYS_MMAP, 0, size, unix.PROT_READ|unix.PROT_WRITE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 	if err != nil {
-		return
+		return err
 	}
 	defer tr.inject(th, unix.SYS_MUNMAP, addr, size)
 	// struct sock_fprog { u16 len; u64 filter; } then the instructions.
@@ -48,19 +87,25 @@ func (sy *sysTrace) installFilter(p *process, th *thread) {
 		b[o+2], b[o+3] = in.Jt, in.Jf
 		binary.LittleEndian.PutUint32(b[o+4:], in.K)
 	}
-	if p.mem.WriteAt(b, addr) != nil {
-		return
+	if err := p.mem.WriteAt(b, addr); err != nil {
+		return err
 	}
 	if unix.Geteuid() != 0 {
 		// Without CAP_SYS_ADMIN the kernel asks for no_new_privs.
 		if _, err := tr.inject(th, unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return
+			return err
 		}
 	}
-	if _, err := tr.inject(th, unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, addr); err != nil {
-		return
+	r, err := tr.inject(th, unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, addr)
+	if err != nil {
+		return err
 	}
-	sy.seccomp = true
+	if r != 0 {
+		// TSYNC: thread r could not take it (another filter's ancestry).
+		return fmt.Errorf("thread %d cannot take the filter", r)
+	}
+	sy.seccomp, p.filtered = true, true
+	return nil
 }
 
 // numbers are the probed calls' numbers, sorted; nil for all of them.

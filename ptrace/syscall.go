@@ -23,10 +23,10 @@ type sysTrace struct {
 	tr       *tracer
 	byNr     map[int][]*probe.Site
 	all      bool // every call is probed
-	seccomp  bool // the filter is in (seccomp.go)
+	seccomp  bool // the filter is in some process (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
 	noGate   bool // no calls in-process (padsys.go): -T
-	trapMode bool // no filter (attach, --no-seccomp): pads and traps instead of stops at every call (padsystrap.go)
+	trapMode bool // pads and traps (padsystrap.go), a filter only where they cannot see every call
 	gate     *sysGate
 	strsize  int
 }
@@ -82,7 +82,7 @@ func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
 // cont resumes th, delivering sig, so that the syscall-stops it owes come:
 // every call's, unless a filter or traps make its probed calls stop.
 func (sy *sysTrace) cont(th *thread, sig int) error {
-	if sy != nil && (th.call != nil || th.sysNext || !sy.seccomp && !th.p.quiet()) {
+	if sy != nil && (th.call != nil || th.sysNext || !th.p.filtered && !th.p.quiet()) {
 		return proc.ContSyscall(th.tid, sig)
 	}
 	return proc.Cont(th.tid, sig)
@@ -258,7 +258,7 @@ func (sy *sysTrace) execLine(th *thread) {
 // its line is made from the registers at the step's trap, as padLine
 // makes a pad's. Not one a pad recorded, nor one the filter stopped.
 func (sy *sysTrace) steppedOver(th *thread, regs *unix.PtraceRegs) {
-	if sy == nil || sy.seccomp || th.call != nil {
+	if sy == nil || th.p.filtered || th.call != nil {
 		return
 	}
 	if pp := th.p.pads; pp != nil && pp.sys != nil && pp.sys.sites[regs.Rip-2] != nil {

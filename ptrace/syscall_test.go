@@ -117,14 +117,13 @@ func TestSyscallFilter(t *testing.T) {
 	}{
 		// A seccomp stop and an exit stop per getppid.
 		{"filter", false, true, 2 * n, 2*n + 500},
-		// The loader's calls before the pads go in, and the stops of
-		// the pads' placing.
-		{"filter+pads", false, false, 0, 500},
 		// Two stops for every one of the 11 calls a round.
 		{"no filter", true, true, 20 * n, 1 << 40},
-		// Pads and traps (padsystrap.go): the stops of the loader's
-		// calls before they go in, of their placing, of the traps of
-		// the rounds' calls whose number is not static (if any).
+		// Pads and traps (padsystrap.go), the default: the stops of the
+		// loader's calls before they go in, of their placing, of the
+		// traps of the rounds' calls whose number is not static (if
+		// any). No filter: the program writes no code.
+		{"pads", false, false, 0, 500},
 		{"no filter+pads", true, false, 0, 500},
 	} {
 		var st runStats
@@ -147,9 +146,53 @@ func TestSyscallFilter(t *testing.T) {
 	}
 }
 
-// TestSyscallShepherd: a trace with a filter in, stopped early, keeps
-// passing the probed calls through until the command ends, which then
-// exits as it would have, its calls answered.
+// TestSyscallJIT: in run mode, a program that writes code gets the
+// seccomp filter then (seccomp.go's lateFilter): the probed call the
+// code makes is seen, and the calls made elsewhere stay in-process, in
+// the parent and in a fork child not followed (traced silently, since
+// the filter went with it), which exits 0. With --no-seccomp the
+// process stops at every call from then on.
+func TestSyscallJIT(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pt_sys.c")
+	const n = 2000
+	for _, c := range []struct {
+		name               string
+		noFilter           bool
+		minStops, maxStops int64
+		said               string
+	}{
+		{"filter", false, 0, 500, "a seccomp filter stops the probed calls made from there"},
+		{"no filter", true, 20 * n, 1 << 40, "every system call stops from now on"},
+	} {
+		var st runStats
+		var out bytes.Buffer
+		var said []string
+		count := 0
+		e := &Engine{NoSeccomp: c.noFilter, stats: &st, Verbose: func(s string) { said = append(said, s) }}
+		res, err := e.Trace(context.Background(), probe.Target{Argv: []string{bin, "jit", "2000"}, Stdout: &out},
+			sysSites(t, "syscall:getppid", 0), func(ev *probe.Event) {
+				if ev.Kind == "return" && ev.Func == "getppid" && ev.Sys.Ret > 0 {
+					count++
+				}
+			})
+		if err != nil || res.ExitCode != 0 || out.String() != "4001 child 0\n" || count != 2*n+1 {
+			t.Fatalf("%s: %v, exit %d, output %q, %d calls seen of %d", c.name, err, res.ExitCode, out.String(), count, 2*n+1)
+		}
+		t.Logf("%s: %d stops", c.name, st.stops)
+		if st.stops < c.minStops || st.stops > c.maxStops {
+			t.Errorf("%s: %d stops, want %d to %d", c.name, st.stops, c.minStops, c.maxStops)
+		}
+		if !strings.Contains(strings.Join(said, "\n"), c.said) {
+			t.Errorf("%s: -v did not say %q", c.name, c.said)
+		}
+	}
+}
+
+// TestSyscallShepherd: a trace with a filter in (here from the exec:
+// --no-pads), stopped early, keeps passing the probed calls through
+// until the command ends, which then exits as it would have, its calls
+// answered.
 func TestSyscallShepherd(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_sys.c")
@@ -158,7 +201,7 @@ func TestSyscallShepherd(t *testing.T) {
 	seen := 0
 	// Stopped at its first event, not after a time: a busy machine may
 	// take longer to start it.
-	res, err := (&Engine{}).Trace(ctx, probe.Target{Argv: []string{bin, "mix", "50000"}, Stdout: &out},
+	res, err := (&Engine{NoPads: true}).Trace(ctx, probe.Target{Argv: []string{bin, "mix", "50000"}, Stdout: &out},
 		sysSites(t, "syscall:getppid", 0), func(*probe.Event) {
 			if seen++; seen == 1 {
 				cancel()

@@ -56,15 +56,16 @@ type tracer struct {
 // process is one traced address space (a thread group): what the loop
 // needs, then each component's own state, declared with the component.
 type process struct {
-	pid     int
-	mem     *proc.Memory
-	threads map[int]*thread
-	entry   uint64 // AT_ENTRY: scratch code for injected syscalls
-	report  bool   // emit events (false for a vfork child that is not followed)
-	shared  *process
-	release bool // fork child without Follow: clean and detach at its first stop
-	holding bool // quiescing: keep its threads stopped
-	ourCont bool // run mode: the SIGCONT of the launch is still to come, not the program's
+	pid      int
+	mem      *proc.Memory
+	threads  map[int]*thread
+	entry    uint64 // AT_ENTRY: scratch code for injected syscalls
+	report   bool   // emit events (false for a vfork child that is not followed)
+	shared   *process
+	release  bool // fork child without Follow: clean and detach at its first stop
+	holding  bool // quiescing: keep its threads stopped
+	ourCont  bool // run mode: the SIGCONT of the launch is still to come, not the program's
+	filtered bool // utap's seccomp filter is in (seccomp.go)
 
 	bpProc   // breakpoints and SSOL areas (hit.go)
 	loadProc // the loader's hook, objects seen, semaphores (loader.go)

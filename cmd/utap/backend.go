@@ -35,7 +35,7 @@ func chooseBackend(name string, sites []probe.Site, exe string, pw padsWant) (pr
 			return b, "backend ptrace: every probe runs in-process (pads), faster than kernel uprobes (--backend uprobe for those)", nil
 		}
 		if b, ok := sysFirst(sites, exe, pw); ok {
-			return b, "backend ptrace: system calls run in-process (pads), the rest stop behind a seccomp filter; faster here than the kernel engine (--backend uprobe for it)", nil
+			return b, "backend ptrace: system calls run in-process (pads), the others the program may make stop at a trap; faster here than the kernel engine (--backend uprobe for it)", nil
 		}
 	}
 	if (name == "auto" || name == "") && loaderSyscalls(sites, exe) {
@@ -86,11 +86,12 @@ func padsFirst(sites []probe.Site, pw padsWant) (probe.Backend, bool) {
 }
 
 // sysFirst is the ptrace engine for a command run to trace its system
-// calls only: most calls are made in-process (pads), the others stop
-// behind a seccomp filter, and it starts at once, where the kernel
-// engine's verifier takes a second to load its programs for -S (docs/
-// benchmarks.md). Not in attach mode (no filter there: every call would
-// stop), nor with -k, --no-pads or --no-seccomp (the calls stop).
+// calls only: most calls are made in-process (pads), the others stop at
+// an int3 (a trap, or behind a seccomp filter once the program writes
+// code), and it starts at once, where the kernel engine's verifier takes
+// a second to load its programs for -S (docs/benchmarks.md). Not in
+// attach mode (a SIGKILLed tracer would leave its traps), nor with -k,
+// --no-pads (the calls stop) or --no-seccomp (a JIT's calls would stop).
 func sysFirst(sites []probe.Site, exe string, pw padsWant) (probe.Backend, bool) {
 	b := backends[len(backends)-1]
 	if exe == "" || len(sites) == 0 || pw.noPads || pw.noSeccomp || pw.stackDepth > 0 || available(b) != nil ||

@@ -602,8 +602,8 @@ func TestCLIUntimedSaid(t *testing.T) {
 
 // TestCLIClosedStderrAtStart: utap's stderr closes while the pads go in
 // (`utap run -v ... 2>&1 | head -1`, -v saying a line per site): the
-// trace ends, and the command, whose system calls the seccomp filter
-// still sends to utap, runs to its end. On 69127c7 the watcher's wake-up
+// trace ends, and the command, whose system calls were sent to utap,
+// runs to its end. On 69127c7 the watcher's wake-up
 // SIGSTOP, met by a system call injected to place the pads, was
 // delivered: the command stayed in a group-stop and utap spun for good.
 func TestCLIClosedStderrAtStart(t *testing.T) {

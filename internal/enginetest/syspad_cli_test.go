@@ -20,11 +20,12 @@ import (
 )
 
 // System calls in-process (ptrace/padsys.go): each test runs the same
-// command on the pad path (the default, behind the seccomp filter), on
-// the stop path (--no-pads) and on pads and traps (--no-seccomp: no
-// filter, as attach mode, ptrace/padsystrap.go), and checks the lines
-// are the same and that the pads were taken (-v says which sites run
-// in-process).
+// command on the pad path (the default: pads and traps,
+// ptrace/padsystrap.go, a seccomp filter only once the program writes
+// code), on the stop path (--no-pads: behind the filter from the exec)
+// and with --no-seccomp (pads and traps, never a filter, as attach
+// mode), and checks the lines are the same and that the pads were taken
+// (-v says which sites run in-process).
 
 // sysPath is one of the ways the ptrace engine traces system calls.
 type sysPath struct {
