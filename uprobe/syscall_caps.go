@@ -4,6 +4,7 @@ package uprobe
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/utap/utap/internal/syscalls"
@@ -166,8 +167,10 @@ func (ss *sysSpec) countStrArray(g *progGen, next string) {
 // readIov reads capture i, an iovec array, into sub-slots: the iovec,
 // n, then n bytes; the result is the elements read. The count is the
 // length argument's, at most iovElems; each n at most iovLim and, for
-// readv, what the return value leaves.
-func (ss *sysSpec) readIov(g *progGen, i int, next string) {
+// readv, what the return value leaves. An element's bytes unreadable at
+// entry fail the capture (read again at exit); at exit its n is
+// syscalls.IovUnread.
+func (ss *sysSpec) readIov(g *progGen, i int, next string, exit bool) {
 	n, sub, lim := ss.iovElems(), ss.iovSub(), int32(ss.iovLim())
 	counted, limited, positive, unlimited := g.label(), g.label(), g.label(), g.label()
 	g.capField(asm.R1, i, capOffLen, asm.Half)
@@ -236,13 +239,23 @@ func (ss *sysSpec) readIov(g *progGen, i int, next string) {
 			asm.Add.Imm(asm.R1, int32(base+24)),
 			asm.FnProbeReadUser.Call(),
 			asm.JEq.Imm(asm.R0, 0, cont),
+		)
+		if exit {
+			// Unreadable at exit too: a bad address (strace shows it).
+			g.emit(
+				asm.LoadMem(asm.R1, asm.RFP, sysSlotDst, asm.DWord),
+				asm.LoadImm(asm.R2, math.MinInt64, asm.DWord), // syscalls.IovUnread
+				asm.StoreMem(asm.R1, base+16, asm.R2, asm.DWord),
+				asm.Ja.Label(cont),
+			)
+		} else {
 			// Unreadable data (a page not touched yet, as a string
 			// literal's in writev at entry): the capture fails, so the
 			// exit, by when the kernel has faulted the page in, reads
 			// it again.
-			asm.Mov.Imm(asm.R0, -14), // -EFAULT
-		)
-		setResult(g, asm.R0, next)
+			g.emit(asm.Mov.Imm(asm.R0, -14)) // -EFAULT
+			setResult(g, asm.R0, next)
+		}
 		g.mark(stop)
 		g.emit(asm.Mov.Imm(asm.R0, int32(j)))
 		setResult(g, asm.R0, next)
@@ -275,8 +288,11 @@ func (ss *sysSpec) arrayBytes(c sysCap, r int64, data []byte) []byte {
 	sub := ss.iovSub()
 	for j := 0; j < int(r) && (j+1)*sub <= len(data); j++ {
 		e := data[j*sub:]
-		n := min(int(le.Uint64(e[16:])), ss.iovLim())
 		b = append(b, e[:24]...)
+		if le.Uint64(e[16:]) == syscalls.IovUnread {
+			continue
+		}
+		n := min(int(le.Uint64(e[16:])), ss.iovLim())
 		binary.LittleEndian.PutUint64(b[len(b)-8:], uint64(n))
 		b = append(b, e[24:24+n]...)
 	}

@@ -341,7 +341,7 @@ func (ss *sysSpec) captures(g *progGen, exit bool) {
 		}
 		if l, ok := labels[capIov]; ok {
 			g.mark(l)
-			ss.readIov(g, i, next)
+			ss.readIov(g, i, next, exit)
 		}
 		g.mark(next)
 	}

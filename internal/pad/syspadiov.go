@@ -2,6 +2,7 @@ package pad
 
 import (
 	"github.com/utap/utap/internal/bytecode"
+	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/internal/x86"
 )
 
@@ -12,11 +13,11 @@ const iovScratch = strScratch
 // emitIov reads an iovec capture into its place at r12+off, in the stop
 // path's layout (syscalls' readIovAt): for each element the iovec, the
 // bytes taken, the bytes; an element whose iovec cannot be read ends it,
-// one whose bytes cannot be read takes none. The word is the bytes
-// written, left -1 when no element was (the stop path's nil). r13 is
-// where the next element goes, r14 the elements left, r15 the bytes the
-// result leaves (-1: no bound); SelfRead keeps them. Clobbers
-// everything but rbx, r12.
+// one whose bytes cannot be read takes none, its count IovUnread. The
+// word is the bytes written, left -1 when no element was (the stop
+// path's nil). r13 is where the next element goes, r14 the elements
+// left, r15 the bytes the result leaves (-1: no bound); SelfRead keeps
+// them. Clobbers everything but rbx, r12.
 func emitIov(a *x86.Asm, c SysCap, off int) {
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
 	local, remote := scratch(4), scratch(6)
@@ -74,10 +75,15 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 16})
 	a.RR(x86.CMP, x86.RAX, x86.RDX)
 	a.Jcc(x86.E, stored)
-	a.StoreI32(x86.Mem{Base: x86.R13, Disp: 16}, 0)
+	// Unreadable: no bytes, the count says so (strace shows the address).
+	unread := a.NewLabel()
+	a.MovRI(x86.RDX, syscalls.IovUnread)
+	a.Store(x86.Mem{Base: x86.R13, Disp: 16}, x86.RDX)
+	a.Jmp(unread)
 	a.Bind(stored)
 	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 16})
 	a.RR(x86.ADD, x86.R13, x86.RDX)
+	a.Bind(unread)
 	a.RI(x86.ADD, x86.R13, 24)
 	a.Load(x86.RAX, scratch(iovScratch))
 	a.RI(x86.ADD, x86.RAX, 16)

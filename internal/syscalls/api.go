@@ -82,7 +82,8 @@ type Capture struct {
 	// (iov_base, iov_len), an 8-byte little-endian count n, then n bytes
 	// read from iov_base. n is at most MaxFor(c, strsize) and, when
 	// LenRet (readv), at most what the return value leaves after the
-	// earlier elements.
+	// earlier elements; IovUnread (no bytes follow) when iov_base could
+	// not be read.
 	Iov bool
 	// SP: the address is the stack pointer when the call was made, plus
 	// Off, not an argument: rt_sigreturn's signal frame, whose mask
@@ -105,6 +106,19 @@ type Capture struct {
 // Info.Captures, index for index; StrArray captures are the strings joined
 // with NUL bytes, each terminated, with a final extra NUL when the array
 // ended before the cap.
+// IovUnread is an Iov capture element's count when its bytes could not
+// be read: strace then shows iov_base as an address.
+const IovUnread = 1 << 63
+
+// iovCount is an Iov element's count word: the bytes that follow, and
+// whether they could not be read.
+func iovCount(w uint64) (int, bool) {
+	if w == IovUnread {
+		return 0, true
+	}
+	return int(min(w, 1<<31)), false
+}
+
 type Call = probe.Syscall
 
 // DefaultStrSize is strace's default -s, the string limit of captures

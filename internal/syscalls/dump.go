@@ -51,7 +51,8 @@ func AppendDump(b []byte, c *Call, read, write func(fd int) bool) []byte {
 	// The captured iovec array: base, len, bytes captured, the bytes.
 	left := uint64(c.Ret)
 	for i := 0; len(data) >= 24 && i < count && left > 0; i++ {
-		ln, n := le.Uint64(data[8:]), int(le.Uint64(data[16:]))
+		ln := le.Uint64(data[8:])
+		n, _ := iovCount(le.Uint64(data[16:]))
 		data = data[24:]
 		n = min(n, len(data))
 		ln = min(ln, left)

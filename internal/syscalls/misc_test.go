@@ -3,6 +3,7 @@
 package syscalls
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -213,5 +214,32 @@ func TestSelectListsAndNegation(t *testing.T) {
 	}
 	if _, err := Select("!opnat"); err == nil {
 		t.Error("!opnat: no error")
+	}
+}
+
+// TestIovUnread: an iovec whose bytes cannot be read shows its address,
+// as strace shows it, between elements whose bytes are shown.
+func TestIovUnread(t *testing.T) {
+	le := binary.LittleEndian
+	arr := make([]byte, 48)
+	for i, v := range []uint64{0x2000, 3, 0x10, 4, 0x2000, 2} {
+		le.PutUint64(arr[8*i:], v)
+	}
+	mem := map[uint64][]byte{0x1000: arr, 0x2000: []byte("abc")}
+	read := func(addr uint64, p []byte) error {
+		for a, b := range mem {
+			if addr >= a && addr+uint64(len(p)) <= a+uint64(len(b)) {
+				copy(p, b[addr-a:])
+				return nil
+			}
+		}
+		return errors.New("unreadable")
+	}
+	args := [6]uint64{3, 0x1000, 3}
+	caps := ReadSide(Lookup(unix.SYS_WRITEV), args, 9, 0, false, 32, read)
+	got := Line(&Call{Nr: unix.SYS_WRITEV, Args: args, Ret: 9, Returned: true, Entry: caps}, &Options{StrSize: 32})
+	want := `writev(3, [{iov_base="abc", iov_len=3}, {iov_base=0x10, iov_len=4}, {iov_base="ab", iov_len=2}], 3) = 9`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -161,7 +161,7 @@ func readIovAt(addr, count uint64, left int64, lim int, read ReadFunc) []byte {
 		}
 		data := make([]byte, n)
 		if n > 0 && read(base, data) != nil {
-			n, data = 0, nil
+			n, data = IovUnread, nil
 		}
 		out = append(out, iov[:]...)
 		out = binary.LittleEndian.AppendUint64(out, n)

@@ -74,7 +74,8 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 	left := x.c.Ret
 	i := 0
 	for ; len(b) >= 24 && i < count; i++ {
-		base, ln, n := le.Uint64(b), le.Uint64(b[8:]), int(le.Uint64(b[16:]))
+		base, ln := le.Uint64(b), le.Uint64(b[8:])
+		n, unread := iovCount(le.Uint64(b[16:]))
 		b = b[24:]
 		if n > len(b) {
 			n = len(b)
@@ -92,7 +93,7 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 			s = append(s, ", "...)
 		}
 		s = append(s, "{iov_base="...)
-		if base == 0 {
+		if base == 0 || unread {
 			s = append(s, ptr(base)...)
 		} else {
 			if uint64(len(data)) > shown {
