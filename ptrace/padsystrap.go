@@ -289,17 +289,19 @@ func (sc sysScan) vdso(m mapping) string {
 }
 
 // off takes p's pads and traps out, th one of its stopped threads. In
-// run mode the filter goes in first, so that only probed calls stop;
-// otherwise (attached, --no-seccomp, the filter refused) its threads
-// stop at every call from now on, as before the attach's traps, so that
-// none is missed.
+// run mode the filter goes in first (if not in already), so that only
+// probed calls stop; otherwise (attached, --no-seccomp, the filter
+// refused) its threads stop at every call from now on, as before the
+// attach's traps, so that none is missed.
 func (o sysTraps) off(p *process, th *thread, why string) {
-	if sy := o.tr.sys; sy.filterLater() && !p.filtered && sy.lateFilter(p, th) == nil {
-		o.tr.pads.takeOutSys(p)
+	if sy := o.tr.sys; sy.filterLater() && !p.filtered {
+		sy.lateFilter(p, th) // refused: every call stops
+	}
+	o.tr.pads.takeOutSys(p)
+	if p.filtered {
 		o.tr.pads.say(fmt.Sprintf("pid %d: its probed system calls stop from now on (a seccomp filter): %s", p.pid, why))
 		return
 	}
-	o.tr.pads.takeOutSys(p)
 	o.tr.pads.say(fmt.Sprintf("pid %d: every system call stops from now on: %s", p.pid, why))
 }
 
