@@ -19,7 +19,7 @@ import (
 func straceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "syscalls", Aliases: []string{"S"}, Usage: "trace every system call, as strace does (the spec syscall:*); mixes with function probes, like ltrace -S"},
-		&cli.BoolFlag{Name: "no-seccomp", Usage: "ptrace engine, run mode: trace system calls without a seccomp filter, with pads and traps as attach does (code written at run time puts it back on stops at every call; a trace stopped early detaches at once instead of passing the probed calls on to the end)"},
+		&cli.BoolFlag{Name: "no-seccomp", Usage: "ptrace engine, run mode: never put a seccomp filter into the command, as attach never does (code written at run time then puts its process on stops at every call, where the filter would stop only its probed calls; a trace stopped early always detaches at once)"},
 		&cli.BoolFlag{Name: "y", Usage: "show the path behind each file descriptor of a system call, 3</etc/hostname> (strace -y)"},
 	}
 }
