@@ -102,10 +102,10 @@ func TestSyscallRunEvents(t *testing.T) {
 	}
 }
 
-// TestSyscallFilter: in run mode a seccomp filter stops only the probed
-// call, and with pads not even it (the call is made in-process, from the
-// gate the filter lets through: padsys.go); with --no-seccomp every call
-// stops, unless pads and traps take them (padsystrap.go).
+// TestSyscallFilter: without pads, run mode's seccomp filter stops only
+// the probed call, and with --no-seccomp every call stops; with pads and
+// traps (padsystrap.go), the default, not even the probed call stops (it
+// is made in-process), with or without --no-seccomp.
 func TestSyscallFilter(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_sys.c")
@@ -126,23 +126,32 @@ func TestSyscallFilter(t *testing.T) {
 		{"pads", false, false, 0, 500},
 		{"no filter+pads", true, false, 0, 500},
 	} {
-		var st runStats
-		var out bytes.Buffer
-		count := 0
-		e := &Engine{NoSeccomp: c.noFilter, NoPads: c.noPads, stats: &st}
-		res, err := e.Trace(context.Background(), probe.Target{Argv: []string{bin, "mix", "2000"}, Stdout: &out},
-			sysSites(t, "syscall:getppid", 0), func(ev *probe.Event) {
-				if ev.Kind == "return" && ev.Func == "getppid" && ev.Sys.Ret > 0 {
-					count++
-				}
-			})
-		if err != nil || res.ExitCode != 0 || out.String() != "2000\n" || count != n {
-			t.Fatalf("%s: %v, exit %d, output %q, %d calls seen of %d", c.name, err, res.ExitCode, out.String(), count, n)
-		}
-		t.Logf("%s: %d stops", c.name, st.stops)
-		if st.stops < c.minStops || st.stops > c.maxStops {
-			t.Errorf("%s: %d stops, want %d to %d", c.name, st.stops, c.minStops, c.maxStops)
-		}
+		e := &Engine{NoSeccomp: c.noFilter, NoPads: c.noPads}
+		getppids(t, c.name, e, "2000\n", n, c.minStops, c.maxStops, bin, "mix", "2000")
+	}
+}
+
+// getppids runs argv under e with getppid probed, and wants it to exit 0
+// printing out, n getppid calls seen returning, and minStops to maxStops
+// ptrace stops.
+func getppids(t *testing.T, name string, e *Engine, out string, n int, minStops, maxStops int64, argv ...string) {
+	t.Helper()
+	var st runStats
+	var stdout bytes.Buffer
+	count := 0
+	e.stats = &st
+	res, err := e.Trace(context.Background(), probe.Target{Argv: argv, Stdout: &stdout},
+		sysSites(t, "syscall:getppid", 0), func(ev *probe.Event) {
+			if ev.Kind == "return" && ev.Func == "getppid" && ev.Sys.Ret > 0 {
+				count++
+			}
+		})
+	if err != nil || res.ExitCode != 0 || stdout.String() != out || count != n {
+		t.Fatalf("%s: %v, exit %d, output %q, %d calls seen of %d", name, err, res.ExitCode, stdout.String(), count, n)
+	}
+	t.Logf("%s: %d stops", name, st.stops)
+	if st.stops < minStops || st.stops > maxStops {
+		t.Errorf("%s: %d stops, want %d to %d", name, st.stops, minStops, maxStops)
 	}
 }
 
@@ -165,24 +174,9 @@ func TestSyscallJIT(t *testing.T) {
 		{"filter", false, 0, 500, "a seccomp filter stops the probed calls made from there"},
 		{"no filter", true, 20 * n, 1 << 40, "every system call stops from now on"},
 	} {
-		var st runStats
-		var out bytes.Buffer
 		var said []string
-		count := 0
-		e := &Engine{NoSeccomp: c.noFilter, stats: &st, Verbose: func(s string) { said = append(said, s) }}
-		res, err := e.Trace(context.Background(), probe.Target{Argv: []string{bin, "jit", "2000"}, Stdout: &out},
-			sysSites(t, "syscall:getppid", 0), func(ev *probe.Event) {
-				if ev.Kind == "return" && ev.Func == "getppid" && ev.Sys.Ret > 0 {
-					count++
-				}
-			})
-		if err != nil || res.ExitCode != 0 || out.String() != "4001 child 0\n" || count != 2*n+1 {
-			t.Fatalf("%s: %v, exit %d, output %q, %d calls seen of %d", c.name, err, res.ExitCode, out.String(), count, 2*n+1)
-		}
-		t.Logf("%s: %d stops", c.name, st.stops)
-		if st.stops < c.minStops || st.stops > c.maxStops {
-			t.Errorf("%s: %d stops, want %d to %d", c.name, st.stops, c.minStops, c.maxStops)
-		}
+		e := &Engine{NoSeccomp: c.noFilter, Verbose: func(s string) { said = append(said, s) }}
+		getppids(t, c.name, e, "4001 child 0\n", 2*n+1, c.minStops, c.maxStops, bin, "jit", "2000")
 		if !strings.Contains(strings.Join(said, "\n"), c.said) {
 			t.Errorf("%s: -v did not say %q", c.name, c.said)
 		}
