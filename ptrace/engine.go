@@ -29,9 +29,6 @@ type Engine struct {
 	// Lossy: a pad that finds its ring full drops the event (counted)
 	// instead of waiting for the tracer to make room.
 	Lossy bool
-	// SysStops: no system call in-process (padsys.go): every probed call
-	// stops, as -T needs.
-	SysStops bool
 	// Verbose receives a line per probe site saying how it is placed (a
 	// pad, or a breakpoint and why); nil drops them.
 	Verbose func(string)
@@ -85,7 +82,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	tr := newTracer(t, sites, emit)
 	if tr.sys != nil {
 		tr.sys.noFilter = e.NoSeccomp
-		tr.sys.noGate = e.SysStops || t.StackDepth > 0
+		tr.sys.noGate = t.StackDepth > 0
 	}
 	d := pads.New(emit, t.Tally)
 	if e.Lossy {

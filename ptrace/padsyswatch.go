@@ -18,12 +18,15 @@ import (
 // own, or to its trap; a watched call's site, not probed, makes in-process
 // every call but those that may make code or install a seccomp filter.
 
-// dispatchNrs are the numbers a dispatch pad sends to its trap: those
-// probed and those watched, sorted; false when every call is probed, or
-// too many (the sites then keep only their trap).
-func (sy *sysTrace) dispatchNrs() ([]int, bool) {
+// dispatchNrs are the numbers a dispatch pad sends on, to their own pads
+// or its trap: those probed and those watched, sorted; false when every
+// call is probed, or too many (the sites then keep only their trap).
+func (sy *sysTrace) dispatchNrs() ([]int, bool) { return sy.dispatch, sy.dispatch != nil }
+
+// dispatchable computes dispatchNrs, once the probed calls are known.
+func (sy *sysTrace) dispatchable() []int {
 	if sy.all {
-		return nil, false
+		return nil
 	}
 	var nrs []int
 	for nr := range sy.byNr {
@@ -34,8 +37,11 @@ func (sy *sysTrace) dispatchNrs() ([]int, bool) {
 			nrs = append(nrs, nr)
 		}
 	}
+	if len(nrs) > pad.MaxDispatch {
+		return nil
+	}
 	slices.Sort(nrs)
-	return nrs, len(nrs) <= pad.MaxDispatch
+	return nrs
 }
 
 // dispatchPads writes, for the dispatch pad of site d, a system call pad

@@ -22,23 +22,35 @@ import (
 // Pads and traps (padsystrap.go) cost a probed call less than the filter
 // costs every call, so a run-mode command gets the filter only where the
 // traps cannot see all its calls: at its exec when it can have no pads
-// (--no-pads, -T, -k, a CPU without rdfsbase); later, in the process
+// (--no-pads, -k, a CPU without rdfsbase); later, in the process
 // that writes code at run time or whose traps go out (lateFilter), by
 // calls injected in a trapped thread. --no-seccomp never uses one.
 
-// useFilter reports whether the command gets the filter at its exec.
-func (sy *sysTrace) useFilter() bool {
-	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0 && !sy.trapMode
+// mayFilter reports whether this trace may use the filter: run mode,
+// without --no-seccomp.
+func (sy *sysTrace) mayFilter() bool {
+	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0
 }
+
+// useFilter reports whether the command gets the filter at its exec.
+func (sy *sysTrace) useFilter() bool { return sy.mayFilter() && !sy.trapMode }
 
 // filterLater reports whether a process of this trace may get the filter
 // once it runs, with its pads and traps (lateFilter).
-func (sy *sysTrace) filterLater() bool {
-	return sy != nil && !sy.noFilter && len(sy.tr.target.Argv) > 0 && sy.trapMode
-}
+func (sy *sysTrace) filterLater() bool { return sy.mayFilter() && sy.trapMode }
 
-// filtered reports whether the filter is in some process.
-func (sy *sysTrace) filtered() bool { return sy != nil && sy.seccomp }
+// filtered reports whether the filter is in some traced process.
+func (sy *sysTrace) filtered() bool {
+	if sy == nil {
+		return false
+	}
+	for _, p := range sy.tr.procs {
+		if p.filtered {
+			return true
+		}
+	}
+	return false
+}
 
 // installFilter puts the filter into p, held at its exec; on any failure
 // the trace stops at every system call instead (PTRACE_SYSCALL).
@@ -104,7 +116,7 @@ func (sy *sysTrace) loadFilter(p *process, th *thread, prog []unix.SockFilter, f
 		// TSYNC: thread r could not take it (another filter's ancestry).
 		return fmt.Errorf("thread %d cannot take the filter", r)
 	}
-	sy.seccomp, p.filtered = true, true
+	p.filtered = true
 	return nil
 }
 

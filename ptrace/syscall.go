@@ -23,12 +23,14 @@ type sysTrace struct {
 	tr       *tracer
 	byNr     map[int][]*probe.Site
 	all      bool // every call is probed
-	seccomp  bool // the filter is in some process (seccomp.go)
 	noFilter bool // never use one (--no-seccomp)
-	noGate   bool // no calls in-process (padsys.go): -T
+	noGate   bool // no calls in-process (padsys.go): -k, whose stack is read at a stop
 	trapMode bool // pads and traps (padsystrap.go), a filter only where they cannot see every call
 	gate     *sysGate
 	strsize  int
+	// dispatch: the numbers a dispatch pad sends on (dispatchNrs), nil
+	// when none can be (padsyswatch.go).
+	dispatch []int
 }
 
 // sysThread is the probed system call a thread is inside, nil if none.
@@ -75,6 +77,7 @@ func newSysTrace(sites []probe.Site, strsize int) (*sysTrace, []probe.Site) {
 	}
 	if st != nil {
 		st.all = len(st.byNr) >= len(syscalls.All())
+		st.dispatch = st.dispatchable()
 	}
 	return st, rest
 }
