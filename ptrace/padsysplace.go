@@ -5,7 +5,6 @@ package ptrace
 import (
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -166,14 +165,6 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				}
 				continue
 			}
-			_, nr, err = ssol.PlanSyscall(code, from, v, nil)
-			where := fmt.Sprintf("%s+%#x", name, v)
-			if err != nil {
-				if !errors.Is(err, ssol.ErrNotSyscall) {
-					pd.say(fmt.Sprintf("syscall at %s: stops: %v", where, err))
-				}
-				continue
-			}
 			if len(sy.byNr[nr]) == 0 {
 				if w := sc.planWatch(from, v, bias, nr); w != nil {
 					todo = append(todo, sysPlanned{s: w, d: w.disp})
@@ -181,12 +172,18 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				continue // not probed: it runs as it is
 			}
 			site, caps, why := sy.padCaps(nr)
+			if why == "" {
+				// The file's instructions first: why they cannot move.
+				if _, _, err := ssol.PlanSyscall(code, from, v, nil); err != nil {
+					why = err.Error()
+				}
+			}
 			var rd *ssol.Displaced
 			if why == "" {
 				rd, why = sc.planAt(from+bias, v+bias, false)
 			}
 			if why != "" {
-				pd.say(fmt.Sprintf("%s at %s: stops: %s", syscalls.Lookup(nr).Name, where, why))
+				pd.say(fmt.Sprintf("%s at %s+%#x: stops: %s", syscalls.Lookup(nr).Name, name, v, why))
 				continue
 			}
 			todo = append(todo, sysPlanned{s: sysSiteAt(rd, v+bias, nr, false), d: rd, site: site, caps: caps})
