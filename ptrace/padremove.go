@@ -120,7 +120,7 @@ func (pd *padEngine) framesLeft(p *process) bool {
 			if !p.pads.inPad(w) {
 				continue
 			}
-			if i > 0 && g != nil && w >= g.addr && w < g.addr+g.size && !sigFrameRip(words, i) {
+			if i > 0 && g.holds(w) && !sigFrameRip(words, i) {
 				// The gate holds no return address: this is the rcx of a
 				// call made there, left on the stack.
 				continue

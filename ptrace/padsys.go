@@ -31,6 +31,9 @@ const gateSize = 1 << 20
 // (fork copies it; after an exec it is mapped again there).
 type sysGate struct{ addr, size uint64 }
 
+// holds says whether addr lies in the gate g (false for no gate).
+func (g *sysGate) holds(addr uint64) bool { return g != nil && addr >= g.addr && addr < g.addr+g.size }
+
 // sysPads is a process's system call pads (in padProc).
 type sysPads struct {
 	mapped  bool // the gate is mapped in this image

@@ -37,7 +37,8 @@ func (pd *padEngine) filterComing(th *thread, nr int, args [6]uint64) {
 	case nr == unix.SYS_SECCOMP && args[0] == unix.SECCOMP_SET_MODE_FILTER:
 	case nr == unix.SYS_PRCTL && args[0] == unix.PR_SET_SECCOMP && args[1] == unix.SECCOMP_MODE_FILTER:
 	case p.pads.sys.traps != nil && execMapping(nr, args) && !p.filtered:
-		// Trap mode: code written at run time would make calls no trap sees.
+		// Code written at run time would make calls no trap sees, and no
+		// filter went in for them (filterIn).
 		why = fmt.Sprintf("pid %d makes memory executable that no file backs (code written at run time): "+
 			"every system call stops from now on", p.pid)
 	default:
@@ -46,12 +47,7 @@ func (pd *padEngine) filterComing(th *thread, nr int, args [6]uint64) {
 	tr := pd.tr
 	tr.quiesce(p)
 	pd.takeOutSys(p)
-	p.holding = false
-	for _, t := range p.threads {
-		if t != th {
-			tr.resume(t)
-		}
-	}
+	tr.resumeOthers(p, th)
 	pd.say(why)
 }
 
@@ -95,7 +91,7 @@ func (pd *padEngine) takeOutSys(p *process) {
 // interrupted, as strace does; else only when it returned for good).
 func (pd *padEngine) moveOut(th *thread, regs *unix.PtraceRegs, signal bool) bool {
 	sp := th.p.pads.sys
-	if g := pd.tr.sys.gateOf(); g == nil || regs.Rip < g.addr || regs.Rip >= g.addr+g.size {
+	if !pd.tr.sys.gateOf().holds(regs.Rip) {
 		return false
 	}
 	if sp.trapMoveOut(regs) {

@@ -36,7 +36,7 @@ func (o sysPadSignals) ownSignal(s *stop) bool {
 	if pp == nil || pp.sys == nil || len(pp.sys.sites) == 0 && len(pp.sys.traps) == 0 {
 		return false
 	}
-	if g := o.tr.sys.gateOf(); g == nil || s.regs.Rip < g.addr || s.regs.Rip >= g.addr+g.size {
+	if !o.tr.sys.gateOf().holds(s.regs.Rip) {
 		return false
 	}
 	if pd.moveOut(th, &s.regs, true) {

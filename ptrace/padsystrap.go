@@ -153,12 +153,7 @@ func (o sysTraps) filterIn(th *thread) {
 	tr, p := o.tr, th.p
 	tr.quiesce(p)
 	err := tr.sys.lateFilter(p, th)
-	p.holding = false
-	for _, t := range p.threads {
-		if t != th {
-			tr.resume(t)
-		}
-	}
+	tr.resumeOthers(p, th)
 	if err == nil {
 		tr.pads.say(fmt.Sprintf("pid %d makes memory executable that no file backs (code written at run time): "+
 			"a seccomp filter stops the probed calls made from there", p.pid))

@@ -100,6 +100,17 @@ func (tr *tracer) running(ps []*process) bool {
 	return false
 }
 
+// resumeOthers ends p's quiescing from th's stop: every thread but th
+// (the caller's, which goes on with its own stop) resumes.
+func (tr *tracer) resumeOthers(p *process, th *thread) {
+	p.holding = false
+	for _, t := range p.threads {
+		if t != th {
+			tr.resume(t)
+		}
+	}
+}
+
 // resumeAll lets the threads of ps run again.
 func (tr *tracer) resumeAll(ps ...*process) {
 	for _, p := range ps {
