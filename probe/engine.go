@@ -45,6 +45,12 @@ type Target struct {
 	// event's memory for the next, saving an allocation per event.
 	Borrow bool
 
+	// Pairs says emit takes an entry event carrying its call's return
+	// (Event.Return): an engine that reads both from one buffer, one right
+	// after the other, may then emit the call once, the cost of one event
+	// saved per call. Without it, never.
+	Pairs bool
+
 	// Aggregate lets an engine compute the aggregations of sites whose
 	// Spec has an Agg where the probes fire: instead of an event per hit
 	// it emits events of Kind "agg" (Event.Agg), partial aggregates the

@@ -37,6 +37,29 @@ type Event struct {
 	Agg *AggDelta `json:"-"`
 
 	ProbeIndex int `json:"-"` // index into the engine's probe list
+
+	// Return, on an entry event, is its call's return when the engine
+	// saw it come next from the same thread, nothing of the process in
+	// between (Target.Pairs): the call in one emit. It stands for the
+	// event after this one; Unpaired hands the two on one by one.
+	Return *Event `json:"-"`
+}
+
+// Unpaired wraps emit, a consumer of single events, for an engine that
+// may pair them (Target.Pairs): an entry and its Return go on as two
+// events, in order, as if never paired.
+func Unpaired(emit func(*Event)) func(*Event) {
+	return func(ev *Event) {
+		r := ev.Return
+		if r == nil {
+			emit(ev)
+			return
+		}
+		ev.Return = nil
+		emit(ev)
+		ev.Return = r // as it came: a stage after this one may see it
+		emit(r)
+	}
 }
 
 // Syscall is one system call as an engine captured it.

@@ -88,9 +88,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	if e.Lossy {
 		d.Lossy()
 	}
-	if t.Borrow {
-		d.Borrow()
-	}
+	d.Lends(t)
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
 	tr.signalOwners = []signalOwner{sysPadSignals{tr}, tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {

@@ -54,6 +54,21 @@ func padRetCompare(t *testing.T, follow bool, fns []string, args ...string) (pad
 	if pads.pads == 0 {
 		t.Fatalf("no pads")
 	}
+	// A call's entry and return in one event (Target.Pairs): taken
+	// apart, the same events.
+	var paired int
+	var evs []*probe.Event
+	apart := probe.Unpaired(func(e *probe.Event) { evs = append(evs, e) })
+	pout, _, _ := padRunWithEmit(t, &Engine{}, probe.Target{Argv: append([]string{bin}, args...), Follow: follow, Pairs: true}, sites, func(e *probe.Event) {
+		if e.Return != nil {
+			paired++
+		}
+		apart(e)
+	})
+	if pl, ql := threadLines(pads.evs), threadLines(evs); !slices.Equal(pl, ql) || pout != pads.out {
+		t.Fatalf("pads' events:\n%s\npaired, taken apart:\n%s", strings.Join(pl, "\n--\n"), strings.Join(ql, "\n--\n"))
+	}
+	pads.paired = paired
 	if pads.out != bps.out || pads.res.ExitCode != bps.res.ExitCode {
 		t.Fatalf("pads: exit %d %q; breakpoints: exit %d %q", pads.res.ExitCode, pads.out, bps.res.ExitCode, bps.out)
 	}
@@ -84,6 +99,12 @@ func TestPadReturns(t *testing.T) {
 			p, _ := padRetCompare(t, false, c.fns, c.args...)
 			if p.stops > 100 && c.name != "mutual" {
 				t.Errorf("%d stops with pads", p.stops)
+			}
+			// mutual: odd, padded, calls even, a breakpoint, before it
+			// returns: none of its calls is an entry and its return
+			// alone.
+			if p.paired == 0 && c.name != "mutual" {
+				t.Errorf("Pairs: no call came in one event")
 			}
 		})
 	}

@@ -25,16 +25,23 @@ func padRun(t *testing.T, noPads bool, target probe.Target, sites []probe.Site) 
 // padRunWith is padRun with the engine e.
 func padRunWith(t *testing.T, e *Engine, target probe.Target, sites []probe.Site) ([]*probe.Event, string, probe.Result, runStats) {
 	t.Helper()
-	var out bytes.Buffer
 	var evs []*probe.Event
+	out, res, st := padRunWithEmit(t, e, target, sites, func(e *probe.Event) { evs = append(evs, e) })
+	return evs, out, res, st
+}
+
+// padRunWithEmit is padRunWith with the events given to emit.
+func padRunWithEmit(t *testing.T, e *Engine, target probe.Target, sites []probe.Site, emit func(*probe.Event)) (string, probe.Result, runStats) {
+	t.Helper()
+	var out bytes.Buffer
 	var st runStats
 	target.Stdout = &out
 	e.stats, e.Verbose = &st, func(s string) { t.Log(s) }
-	res, err := e.Trace(context.Background(), target, sites, func(e *probe.Event) { evs = append(evs, e) })
+	res, err := e.Trace(context.Background(), target, sites, emit)
 	if err != nil {
 		t.Fatalf("Trace: %v", err)
 	}
-	return evs, out.String(), res, st
+	return out.String(), res, st
 }
 
 // The same events with pads as with breakpoints: arguments, order, tids.

@@ -33,6 +33,7 @@ type traced struct {
 	out string
 	res probe.Result
 	runStats
+	paired int // calls emitted in one event (Target.Pairs)
 }
 
 func traceRet(t *testing.T, follow bool, sites []probe.Site, argv ...string) traced {

@@ -151,7 +151,7 @@ func (a *aggregations) divert(emit func(*probe.Event)) func(*probe.Event) {
 	if a == nil {
 		return emit
 	}
-	return func(ev *probe.Event) {
+	return probe.Unpaired(func(ev *probe.Event) {
 		if a.commKey && ev.PID > 0 {
 			a.commOf(ev.PID) // while it runs, whatever the event
 		}
@@ -169,7 +169,7 @@ func (a *aggregations) divert(emit func(*probe.Event)) func(*probe.Event) {
 		case s.kind:
 			a.add(s, ev)
 		}
-	}
+	})
 }
 
 func (a *aggregations) add(s *aggSpec, ev *probe.Event) {
@@ -276,7 +276,9 @@ func valuePart(v probe.Value) agg.Part {
 	case v.Null:
 		return agg.Part{Text: "NULL"}
 	case v.IsStr:
-		return agg.Part{Text: v.Str}
+		// A key outlives its event: its own copy, not the engine's
+		// string, which may hold a buffer of many (ptrace/pads, str).
+		return agg.Part{Text: strings.Clone(v.Str)}
 	case v.Format == probe.FormatHex || v.Format == probe.FormatPointer:
 		return agg.Part{Text: "0x" + strconv.FormatUint(v.Int, 16), Int: int64(v.Int), IsInt: true}
 	case v.Signed || v.Format == probe.FormatDec:

@@ -79,12 +79,12 @@ func symbolized(emit func(*probe.Event), depth int, target elfsym.Target, wait b
 	} else {
 		go sym.Warm(target)
 	}
-	return func(ev *probe.Event) {
+	return probe.Unpaired(func(ev *probe.Event) {
 		if len(ev.Stack) > 0 {
 			sym.Symbolize(ev.PID, ev.Stack)
 		}
 		emit(ev)
-	}
+	})
 }
 
 // warmTarget is what the symbolizer loads ahead: the executable run and

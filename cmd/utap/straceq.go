@@ -272,11 +272,11 @@ func (f *eventFilter) filtered(emit func(*probe.Event)) func(*probe.Event) {
 	if f.status == nil && f.signals == nil && f.paths == nil {
 		return emit
 	}
-	return func(ev *probe.Event) {
+	return probe.Unpaired(func(ev *probe.Event) {
 		if f.keep(ev) {
 			emit(ev)
 		}
-	}
+	})
 }
 
 // straceNames expands one name of a trace= list: /REGEX (every call whose

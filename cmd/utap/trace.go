@@ -194,6 +194,7 @@ func trace(c *cli.Context, attach bool) error {
 	t.FdPaths = c.Bool("y") || len(c.StringSlice("P")) > 0 // -P: an fd's path, read while it is open
 	t.ProcessEvents = len(sysSites) > 0 || ltraceEnds(c, sysSites)
 	t.Borrow = true // the emit chain below keeps no event
+	t.Pairs = true  // and takes a call in one event: what cannot, unpairs (probe.Unpaired)
 	var enums enumNamer
 	enums.add(sites)
 	var va varargs
@@ -286,23 +287,25 @@ func trace(c *cli.Context, attach bool) error {
 	switch {
 	case c.Bool("c") || c.Bool("count-only"):
 		sum = summary.New()
-		emit = sum.Add
+		emit = probe.Unpaired(sum.Add)
 		// Counted in place where the engine can, unless its error count
 		// would not be the typed one.
 		t.Tally = kernelErrorsAgree(sites) && len(sysSites) == 0
 	case c.Bool("C"):
 		sum = summary.New()
-		write := emit
-		emit = func(ev *probe.Event) { write(ev); sum.Add(ev) }
+		write, add := emit, probe.Unpaired(sum.Add)
+		emit = func(ev *probe.Event) { write(ev); add(ev) }
 	}
 	untyped := emit
 	emit = func(ev *probe.Event) {
-		if calling != nil {
-			calling.take(ev)
+		for e := ev; e != nil; e = e.Return { // a call's entry, then its return
+			if calling != nil {
+				calling.take(e)
+			}
+			va.take(e)
+			enums.name(e)
+			typed(e)
 		}
-		va.take(ev)
-		enums.name(ev)
-		typed(ev)
 		untyped(ev)
 	}
 	emit = filter.filtered(emit)

@@ -39,7 +39,18 @@ func AppendUint(b []byte, u uint64) []byte {
 		b = b[:l+n]
 	}
 	i := l + n
-	for u >= 100 {
+	// Four digits a step: the divisions of the remainder by 100 are off
+	// the chain of divisions of u, which bounds the time.
+	for u >= 10000 {
+		q := u / 10000
+		r := u - q*10000
+		hi, lo := r/100*2, r%100*2
+		i -= 4
+		d := b[i : i+4 : i+4]
+		d[0], d[1], d[2], d[3] = pairs[hi], pairs[hi+1], pairs[lo], pairs[lo+1]
+		u = q
+	}
+	if u >= 100 {
 		q := u / 100
 		r := (u - q*100) * 2
 		i -= 2

@@ -84,3 +84,61 @@ func TestTypedValues(t *testing.T) {
 		}
 	}
 }
+
+// pairUp makes each entry followed by a return one event with its Return
+// (probe.Target.Pairs), whether or not the two are one call: a writer
+// must show what the two events one by one show.
+func pairUp(evs []probe.Event) []*probe.Event {
+	var out []*probe.Event
+	for i := 0; i < len(evs); i++ {
+		ev := &evs[i]
+		if ev.Kind == "entry" && i+1 < len(evs) && evs[i+1].Kind == "return" {
+			ev.Return = &evs[i+1]
+			i++
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// A call in one event writes what its two events write, text or JSON,
+// straight or through Periodic (which takes it apart for writers that
+// do not take it whole).
+func TestCallsInOneEvent(t *testing.T) {
+	write := func(format string, periodic bool, evs []*probe.Event) string {
+		var buf bytes.Buffer
+		w, err := New(format, &buf, Options{Calls: map[int]int{0: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if periodic {
+			w = Periodic(w, 0)
+		}
+		for _, ev := range evs {
+			if err := w.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := End(w); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	for _, format := range []string{"text", "json"} {
+		for _, periodic := range []bool{false, true} {
+			if format == "json" && !periodic {
+				continue // Periodic takes calls apart for it
+			}
+			var one []*probe.Event
+			evs := callEvents()
+			for i := range evs {
+				one = append(one, &evs[i])
+			}
+			want := write(format, periodic, one)
+			got := write(format, periodic, pairUp(callEvents()))
+			if got != want {
+				t.Errorf("%s, periodic %v: paired\n%s\none by one\n%s", format, periodic, got, want)
+			}
+		}
+	}
+}

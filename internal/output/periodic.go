@@ -15,6 +15,7 @@ import (
 // show before what the program prints next, as strace's do.
 func Periodic(w Writer, every time.Duration) *PeriodicWriter {
 	p := &PeriodicWriter{w: w, done: make(chan struct{}), now: every <= 0}
+	_, p.pairs = w.(pairWriter)
 	if !p.now {
 		p.wg.Add(1)
 		go p.loop(every)
@@ -31,14 +32,19 @@ type PeriodicWriter struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 	now   bool // flush at every event
+	pairs bool // w takes a call in one event (pairWriter)
 }
+
+// pairWriter is a Writer that takes an entry with its Return
+// (probe.Event.Return) whole; any other gets the two one by one.
+type pairWriter interface{ takesPairs() }
 
 func (p *PeriodicWriter) Write(ev *probe.Event) error {
 	// No defer: this runs per event.
 	p.mu.Lock()
 	err := p.err
 	if err == nil {
-		err = p.w.Write(ev)
+		err = p.write(ev)
 		switch {
 		case err != nil:
 			p.dirty = false
@@ -51,6 +57,22 @@ func (p *PeriodicWriter) Write(ev *probe.Event) error {
 	}
 	p.mu.Unlock()
 	return err
+}
+
+// write hands ev to w, a call's two events one by one unless w takes
+// them whole.
+func (p *PeriodicWriter) write(ev *probe.Event) error {
+	r := ev.Return
+	if r == nil || p.pairs {
+		return p.w.Write(ev)
+	}
+	ev.Return = nil
+	err := p.w.Write(ev)
+	ev.Return = r // as it came: -C's summary takes it after
+	if err != nil {
+		return err
+	}
+	return p.w.Write(r)
 }
 
 func (p *PeriodicWriter) Flush() error {

@@ -143,6 +143,9 @@ func (t *text) calls(tid int) *[]openCall {
 }
 
 func (t *text) Write(ev *probe.Event) error {
+	if ev.Return != nil {
+		return t.writeCall(ev)
+	}
 	if t.o.LtraceEnds && (ev.Kind == "signal" || ev.Kind == "exit") {
 		return t.ltraceEnd(ev)
 	}
@@ -194,6 +197,31 @@ func (t *text) Write(ev *probe.Event) error {
 }
 
 func (t *text) flushLine(b []byte) error { return t.w.commit(b) }
+
+func (t *text) takesPairs() {}
+
+// writeCall writes a call the engine emitted in one event, its entry
+// with its Return (probe.Event.Return): the line its two events make one
+// after the other, without the open call and pending line kept between
+// them. Events that would not make one line go one by one.
+func (t *text) writeCall(ev *probe.Event) error {
+	r := ev.Return
+	if r.TID != ev.TID || r.Func != ev.Func || r.Kind != "return" || ev.Kind == "return" || r.Sys != nil || ev.Sys != nil ||
+		!t.isTwin(ev.ProbeIndex, isEntryTwin) || !t.isTwin(r.ProbeIndex, isRetTwin) || t.unpaired(ev.Func) {
+		ev.Return = nil
+		err := t.Write(ev)
+		ev.Return = r
+		if err != nil {
+			return err
+		}
+		return t.Write(r)
+	}
+	b := t.endPending(t.w.room())
+	b = t.prefix(b, ev, len(*t.calls(ev.TID)))
+	b = append(t.outArgs(t.call(b, ev), r, len(ev.Args)), ')')
+	b = t.result(b, r)
+	return t.flushLine(appendStack(b, ev.Stack))
+}
 
 // endPending ends the line of an entry whose return did not come next.
 func (t *text) endPending(b []byte) []byte {

@@ -135,18 +135,20 @@ type Record struct {
 	Vals   [MaxValues]uint64
 	// Strs: bit i set when value i is a string: Str(i), or NULL.
 	Strs uint8
-	strs [MaxValues][probe.MaxStrLen]byte
+	strs [MaxValues][]byte // in the ring's string area
 	// Sys: a KindSys record's system call values (syspad.go).
 	Sys []byte
 }
 
-// Str is value i's string, copied out of the ring; ok is false for a
-// NULL pointer (str(0)).
+// Str is value i's string, ok false for a NULL pointer (str(0)). Its
+// bytes are the ring's, valid until the drain that read the record
+// returns: no pad writes a string part before the reader's tail, which a
+// drain publishes as it ends, has passed its record (strs.go).
 func (r *Record) Str(i int) (s []byte, ok bool) {
 	if r.Vals[i] == strNull {
 		return nil, false
 	}
-	return r.strs[i][:r.Vals[i]], true
+	return r.strs[i], true
 }
 
 // faultShift is where a record's site word keeps its fault bits.
@@ -166,9 +168,8 @@ type Ring struct {
 	waitSince time.Time
 	// wokeAt: the tail when the waiting pads were last woken (freed).
 	wokeAt uint64
-	// scratch is the record drain reads into: a Record is kilobytes
-	// (its strings), and one made per drain escaped to the heap (the
-	// callback keeps no record past its call).
+	// scratch is the record drain reads into: one made per drain
+	// escaped to the heap (the callback keeps no record past its call).
 	scratch Record
 }
 
@@ -311,7 +312,7 @@ func (r *Ring) read(off int, index uint64, rec *Record) {
 		rec.Vals[i] = *r.word(off + RecVals + 8*i)
 		if rec.Strs&(1<<i) != 0 && rec.Faults&(1<<i) == 0 && rec.Vals[i] <= probe.MaxStrLen {
 			at := StrAt(int(r.n), index, i)
-			copy(rec.strs[i][:], r.mem[at:at+int(rec.Vals[i])])
+			rec.strs[i] = r.mem[at : at+int(rec.Vals[i]) : at+int(rec.Vals[i])]
 		}
 	}
 }

@@ -35,10 +35,7 @@ type Drainer struct {
 	tally  bool
 	counts []uint64
 	timed  map[uint32]*timedTally // return sites' tally blocks, by site id
-	slab   []padEvent             // events to fill
-	// borrow: emit keeps no event (probe.Target.Borrow): one is reused.
-	borrow bool
-	one    padEvent
+	ev     events                 // the events made of records (events.go)
 	// held: the loop holds events of a stop not emitted yet; the drainer
 	// leaves the rings alone until Release has emitted them in order.
 	held atomic.Bool
@@ -69,15 +66,16 @@ type Drainer struct {
 
 // New returns a drainer emitting with emit; tally counts instead.
 func New(emit func(*probe.Event), tally bool) *Drainer {
-	return &Drainer{rings: map[int]*Ring{}, emit: emit, tally: tally}
+	return &Drainer{rings: map[int]*Ring{}, emit: emit, tally: tally, ev: events{emit: emit}}
 }
 
 // Lossy makes the rings added from now on drop when full (--lossy)
 // instead of making their pads wait.
 func (d *Drainer) Lossy() { d.lossy = true }
 
-// Borrow reuses one event for every record: emit keeps none.
-func (d *Drainer) Borrow() { d.borrow = true }
+// Lends takes what the trace's emit promises: it keeps no event (t.Borrow:
+// events are reused), it takes a call in one event (t.Pairs).
+func (d *Drainer) Lends(t probe.Target) { d.ev.borrow, d.ev.pairs = t.Borrow, t.Pairs }
 
 // Waited is the times pads found a ring full and waited, in rings gone.
 func (d *Drainer) Waited() uint64 { return d.waited }
@@ -242,7 +240,8 @@ func (d *Drainer) drainSome(max int) int {
 	d.takeIn()
 	n := 0
 	for _, r := range d.rings {
-		n += r.r.DrainUpTo(min(r.head, r.r.Tail()+uint64(max)), func(rec *pad.Record) { d.record(r, rec) })
+		n += r.r.DrainUpTo(min(r.head, r.r.Tail()+uint64(max)), r.records(d))
+		d.ev.end()
 	}
 	return n
 }
@@ -253,7 +252,8 @@ func (d *Drainer) drainAll() int {
 	d.takeIn()
 	n := 0
 	for _, r := range d.rings {
-		n += r.r.DrainUpTo(r.head, func(rec *pad.Record) { d.record(r, rec) })
+		n += r.r.DrainUpTo(r.head, r.records(d))
+		d.ev.end()
 	}
 	return n
 }
@@ -291,21 +291,11 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	if tid == 0 {
 		tid = r.lastTID
 	}
-	// Events and their values come from slabs: the drainer makes
-	// millions of them, an allocation each would be most of its cost.
-	pe := &d.one
-	if !d.borrow {
-		if len(d.slab) == 0 {
-			d.slab = make([]padEvent, 256)
-		}
-		pe = &d.slab[0]
-		d.slab = d.slab[1:]
-	}
+	pe := d.ev.next()
 	// Each drain refines the clock's rate: a record converted after it
 	// must not come out earlier than the one before.
 	ns := max(d.clock.Nanos(rec.TSC), r.lastNs)
 	r.lastNs = ns
-	resetEvent(&pe.ev)
 	pe.ev.TimeNs, pe.ev.PID, pe.ev.TID = ns, pid, tid
 	pe.ev.Probe, pe.ev.Func, pe.ev.Kind, pe.ev.ProbeIndex = s.Probe, s.Func, "entry", s.Index
 	if rec.Kind == pad.KindReturn {
@@ -331,14 +321,15 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 				pe.args[i] = f.Unreadable()
 			case rec.Strs&bit != 0:
 				if b, ok := rec.Str(i); ok {
-					pe.args[i] = f.StrValue(b)
+					pe.args[i] = f.StrValue(nil)
+					pe.args[i].Str = d.ev.str(b)
 				} else {
 					pe.args[i] = f.NullValue()
 				}
 			}
 		}
 	}
-	d.emit(&pe.ev)
+	d.ev.put(pe)
 }
 
 // count adds n to site id's tally.
@@ -347,14 +338,6 @@ func (d *Drainer) count(id uint32, n uint64) {
 		d.counts = append(d.counts, 0)
 	}
 	d.counts[id] += n
-}
-
-// padEvent is an event with room for its values.
-type padEvent struct {
-	ev   probe.Event
-	args [pad.MaxValues]probe.Value
-	ret  probe.Value
-	sys  probe.Syscall // a system call pad's (sys.go)
 }
 
 // Tallies are the counts of a Tally trace, per site.
@@ -368,12 +351,4 @@ func (d *Drainer) Tallies() []probe.Tally {
 		out = append(out, probe.Tally{Probe: s.Probe, Func: s.Func, Kind: probe.Entry, Hits: n})
 	}
 	return append(out, d.timedTallies()...)
-}
-
-// resetEvent clears what a reused event may hold, field by field: a
-// composite literal built the whole event aside and copied it, a sixth
-// of the drainer's time.
-func resetEvent(ev *probe.Event) {
-	ev.Args, ev.Ret, ev.DurationNs, ev.Stack = nil, nil, 0, nil
-	ev.Sys, ev.Signal, ev.Status, ev.Caller, ev.Agg = nil, nil, 0, 0, nil
 }

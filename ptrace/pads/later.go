@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/probe"
 )
 
@@ -77,7 +76,6 @@ func (d *Drainer) drainTo(b *later, gone *Ring) bool {
 	}
 	d.takeIn()
 	done := true
-	f := func(r *Ring) func(*pad.Record) { return func(rec *pad.Record) { d.record(r, rec) } }
 	for _, r := range d.rings {
 		at, marked := uint64(0), false
 		for _, m := range b.marks {
@@ -91,13 +89,14 @@ func (d *Drainer) drainTo(b *later, gone *Ring) bool {
 			if b.ns != math.MaxInt64 {
 				limit = d.clock.TSC(b.ns)
 			}
-			r.r.DrainBeforeUpTo(limit, r.head, f(r))
+			r.r.DrainBeforeUpTo(limit, r.head, r.records(d))
 		case r == gone:
-			r.r.DrainLastUpTo(at, f(r))
+			r.r.DrainLastUpTo(at, r.records(d))
 		default:
-			r.r.DrainUpTo(at, f(r))
+			r.r.DrainUpTo(at, r.records(d))
 			done = done && r.r.Tail() >= at
 		}
+		d.ev.end()
 	}
 	return done
 }

@@ -93,7 +93,8 @@ func (d *Drainer) Gone(r *Ring) []byte {
 	if d.rings[r.Pid] == r {
 		d.catchUp(r, true)
 		d.drainAll()
-		r.r.DrainLast(func(rec *pad.Record) { d.record(r, rec) })
+		r.r.DrainLast(r.records(d))
+		d.ev.end()
 		d.aggGone(r)
 		delete(d.rings, r.Pid)
 		if d.tally {
