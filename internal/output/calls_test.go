@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/utap/utap/probe"
@@ -139,6 +140,23 @@ func TestCallsInOneEvent(t *testing.T) {
 			if got != want {
 				t.Errorf("%s, periodic %v: paired\n%s\none by one\n%s", format, periodic, got, want)
 			}
+		}
+	}
+}
+
+// BenchmarkTextCall: one call's line, from the event its entry and
+// return make together (probe.Target.Pairs), into a buffer written
+// nowhere: the text writer's cost per line of the default trace.
+func BenchmarkTextCall(b *testing.B) {
+	w, _ := New("text", io.Discard, Options{Calls: map[int]int{0: 1}})
+	args := []probe.Value{{Int: 1234567, Signed: true}, {Int: 2, Signed: true}}
+	ret := probe.Value{Int: 1234569, Signed: true}
+	r := probe.Event{TID: 27899, Func: "work", Kind: "return", ProbeIndex: 1, Ret: &ret}
+	ev := probe.Event{TID: 27899, Func: "work", Kind: "entry", ProbeIndex: 0, Args: args, Return: &r}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Write(&ev); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
