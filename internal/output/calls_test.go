@@ -106,9 +106,16 @@ func pairUp(evs []probe.Event) []*probe.Event {
 // straight or through Periodic (which takes it apart for writers that
 // do not take it whole).
 func TestCallsInOneEvent(t *testing.T) {
+	for _, o := range []Options{{}, {Indent: 2}, {Clock: ClockRelative}, {Durations: true}} {
+		o.Calls = map[int]int{0: 1}
+		callsInOneEvent(t, o)
+	}
+}
+
+func callsInOneEvent(t *testing.T, o Options) {
 	write := func(format string, periodic bool, evs []*probe.Event) string {
 		var buf bytes.Buffer
-		w, err := New(format, &buf, Options{Calls: map[int]int{0: 1}})
+		w, err := New(format, &buf, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +145,7 @@ func TestCallsInOneEvent(t *testing.T) {
 			want := write(format, periodic, one)
 			got := write(format, periodic, pairUp(callEvents()))
 			if got != want {
-				t.Errorf("%s, periodic %v: paired\n%s\none by one\n%s", format, periodic, got, want)
+				t.Errorf("%s, periodic %v, %+v: paired\n%s\none by one\n%s", format, periodic, o, got, want)
 			}
 		}
 	}

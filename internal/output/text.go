@@ -56,6 +56,11 @@ type text struct {
 	unpairedIs bool
 	pidTID     int    // the thread of pidText
 	pidText    []byte // "[pid N] "
+	// headText is the last call line's start, "[pid N] name(", of
+	// headTID's call of headFn (headProbe when no function).
+	headTID           int
+	headFn, headProbe string
+	headText          []byte
 }
 
 // openCall is a call whose entry was written: its function and how many
@@ -217,8 +222,8 @@ func (t *text) writeCall(ev *probe.Event) error {
 		return t.Write(r)
 	}
 	b := t.endPending(t.w.room())
-	b = t.prefix(b, ev, len(*t.calls(ev.TID)))
-	b = append(t.outArgs(t.call(b, ev), r, len(ev.Args)), ')')
+	b = t.args(t.head(b, ev, len(*t.calls(ev.TID))), ev)
+	b = append(t.outArgs(b, r, len(ev.Args)), ')')
 	b = t.result(b, r)
 	return t.flushLine(appendStack(b, ev.Stack))
 }
@@ -325,8 +330,24 @@ func name(ev *probe.Event) string {
 
 // call writes "name(args" (no closing parenthesis).
 func (t *text) call(b []byte, ev *probe.Event) []byte {
-	b = append(b, name(ev)...)
-	b = append(b, '(')
+	return t.args(append(append(b, name(ev)...), '('), ev)
+}
+
+// head starts a call's line, "[pid N] name(", the last one kept: a
+// thread mostly calls one function many times over.
+func (t *text) head(b []byte, ev *probe.Event, depth int) []byte {
+	if t.o.Clock != ClockNone || t.o.WallClock || t.o.Addr != nil || (t.o.Indent > 0 && depth > 0) {
+		return append(append(t.prefix(b, ev, depth), name(ev)...), '(')
+	}
+	if ev.TID != t.headTID || ev.Func != t.headFn || ev.Probe != t.headProbe || len(t.headText) == 0 {
+		t.headTID, t.headFn, t.headProbe = ev.TID, ev.Func, ev.Probe
+		t.headText = append(append(t.appendPID(t.headText[:0], ev), name(ev)...), '(')
+	}
+	return append(b, t.headText...)
+}
+
+// args writes an entry's values, comma-separated.
+func (t *text) args(b []byte, ev *probe.Event) []byte {
 	for i := range ev.Args {
 		if i > 0 {
 			b = append(b, ", "...)
@@ -340,6 +361,13 @@ func (t *text) call(b []byte, ev *probe.Event) []byte {
 // most -s bytes, so a string of exactly -s bytes may go on, and is shown
 // with "..." (strace reads one byte more, and shows it whole).
 func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
+	if v.Format == probe.FormatDefault && !v.IsStr && !v.Err && !v.Null && v.Name == "" {
+		// A plain integer, most values: straight to its digits.
+		if v.Signed {
+			return dec.AppendInt(b, int64(v.Int))
+		}
+		return dec.AppendUint(b, v.Int)
+	}
 	b = formatValue(b, v, strLen)
 	if v.IsStr && !v.Err && !v.Null && v.Name == "" && strLen > 0 && len(v.Str) == strLen {
 		b = append(b, "..."...)
