@@ -93,6 +93,8 @@ func TestPadReturns(t *testing.T) {
 		{"tail call", []string{"tail_a", "tail_b"}, []string{"tail", "20"}},
 		{"longjmp", []string{"bail", "leaf"}, []string{"jmp", "20"}},
 		{"signal", []string{"outer", "leaf"}, []string{"sig", "20"}},
+		// nz starts `test %rdi,%rdi; je`: its pad runs the je.
+		{"jcc at entry", []string{"nz"}, []string{"nz", "30"}},
 		{"threads", []string{"rec"}, []string{"threads", "200"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,8 +21,14 @@ import (
 const JumpLen = 5
 
 // MaxCodeLen bounds len(Code(at)): under 5 bytes of whole instructions
-// before a last one of up to 15, then a 14-byte absolute jump back.
-const MaxCodeLen = JumpLen - 1 + 15 + 14
+// before a last one of up to 15, then a 14-byte absolute jump back; a
+// conditional branch (two bytes) grows to 16 at most (jccFar), and three
+// fit in the range.
+const MaxCodeLen = 3*jccFar + 14
+
+// jccFar is the bytes of a jcc relocated beyond ±2 GiB of its target: the
+// opposite condition skipping an absolute jmp.
+const jccFar = 2 + 14
 
 // ErrNoPad: the site cannot be displaced by a jump; it keeps its int3.
 var ErrNoPad = errors.New("no jump pad")
@@ -53,10 +59,13 @@ func (in *Insn) IsJcc() bool { return in.Action == Emulate && in.an.emu.kind == 
 //   - the displaced range is whole instructions within fn, each Analyze'd:
 //     Boost instructions (RIP-relative ones relocated by Code) except those
 //     that may trap (cpuid, rdtsc, rdtscp, rdpmc, lock on what cannot be
-//     locked); nops and endbr (copied); push reg (copied); and as the last
-//     one only a direct jmp or call (Code redoes it from the pad), a ret,
-//     or an indirect jmp (a PLT stub's, its rip-relative slot relocated).
-//     Any other branch or system instruction is refused;
+//     locked); nops and endbr (copied); push reg (copied); conditional
+//     jumps (Code makes them jcc rel32 to the same target: a function that
+//     starts by testing its pointer, `test %rdi,%rdi; je`, as many of
+//     libc's do); and as the last one only a direct jmp or call (Code
+//     redoes it from the pad), a ret, or an indirect jmp (a PLT stub's,
+//     its rip-relative slot relocated). Any other branch (loop, jrcxz) or
+//     system instruction is refused;
 //   - no direct branch in fn (jmp, jcc, call, loop, jrcxz, xbegin) may land
 //     in (site, site+Len): fn is decoded linearly from fnAddr;
 //   - inside the function (site != fnAddr) the walk must reach site, must
@@ -119,7 +128,11 @@ func padRefusal(in *Insn, last bool) string {
 				return ""
 			}
 			return "jmp/call before the end of the range"
-		case emJcc, emLoop, emJrcxz:
+		case emJcc:
+			// Relocated by Code; a target inside the range is refused
+			// by checkBranches, as any branch landing there.
+			return ""
+		case emLoop, emJrcxz:
 			return "conditional branch in the range"
 		case emRet:
 			// Last, it leaves as it would have: the return address is
@@ -208,6 +221,9 @@ func (d *Displaced) Code(at uint64) ([]byte, error) {
 				return append(out, in.Bytes...), nil
 			case emJmpInd:
 				return appendJmpInd(out, in, pc)
+			case emJcc:
+				out = appendJcc(out, in, pc)
+				continue
 			}
 		}
 		var err error
@@ -216,6 +232,18 @@ func (d *Displaced) Code(at uint64) ([]byte, error) {
 		}
 	}
 	return appendJmp(out, at+uint64(len(out)), d.Addr+uint64(d.Len)), nil
+}
+
+// appendJcc appends the conditional jump in run at pc, to the same
+// target: jcc rel32, or beyond ±2 GiB the opposite condition skipping an
+// absolute jmp (jccFar bytes).
+func appendJcc(out []byte, in *Insn, pc uint64) []byte {
+	e := &in.an.emu
+	if rel, ok := rel32(pc+6, e.target); ok {
+		return binary.LittleEndian.AppendUint32(append(out, 0x0f, 0x80|e.cc), uint32(rel))
+	}
+	out = append(out, 0x70|(e.cc^1), jccFar-2)
+	return appendJmp(out, pc+2, e.target)
 }
 
 // appendJmpInd appends the indirect jmp in (the range's last) run at pc:

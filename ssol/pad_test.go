@@ -46,8 +46,12 @@ func TestPlanPad(t *testing.T) {
 		{"loop to site+4", "55 48 89 e5 48 ff c9 75 fb c3", codeAddr, 0, 0, 0, "lands inside"},
 		{"jmp into the range", "55 48 89 e5 90 c3 eb f9", codeAddr, 0, 0, 0, "lands inside"},
 		{"jmp rel8 last to site+1", "55 48 89 f8 eb fb c3", codeAddr, 0, 0, 0, "lands inside"},
-		{"jcc in range", "85 ff 74 10 90 90 90 c3", codeAddr, 0, 0, 0, "conditional"},
-		{"jcc last", "48 85 ff 74 10 90 c3", codeAddr, 0, 0, 0, "conditional"},
+		{"jcc in range", "85 ff 74 10 90 90 90 c3", codeAddr, 0, 0, 5, ""},
+		{"jcc last", "48 85 ff 74 10 90 c3", codeAddr, 0, 0, 5, ""},
+		{"jcc rel32 backwards", "48 85 ff 0f 84 00 f0 ff ff c3", highFn, 0, 0, 9, ""},
+		{"jcc to site", "48 85 ff 74 fb c3", codeAddr, 0, 0, 5, ""},
+		{"jcc into the range", "48 85 ff 74 fc c3", codeAddr, 0, 0, 0, "lands inside"},
+		{"two jccs", "85 ff 74 10 78 0e c3", codeAddr, 0, 0, 6, ""},
 		{"loop in range", "90 90 90 e2 fe c3", codeAddr, 0, 0, 0, "conditional"},
 		{"jmp before the end", "eb 03 90 90 90 c3", codeAddr, 0, 0, 0, "before the end"},
 		{"ret before the end", "5d c3 90 90 90 90", codeAddr, 0, 0, 0, "ret before"},
@@ -206,6 +210,30 @@ func checkCode(t *testing.T, d *Displaced, at uint64, code []byte) {
 		if in.Action == Emulate && e.kind == emJmp {
 			back = e.target
 			break
+		}
+		if in.IsJcc() {
+			// To the same target: jcc rel32, or the opposite condition
+			// over an absolute jmp.
+			inst, err := x86asm.Decode(code[off:], 64)
+			rel, ok := inst.Args[0].(x86asm.Rel)
+			if err != nil || !ok {
+				t.Fatalf("%#x: % x at +%d: %v %v, want a jcc", d.Addr, code, off, inst, err)
+			}
+			pc := at + uint64(off)
+			off += inst.Len
+			if inst.Len == 6 {
+				if got := pc + 6 + uint64(int64(rel)); got != e.target {
+					t.Errorf("%#x: %v goes to %#x, want %#x", d.Addr, inst, got, e.target)
+				}
+				continue
+			}
+			if inst.Len != 2 || int(rel) != jccFar-2 || code[off-2] != 0x70|(e.cc^1) {
+				t.Fatalf("%#x: % x at +%d: %v, want the opposite jcc over %d bytes", d.Addr, code, off-inst.Len, inst, jccFar-2)
+			}
+			if got := checkJump(t, code, &off, at); got != e.target {
+				t.Errorf("%#x: far jcc goes to %#x, want %#x", d.Addr, got, e.target)
+			}
+			continue
 		}
 		if in.Action == Emulate && e.kind == emCall {
 			if v := checkPush(t, code, &off); v != e.next {

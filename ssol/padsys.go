@@ -3,7 +3,6 @@
 package ssol
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -218,13 +217,7 @@ func (d *Displaced) Relocated(at uint64) ([]byte, error) {
 	for _, in := range d.Insns {
 		pc := at + uint64(len(out))
 		if in.IsJcc() {
-			if rel, ok := rel32(pc+6, in.an.emu.target); ok {
-				out = binary.LittleEndian.AppendUint32(append(out, 0x0f, 0x80|in.an.emu.cc), uint32(rel))
-				continue
-			}
-			// Beyond ±2 GiB: the opposite condition skips an absolute jmp.
-			out = append(out, 0x70|(in.an.emu.cc^1), 14)
-			out = appendJmp(out, pc+2, in.an.emu.target)
+			out = appendJcc(out, in, pc)
 			continue
 		}
 		if in.Action == Emulate && in.an.emu.kind != emNop && in.an.emu.kind != emPush {
@@ -257,7 +250,7 @@ func (d *Displaced) OrigOf(at, rip uint64) (uint64, bool) {
 				if rip == pc+2 {
 					return in.an.emu.target, true
 				}
-				size = 16
+				size = jccFar
 			}
 		}
 		pc += size
