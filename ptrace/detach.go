@@ -135,7 +135,7 @@ func (tr *tracer) takeLateTrap(th *thread) {
 	took := false
 	for range 16 {
 		// A signal of the tracee's own to deliver would be lost by CONT.
-		if !th.stopped || th.sig != 0 || tr.threads[th.tid] != th || !tr.ourTrapPending(th) {
+		if !th.stopped || th.sig != 0 || tr.threads[th.tid] != th || !th.ourTrapPending() {
 			break
 		}
 		th.listen, th.stopped = false, false

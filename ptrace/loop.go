@@ -149,7 +149,7 @@ func (tr *tracer) eventStop(th *thread, sig int) {
 	// A thread that has just executed an int3 can report the interrupt
 	// first, with the breakpoint's SIGTRAP still queued: let it take that
 	// trap now, as a hit, rather than find a removed breakpoint later.
-	if tr.ourTrapPending(th) {
+	if th.ourTrapPending() {
 		th.stopped = false
 		tr.sys.cont(th, 0)
 	}
@@ -159,7 +159,7 @@ func (tr *tracer) eventStop(th *thread, sig int) {
 // queued, not taken yet: it executed one of our int3s (a breakpoint, the
 // trampoline, a Step slot's end) or single-stepped a slot, then stopped
 // for something else first. Detached with it, the thread would die of it.
-func (tr *tracer) ourTrapPending(th *thread) bool {
+func (th *thread) ourTrapPending() bool {
 	if !sigPending(th.tid, unix.SIGTRAP) {
 		return false
 	}
