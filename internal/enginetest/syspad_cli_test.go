@@ -158,17 +158,23 @@ func TestSysPadIovecs(t *testing.T) {
 	// An element whose bytes cannot be read shows its address (masked
 	// here), as strace shows it, the others' bytes still shown.
 	unread := regexp.MustCompile(`^writev\(\d+, \[\{iov_base=0x\?, iov_len=4\}, \{iov_base="hel", iov_len=3\}\]`)
-	_, lines := sysPadRun(t, padPath, "-e", "trace=writev", "--", bin, "iov")
+	// A failed readv read nothing: strace shows its elements' addresses.
+	failed := regexp.MustCompile(`^readv\(-1, \[\{iov_base=0x\?, iov_len=8\}, \{iov_base=0x\?, iov_len=64\}\], 2\) += -1 EBADF`)
+	_, lines := sysPadRun(t, padPath, "-e", "trace=writev,readv", "--", bin, "iov")
 	need.Uprobes(t)
 	out := filepath.Join(t.TempDir(), "trace")
-	utap(t, "run", "--backend", "uprobe", "-o", out, "-e", "trace=writev", "--", bin, "iov")
+	utap(t, "run", "--backend", "uprobe", "-o", out, "-e", "trace=writev,readv", "--", bin, "iov")
 	text, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for engine, lines := range map[string][]string{"ptrace": lines, "uprobe": straceLines(string(text))} {
+	ulines := straceLines(string(text))
+	for engine, lines := range map[string][]string{"ptrace": lines, "uprobe": ulines} {
 		if !slices.ContainsFunc(lines, unread.MatchString) {
 			t.Errorf("%s: no writev line with an unreadable element's address:\n%s", engine, strings.Join(lines, "\n"))
+		}
+		if !slices.ContainsFunc(lines, failed.MatchString) {
+			t.Errorf("%s: no failed readv line with its elements:\n%s", engine, strings.Join(lines, "\n"))
 		}
 	}
 }

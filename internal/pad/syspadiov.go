@@ -24,15 +24,28 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	localLen := x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}
 	remoteLen := x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}
 	next, loop, done, stored := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
-	capStart(a, c, word, next)
+	if c.LenRet {
+		// readv's: read even when the call failed, its elements without
+		// their bytes (strace shows their addresses then).
+		cc := c
+		cc.Exit = false
+		capStart(a, cc, word, next)
+	} else {
+		capStart(a, c, word, next)
+	}
 	a.Store(scratch(iovScratch), x86.RAX)
 	// r14 = min(count, sysIovElems), unsigned.
 	a.Load(x86.R14, frameReg(sysArgRegs[c.LenArg]))
 	minU(a, x86.R14, sysIovElems)
-	// r15 = the result's bytes (readv), else -1.
+	// r15 = the result's bytes (readv), 0 when it failed, else -1.
 	a.MovRI(x86.R15, ^uint64(0))
 	if c.LenRet {
+		read := a.NewLabel()
 		a.Load(x86.R15, frameReg(x86.RAX))
+		a.RR(x86.TEST, x86.R15, x86.R15)
+		a.Jcc(x86.NS, read)
+		a.MovRI(x86.R15, 0)
+		a.Bind(read)
 	}
 	a.Lea(x86.R13, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
 

@@ -69,7 +69,9 @@ func ReadSide(info *Info, args [6]uint64, ret int64, sp uint64, exit bool, strsi
 	}
 	out := make([][]byte, len(info.Captures))
 	for i, cp := range info.Captures {
-		if cp.Exit == exit && !(exit && ret < 0) {
+		// An output is read only when the call succeeded, but readv's
+		// iovecs: strace shows a failed call's elements (nothing read).
+		if cp.Exit == exit && (!(exit && ret < 0) || cp.Iov && cp.LenRet) {
 			// What the result says first: at a stop after the call, the
 			// new thread may have run and exited already, clearing the
 			// word (TestCLIClone3ParentTid on the ptrace engine).

@@ -73,6 +73,13 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 			return fmt.Sprintf("[%d]", le.Uint32(in))
 		}
 	}
+	if out && k == KindIovec && x.failed() {
+		// strace shows the elements, their bases as addresses: nothing
+		// was read into them.
+		if b := x.data(a, true); len(b) >= 24 {
+			return x.iovStr(b, out)
+		}
+	}
 	if out && (x.failed() || positiveOut[x.in.Name] && x.c.Ret == 0) {
 		return hex(v)
 	}

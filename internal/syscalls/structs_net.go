@@ -93,7 +93,7 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 			s = append(s, ", "...)
 		}
 		s = append(s, "{iov_base="...)
-		if base == 0 || unread {
+		if base == 0 || unread || out && x.failed() {
 			s = append(s, ptr(base)...)
 		} else {
 			if uint64(len(data)) > shown {
