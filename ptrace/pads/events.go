@@ -13,10 +13,11 @@ import (
 // writes two records per call, its entry's and its return's, mostly one
 // right after the other. The entry's event waits for the next record of
 // the ring; the same thread's return of the same function makes the two
-// one event (probe.Event.Return), and the CLI's stages and the text
-// writer take the call once: a third of the tracer's time per call. The
-// drain that read the entry ends by emitting it (end) if nothing came,
-// so the loop's events keep their place.
+// one event (probe.Event.Return): the emit chain runs once per call,
+// and the text writer writes the line without keeping the entry open
+// (5–10% of the tracer's time per call, docs/benchmarks.md). The drain
+// that read the entry ends by emitting it (end) if nothing came, so the
+// loop's events keep their place.
 type events struct {
 	emit func(*probe.Event)
 	// borrow: emit keeps no event (probe.Target.Borrow): two are reused,
