@@ -45,21 +45,30 @@ type Event struct {
 	Return *Event `json:"-"`
 }
 
+// Apart hands f the events ev stands for: ev, then its Return if it
+// carries one, each alone (ev without its Return meanwhile, and as it
+// came after: a stage after f may see the pair); it stops at f's first
+// error.
+func Apart(ev *Event, f func(*Event) error) error {
+	r := ev.Return
+	if r == nil {
+		return f(ev)
+	}
+	ev.Return = nil
+	err := f(ev)
+	ev.Return = r
+	if err != nil {
+		return err
+	}
+	return f(r)
+}
+
 // Unpaired wraps emit, a consumer of single events, for an engine that
 // may pair them (Target.Pairs): an entry and its Return go on as two
 // events, in order, as if never paired.
 func Unpaired(emit func(*Event)) func(*Event) {
-	return func(ev *Event) {
-		r := ev.Return
-		if r == nil {
-			emit(ev)
-			return
-		}
-		ev.Return = nil
-		emit(ev)
-		ev.Return = r // as it came: a stage after this one may see it
-		emit(r)
-	}
+	one := func(e *Event) error { emit(e); return nil }
+	return func(ev *Event) { Apart(ev, one) }
 }
 
 // Syscall is one system call as an engine captured it.

@@ -124,7 +124,7 @@ func (pd *padEngine) sysExiting(th *thread) {
 	if s == nil || len(sy.byNr[s.nr]) == 0 || !th.p.report {
 		return
 	}
-	c := &sysCall{nr: s.nr, args: [6]uint64{regs.Rdi, regs.Rsi, regs.Rdx, regs.R10, regs.R8, regs.R9}, sp: regs.Rsp,
+	c := &sysCall{nr: s.nr, args: callArgs(&regs), sp: regs.Rsp,
 		start: sy.tr.clock.now(), sites: sy.byNr[s.nr]}
 	if info := syscalls.Lookup(s.nr); info != nil {
 		c.entry = sy.capture(th.p, info, c, false, 0)

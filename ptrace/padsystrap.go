@@ -121,7 +121,7 @@ func (o sysTraps) ownTrap(s *stop) bool {
 	}
 	nr := int(s.regs.Rax)
 	sy := o.tr.sys
-	if execMapping(nr, trapArgs(&s.regs)) && sy.filterLater() && !th.p.filtered {
+	if execMapping(nr, callArgs(&s.regs)) && sy.filterLater() && !th.p.filtered {
 		o.filterIn(th)
 	}
 	info := syscalls.Lookup(nr)
@@ -142,8 +142,9 @@ func (o sysTraps) ownTrap(s *stop) bool {
 	return true
 }
 
-// trapArgs are the arguments of the call a thread at a trap makes.
-func trapArgs(r *unix.PtraceRegs) [6]uint64 { return [6]uint64{r.Rdi, r.Rsi, r.Rdx, r.R10, r.R8, r.R9} }
+// callArgs are the arguments of the system call a thread's registers
+// hold (at a trap, in a pad).
+func callArgs(r *unix.PtraceRegs) [6]uint64 { return [6]uint64{r.Rdi, r.Rsi, r.Rdx, r.R10, r.R8, r.R9} }
 
 // filterIn puts run mode's filter into th's process as it is about to
 // make memory executable that no file backs: the calls of the code
@@ -164,7 +165,7 @@ func (o sysTraps) filterIn(th *thread) {
 // with no entry event: a signal may call the step off before the call is
 // made (trapSignal), and the line is written whole at the exit.
 func (sy *sysTrace) trapEnter(th *thread, nr int, regs *unix.PtraceRegs) {
-	c := &sysCall{nr: nr, args: trapArgs(regs), sp: regs.Rsp,
+	c := &sysCall{nr: nr, args: callArgs(regs), sp: regs.Rsp,
 		start: sy.tr.clock.now(), sites: sy.byNr[nr]}
 	if info := syscalls.Lookup(nr); info != nil {
 		c.entry = sy.capture(th.p, info, c, false, 0)

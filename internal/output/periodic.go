@@ -60,19 +60,12 @@ func (p *PeriodicWriter) Write(ev *probe.Event) error {
 }
 
 // write hands ev to w, a call's two events one by one unless w takes
-// them whole.
+// them whole (-C's summary takes the pair after).
 func (p *PeriodicWriter) write(ev *probe.Event) error {
-	r := ev.Return
-	if r == nil || p.pairs {
+	if p.pairs {
 		return p.w.Write(ev)
 	}
-	ev.Return = nil
-	err := p.w.Write(ev)
-	ev.Return = r // as it came: -C's summary takes it after
-	if err != nil {
-		return err
-	}
-	return p.w.Write(r)
+	return probe.Apart(ev, p.w.Write)
 }
 
 func (p *PeriodicWriter) Flush() error {

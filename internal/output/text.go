@@ -213,13 +213,7 @@ func (t *text) writeCall(ev *probe.Event) error {
 	r := ev.Return
 	if r.TID != ev.TID || r.Func != ev.Func || r.Kind != "return" || ev.Kind == "return" || r.Sys != nil || ev.Sys != nil ||
 		!t.isTwin(ev.ProbeIndex, isEntryTwin) || !t.isTwin(r.ProbeIndex, isRetTwin) || t.unpaired(ev.Func) {
-		ev.Return = nil
-		err := t.Write(ev)
-		ev.Return = r
-		if err != nil {
-			return err
-		}
-		return t.Write(r)
+		return probe.Apart(ev, t.Write)
 	}
 	b := t.endPending(t.w.room())
 	b = t.args(t.head(b, ev, len(*t.calls(ev.TID))), ev)
