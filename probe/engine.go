@@ -51,6 +51,12 @@ type Target struct {
 	// saved per call. Without it, never.
 	Pairs bool
 
+	// Calls, when set, takes the calls an engine reads whole as plain
+	// values (Call), without their events, where Calls.Takes says it
+	// may; an engine not reading calls whole ignores it. Set only with
+	// Pairs.
+	Calls CallWriter
+
 	// Aggregate lets an engine compute the aggregations of sites whose
 	// Spec has an Agg where the probes fire: instead of an event per hit
 	// it emits events of Kind "agg" (Event.Agg), partial aggregates the

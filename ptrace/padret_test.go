@@ -69,6 +69,14 @@ func padRetCompare(t *testing.T, follow bool, fns []string, args ...string) (pad
 		t.Fatalf("pads' events:\n%s\npaired, taken apart:\n%s", strings.Join(pl, "\n--\n"), strings.Join(ql, "\n--\n"))
 	}
 	pads.paired = paired
+	// And without events (Target.Calls), every third call declined: the
+	// same events again, the calls made whole and the declined ones'.
+	cw := &callEvents{}
+	cout, _, _ := padRunWithEmit(t, &Engine{}, probe.Target{Argv: append([]string{bin}, args...), Follow: follow, Pairs: true, Calls: cw}, sites, cw.emit)
+	if pl, ql := threadLines(pads.evs), threadLines(cw.evs); !slices.Equal(pl, ql) || cout != pads.out {
+		t.Fatalf("pads' events:\n%s\nas Calls:\n%s", strings.Join(pl, "\n--\n"), strings.Join(ql, "\n--\n"))
+	}
+	pads.calls = cw.calls
 	if pads.out != bps.out || pads.res.ExitCode != bps.res.ExitCode {
 		t.Fatalf("pads: exit %d %q; breakpoints: exit %d %q", pads.res.ExitCode, pads.out, bps.res.ExitCode, bps.out)
 	}
@@ -77,6 +85,40 @@ func padRetCompare(t *testing.T, follow bool, fns []string, args ...string) (pad
 		t.Fatalf("pads' events:\n%s\nbreakpoints':\n%s", strings.Join(pl, "\n--\n"), strings.Join(bl, "\n--\n"))
 	}
 	return pads, bps
+}
+
+// callEvents is a probe.CallWriter turning Calls (whole, or an entry
+// alone) into the events they stand for, declining every third; emit
+// takes the events, apart.
+type callEvents struct {
+	evs   []*probe.Event
+	n     int
+	calls int // taken
+}
+
+func (c *callEvents) Takes(int, string) bool { return true }
+
+func (c *callEvents) Call(call *probe.Call) bool {
+	if c.n++; c.n%3 == 0 {
+		return false
+	}
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "entry", ProbeIndex: call.Entry, Args: slices.Clone(call.Args)})
+	if call.Return < 0 {
+		return true // an entry alone
+	}
+	c.calls++
+	ret := call.Ret
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: slices.Clone(call.Out), Ret: &ret})
+	return true
+}
+
+func (c *callEvents) emit(ev *probe.Event) {
+	probe.Apart(ev, func(e *probe.Event) error {
+		cp := *e
+		cp.Return = nil
+		c.evs = append(c.evs, &cp)
+		return nil
+	})
 }
 
 func TestPadReturns(t *testing.T) {
@@ -107,6 +149,9 @@ func TestPadReturns(t *testing.T) {
 			// alone.
 			if p.paired == 0 && c.name != "mutual" {
 				t.Errorf("Pairs: no call came in one event")
+			}
+			if p.calls == 0 && c.name != "mutual" {
+				t.Errorf("Calls: no call came without events")
 			}
 		})
 	}

@@ -34,6 +34,7 @@ type traced struct {
 	res probe.Result
 	runStats
 	paired int // calls emitted in one event (Target.Pairs)
+	calls  int // calls taken without events (Target.Calls)
 }
 
 func traceRet(t *testing.T, follow bool, sites []probe.Site, argv ...string) traced {

@@ -48,6 +48,16 @@ func (n *enumNamer) add(sites []probe.Site) {
 	}
 }
 
+// has says whether function fn's values of probe index probe have names.
+func (n *enumNamer) has(probe int, fn string) bool {
+	if !n.any.Load() {
+		return false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.by[enumKey{probe, fn}] != nil
+}
+
 // name sets Value.Name on the event's values that have one.
 func (n *enumNamer) name(ev *probe.Event) {
 	if !n.any.Load() || len(ev.Args) == 0 {

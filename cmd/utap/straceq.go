@@ -268,8 +268,11 @@ func callStatus(s *probe.Syscall) string {
 }
 
 // filtered applies f to emit, nil when nothing is filtered.
+// none says the filter keeps every event.
+func (f *eventFilter) none() bool { return f.status == nil && f.signals == nil && f.paths == nil }
+
 func (f *eventFilter) filtered(emit func(*probe.Event)) func(*probe.Event) {
-	if f.status == nil && f.signals == nil && f.paths == nil {
+	if f.none() {
 		return emit
 	}
 	return probe.Unpaired(func(ev *probe.Event) {

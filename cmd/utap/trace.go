@@ -304,13 +304,15 @@ func trace(c *cli.Context, attach bool) error {
 			}
 			va.take(e)
 			enums.name(e)
-			typed(e)
+			typed.event(e)
 		}
 		untyped(ev)
 	}
 	emit = filter.filtered(emit)
 	emit = aggs.divert(emit)
 	emit = symbolized(emit, t.StackDepth, warmTarget(resolveTarget, t.PIDs), backend.Name == "uprobe")
+	stages := laneStages{filtered: !filter.none(), aggregated: aggs != nil, stacks: t.StackDepth > 0, summary: sum != nil, callers: calling != nil}
+	t.Calls = newCallLane(stages, w, typed, &va, &enums, &werr, endTrace)
 	stopInterval := aggs.every(c.Duration("interval"), out)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""

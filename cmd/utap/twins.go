@@ -60,19 +60,35 @@ var unpaired = uretprobe.Unpaired
 // arguments) from Args to Ret, in place of the raw register the engines
 // put there, so that every writer and -c's error count see the typed
 // value; the output arguments stay in Args.
-func typedReturns(specs []*probe.Spec) func(*probe.Event) {
-	typed := make([]bool, len(specs))
+func typedReturns(specs []*probe.Spec) retTyped {
+	typed := make(retTyped, len(specs))
 	for i, s := range specs {
 		typed[i] = s.Kind == probe.Return && len(s.Fetches) == 0 && s.Provider == "" && !s.Syscall
 	}
-	return func(ev *probe.Event) {
-		i := ev.ProbeIndex
-		if ev.Kind == "return" && i >= 0 && i < len(typed) && typed[i] && len(ev.Args) >= 1 {
-			// Ret points into the values, past the args left: no
-			// allocation per event (nothing appends over it).
-			ev.Ret = &ev.Args[0]
-			ev.Args = ev.Args[1:]
-		}
+	return typed
+}
+
+// retTyped is, by probe index, whether a return probe's first value is
+// its typed return value (typedReturns).
+type retTyped []bool
+
+func (t retTyped) is(i int) bool { return i >= 0 && i < len(t) && t[i] }
+
+// event moves ev's typed return value to Ret.
+func (t retTyped) event(ev *probe.Event) {
+	if ev.Kind == "return" && t.is(ev.ProbeIndex) && len(ev.Args) >= 1 {
+		// Ret points into the values, past the args left: no
+		// allocation per event (nothing appends over it).
+		ev.Ret = &ev.Args[0]
+		ev.Args = ev.Args[1:]
+	}
+}
+
+// call moves a call's typed return value to Ret, as event does.
+func (t retTyped) call(c *probe.Call) {
+	if t.is(c.Return) && len(c.Out) >= 1 {
+		c.Ret = c.Out[0]
+		c.Out = c.Out[1:]
 	}
 }
 

@@ -102,6 +102,18 @@ func formatParam(s *probe.Site) (fetch, arg, n int) {
 	return fetch, k + 2, n
 }
 
+// has says whether function fn's events of probe index probe take their
+// variadic arguments.
+func (v *varargs) has(probe int, fn string) bool {
+	if !v.any.Load() {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.sites[probeFunc{probe, fn}]
+	return ok
+}
+
 // take replaces the hidden fetches of an event with the values its
 // format's conversions use.
 func (v *varargs) take(ev *probe.Event) {

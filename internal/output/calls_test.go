@@ -109,6 +109,8 @@ func TestCallsInOneEvent(t *testing.T) {
 	for _, o := range []Options{{}, {Indent: 2}, {Clock: ClockRelative}, {Durations: true}} {
 		o.Calls = map[int]int{0: 1}
 		callsInOneEvent(t, o)
+		o.Calls = nil // no twins: every entry a line of its own (--entry-only)
+		callsInOneEvent(t, o)
 	}
 }
 
@@ -147,8 +149,52 @@ func callsInOneEvent(t *testing.T, o Options) {
 			if got != want {
 				t.Errorf("%s, periodic %v, %+v: paired\n%s\none by one\n%s", format, periodic, o, got, want)
 			}
+			if periodic {
+				if got := writeCalls(t, format, o, pairUp(callEvents())); got != want {
+					t.Errorf("%s, %+v: as calls\n%s\none by one\n%s", format, o, got, want)
+				}
+			}
 		}
 	}
+}
+
+// writeCalls writes each pair of one thread's call as a probe.Call where the writer takes
+// one (the in-process pads' lane, probe.Target.Calls), the pair's events
+// where it does not.
+func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event) string {
+	var buf bytes.Buffer
+	fw, err := New(format, &buf, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := Periodic(fw, 0)
+	takes := format == "text" && o.Clock == ClockNone && !o.Durations
+	if w.TakesCalls() != takes {
+		t.Errorf("%s, %+v: TakesCalls %v", format, o, w.TakesCalls())
+	}
+	for _, ev := range evs {
+		c := probe.Call{PID: ev.PID, TID: ev.TID, Probe: ev.Probe, Func: ev.Func, Entry: ev.ProbeIndex, Return: -1, Args: ev.Args}
+		r := ev.Return
+		if r != nil && r.TID == ev.TID && r.Func == ev.Func { // as the pads make Calls
+			c.Return, c.Out, c.Ret = r.ProbeIndex, r.Args, *r.Ret
+		}
+		if c.Return >= 0 || r == nil && ev.Kind == "entry" {
+			ok, err := w.Call(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				continue
+			}
+		}
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := End(w); err != nil { // as write ends it
+		t.Fatal(err)
+	}
+	return buf.String()
 }
 
 // BenchmarkTextCall: one call's line, from the event its entry and
@@ -166,4 +212,26 @@ func BenchmarkTextCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTextCallNoEvents: the same line from a probe.Call, as the
+// pads' lane writes it (probe.Target.Calls).
+func BenchmarkTextCallNoEvents(b *testing.B) {
+	w := Periodic(mustNew(b, Options{Calls: map[int]int{0: 1}}), 0)
+	c := probe.Call{TID: 27899, Func: "work", Entry: 0, Return: 1,
+		Args: []probe.Value{{Int: 1234567, Signed: true}, {Int: 2, Signed: true}}, Ret: probe.Value{Int: 1234569, Signed: true}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, err := w.Call(&c); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}
+
+func mustNew(b *testing.B, o Options) Writer {
+	w, err := New("text", io.Discard, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w
 }

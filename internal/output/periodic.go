@@ -16,6 +16,9 @@ import (
 func Periodic(w Writer, every time.Duration) *PeriodicWriter {
 	p := &PeriodicWriter{w: w, done: make(chan struct{}), now: every <= 0}
 	_, p.pairs = w.(pairWriter)
+	if cw, ok := w.(callWriter); ok && cw.takesCalls() {
+		p.calls = cw
+	}
 	if !p.now {
 		p.wg.Add(1)
 		go p.loop(every)
@@ -33,29 +36,65 @@ type PeriodicWriter struct {
 	wg    sync.WaitGroup
 	now   bool // flush at every event
 	pairs bool // w takes a call in one event (pairWriter)
+	calls callWriter
 }
 
 // pairWriter is a Writer that takes an entry with its Return
 // (probe.Event.Return) whole; any other gets the two one by one.
 type pairWriter interface{ takesPairs() }
 
+// callWriter is a Writer that takes calls without events (probe.Call),
+// when its options let it (takesCalls).
+type callWriter interface {
+	takesCalls() bool
+	Call(c *probe.Call) (bool, error)
+}
+
 func (p *PeriodicWriter) Write(ev *probe.Event) error {
 	// No defer: this runs per event.
 	p.mu.Lock()
 	err := p.err
 	if err == nil {
-		err = p.write(ev)
-		switch {
-		case err != nil:
-			p.dirty = false
-		case !p.now:
-			p.dirty = true
-		default:
-			p.err = p.w.Flush()
-			err = p.err
+		err = p.wrote(p.write(ev))
+	}
+	p.mu.Unlock()
+	return err
+}
+
+// TakesCalls says whether Call may write calls.
+func (p *PeriodicWriter) TakesCalls() bool { return p.calls != nil }
+
+// Call writes a call that came without events (probe.Call), as Write
+// would its two events; false: not written (TakesCalls false, or the
+// writer's line needs the events), nor is any error returned then.
+func (p *PeriodicWriter) Call(c *probe.Call) (bool, error) {
+	if p.calls == nil {
+		return false, nil
+	}
+	p.mu.Lock()
+	ok, err := false, p.err
+	if err == nil {
+		ok, err = p.calls.Call(c)
+		if ok || err != nil {
+			err = p.wrote(err)
 		}
 	}
 	p.mu.Unlock()
+	return ok, err
+}
+
+// wrote is what follows a write that returned err, under mu: dirty, or
+// flushed at once (every <= 0).
+func (p *PeriodicWriter) wrote(err error) error {
+	switch {
+	case err != nil:
+		p.dirty = false
+	case !p.now:
+		p.dirty = true
+	default:
+		p.err = p.w.Flush()
+		err = p.err
+	}
 	return err
 }
 

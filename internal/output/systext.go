@@ -86,7 +86,7 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event, at int64) []byte {
 	}
 	b = t.stamp(b, at)
 	if t.o.StracePIDs || len(t.tids) > 1 {
-		b = t.appendPID(b, ev)
+		b = t.appendPID(b, ev.TID)
 	}
 	return b
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/internal/syscalls"
@@ -126,7 +127,7 @@ func (t *text) unpaired(fn string) bool {
 	if t.o.Unpaired == nil {
 		return false
 	}
-	if fn != t.unpairedFn {
+	if !same(fn, t.unpairedFn) {
 		t.unpairedFn, t.unpairedIs = fn, t.o.Unpaired(fn)
 	}
 	return t.unpairedIs
@@ -165,8 +166,8 @@ func (t *text) Write(ev *probe.Event) error {
 		// The call's own return, with nothing written in between.
 		t.pending = nil
 		_, nargs := t.pop(ev.TID, ev.Func)
-		b = append(t.outArgs(b, ev, nargs), ')')
-		b = t.result(b, ev)
+		b = append(t.outArgs(b, ev.Args, nargs), ')')
+		b = t.result(b, ev.Ret, ev.DurationNs)
 		b = appendStack(b, p.stack)
 		return t.flushLine(b)
 	}
@@ -186,13 +187,13 @@ func (t *text) Write(ev *probe.Event) error {
 		b = append(b, "<... "...)
 		b = append(b, name(ev)...)
 		b = append(b, " resumed> "...)
-		b = append(t.outArgs(b, ev, nargs), ')')
-		b = t.result(b, ev)
+		b = append(t.outArgs(b, ev.Args, nargs), ')')
+		b = t.result(b, ev.Ret, ev.DurationNs)
 	default:
 		b = t.prefix(b, ev, len(*t.calls(ev.TID)))
 		b = append(t.call(b, ev), ')')
 		if ret {
-			b = t.result(b, ev)
+			b = t.result(b, ev.Ret, ev.DurationNs)
 		} else {
 			b = append(b, '\n')
 		}
@@ -216,10 +217,43 @@ func (t *text) writeCall(ev *probe.Event) error {
 		return probe.Apart(ev, t.Write)
 	}
 	b := t.endPending(t.w.room())
-	b = t.args(t.head(b, ev, len(*t.calls(ev.TID))), ev)
-	b = append(t.outArgs(b, r, len(ev.Args)), ')')
-	b = t.result(b, r)
+	b = t.args(t.head(b, ev, len(*t.calls(ev.TID))), ev.Args)
+	b = append(t.outArgs(b, r.Args, len(ev.Args)), ')')
+	b = t.result(b, r.Ret, r.DurationNs)
 	return t.flushLine(appendStack(b, ev.Stack))
+}
+
+// takesCalls says whether calls may come without events (Call): not
+// when a line shows what a Call does not hold (a time, a duration, an
+// address).
+func (t *text) takesCalls() bool {
+	return t.o.Clock == ClockNone && !t.o.WallClock && !t.o.Durations && t.o.Addr == nil
+}
+
+// Call writes a call that came without events (probe.Call) as writeCall
+// writes its pair, and an entry alone (c.Return < 0) as Write writes the
+// entry of a probe without a return twin; false: its events would not
+// make that line (not twins, an entry with one, -n's indentation), for
+// the engine to emit them instead.
+func (t *text) Call(c *probe.Call) (bool, error) {
+	if t.o.Indent > 0 && len(*t.calls(c.TID)) > 0 {
+		return false, nil
+	}
+	if c.Return < 0 {
+		if t.isTwin(c.Entry, isEntryTwin) && !t.unpaired(c.Func) {
+			return false, nil // its line waits for its return
+		}
+		b := t.endPending(t.w.room())
+		b = t.args(t.callHead(b, c.TID, c.Func, c.Probe), c.Args)
+		return true, t.flushLine(append(b, ')', '\n'))
+	}
+	if !t.isTwin(c.Entry, isEntryTwin) || !t.isTwin(c.Return, isRetTwin) || t.unpaired(c.Func) {
+		return false, nil
+	}
+	b := t.endPending(t.w.room())
+	b = t.args(t.callHead(b, c.TID, c.Func, c.Probe), c.Args)
+	b = append(t.outArgs(b, c.Out, len(c.Args)), ')')
+	return true, t.flushLine(t.result(b, &c.Ret, 0))
 }
 
 // endPending ends the line of an entry whose return did not come next.
@@ -238,12 +272,12 @@ func (t *text) endPending(b []byte) []byte {
 
 // outArgs writes the arguments a return carries, after the nargs its
 // entry showed, as ltrace continues them.
-func (t *text) outArgs(b []byte, ev *probe.Event, nargs int) []byte {
-	for i := range ev.Args {
+func (t *text) outArgs(b []byte, vals []probe.Value, nargs int) []byte {
+	for i := range vals {
 		if i > 0 || nargs > 0 {
 			b = append(b, ", "...)
 		}
-		b = ltraceValue(b, &ev.Args[i], t.o.StrLen)
+		b = ltraceValue(b, &vals[i], t.o.StrLen)
 	}
 	return b
 }
@@ -267,7 +301,7 @@ func (t *text) pop(tid int, fn string) (depth, nargs int) {
 
 // prefix starts a line: -tt's time, the thread, -n's indentation.
 func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
-	b = t.appendPID(t.stamp(b, ev.TimeNs), ev)
+	b = t.appendPID(t.stamp(b, ev.TimeNs), ev.TID)
 	if t.o.Addr != nil {
 		if a, ok := t.o.Addr(ev); ok {
 			b = fmt.Appendf(b, "[%#x] ", a)
@@ -281,10 +315,10 @@ func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
 
 // appendPID writes the thread, "[pid N] ": the last thread's, written
 // once (lines mostly come from one thread).
-func (t *text) appendPID(b []byte, ev *probe.Event) []byte {
-	if t.pidTID != ev.TID || len(t.pidText) == 0 {
-		t.pidTID = ev.TID
-		t.pidText = append(dec.AppendInt(append(t.pidText[:0], "[pid "...), int64(ev.TID)), "] "...)
+func (t *text) appendPID(b []byte, tid int) []byte {
+	if t.pidTID != tid || len(t.pidText) == 0 {
+		t.pidTID = tid
+		t.pidText = append(dec.AppendInt(append(t.pidText[:0], "[pid "...), int64(tid)), "] "...)
 	}
 	return append(b, t.pidText...)
 }
@@ -315,16 +349,18 @@ func (t *text) stamp(b []byte, ns int64) []byte {
 
 // name is the function a line shows: a PLT stub as the function it
 // calls (puts@plt as puts), as ltrace shows its calls.
-func name(ev *probe.Event) string {
-	if ev.Func == "" {
-		return ev.Probe
+func name(ev *probe.Event) string { return funcName(ev.Func, ev.Probe) }
+
+func funcName(fn, probe string) string {
+	if fn == "" {
+		return probe
 	}
-	return strings.TrimSuffix(ev.Func, "@plt")
+	return strings.TrimSuffix(fn, "@plt")
 }
 
 // call writes "name(args" (no closing parenthesis).
 func (t *text) call(b []byte, ev *probe.Event) []byte {
-	return t.args(append(append(b, name(ev)...), '('), ev)
+	return t.args(append(append(b, name(ev)...), '('), ev.Args)
 }
 
 // head starts a call's line, "[pid N] name(", the last one kept: a
@@ -333,20 +369,32 @@ func (t *text) head(b []byte, ev *probe.Event, depth int) []byte {
 	if t.o.Clock != ClockNone || t.o.WallClock || t.o.Addr != nil || (t.o.Indent > 0 && depth > 0) {
 		return append(append(t.prefix(b, ev, depth), name(ev)...), '(')
 	}
-	if ev.TID != t.headTID || ev.Func != t.headFn || ev.Probe != t.headProbe || len(t.headText) == 0 {
-		t.headTID, t.headFn, t.headProbe = ev.TID, ev.Func, ev.Probe
-		t.headText = append(append(t.appendPID(t.headText[:0], ev), name(ev)...), '(')
+	return t.callHead(b, ev.TID, ev.Func, ev.Probe)
+}
+
+// same says whether a and b are the same string in memory: the names of
+// one probe site's lines are, and a compare of their bytes is a call per
+// line. Equal strings elsewhere in memory only miss a cache.
+func same(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// callHead is head without a prefix: "[pid N] name(".
+func (t *text) callHead(b []byte, tid int, fn, probe string) []byte {
+	if tid != t.headTID || !same(fn, t.headFn) || !same(probe, t.headProbe) || len(t.headText) == 0 {
+		t.headTID, t.headFn, t.headProbe = tid, fn, probe
+		t.headText = append(append(t.appendPID(t.headText[:0], tid), funcName(fn, probe)...), '(')
 	}
 	return append(b, t.headText...)
 }
 
 // args writes an entry's values, comma-separated.
-func (t *text) args(b []byte, ev *probe.Event) []byte {
-	for i := range ev.Args {
+func (t *text) args(b []byte, vals []probe.Value) []byte {
+	for i := range vals {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = ltraceValue(b, &ev.Args[i], t.o.StrLen)
+		b = ltraceValue(b, &vals[i], t.o.StrLen)
 	}
 	return b
 }
@@ -370,16 +418,16 @@ func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
 }
 
 // result writes " = value" and -T's duration, and ends the line.
-func (t *text) result(b []byte, ev *probe.Event) []byte {
+func (t *text) result(b []byte, ret *probe.Value, durNs int64) []byte {
 	b = append(b, " = "...)
-	if ev.Ret != nil {
-		b = ltraceValue(b, ev.Ret, t.o.StrLen)
+	if ret != nil {
+		b = ltraceValue(b, ret, t.o.StrLen)
 	} else {
 		b = append(b, '?')
 	}
-	if t.o.Durations && ev.DurationNs > 0 {
+	if t.o.Durations && durNs > 0 {
 		b = append(b, " <"...)
-		b = strconv.AppendFloat(b, float64(ev.DurationNs)/1e9, 'f', 6, 64)
+		b = strconv.AppendFloat(b, float64(durNs)/1e9, 'f', 6, 64)
 		b = append(b, '>')
 	}
 	return append(b, '\n')

@@ -168,9 +168,12 @@ type Ring struct {
 	waitSince time.Time
 	// wokeAt: the tail when the waiting pads were last woken (freed).
 	wokeAt uint64
-	// scratch is the record drain reads into: one made per drain
-	// escaped to the heap (the callback keeps no record past its call).
-	scratch Record
+	// scratch is the records drain reads into, in turn: one made per
+	// drain would cost an allocation, one alone would not let a consumer
+	// keep a record while it reads the next (a call's entry until its
+	// return, ptrace/pads).
+	scratch [2]Record
+	flip    int
 }
 
 // NewRing wraps mem, a shared mapping of a ring of n records (a power of
@@ -211,7 +214,8 @@ const grace = 500 * time.Millisecond
 
 // Drain passes every committed record, in reservation order, to f, and
 // frees its slot; it stops at the first record still being written.
-// It returns the records read.
+// It returns the records read. A record f gets stays as it is until f's
+// next call returns, or the drain does.
 func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false, ^uint64(0), ^uint64(0)) }
 
 // DrainBeforeUpTo is Drain stopping at the first record stamped at or
@@ -237,7 +241,6 @@ func (r *Ring) DrainLastUpTo(i uint64, f func(*Record)) int { return r.drain(f, 
 
 // drain reads records below index upTo at most.
 func (r *Ring) drain(f func(*Record), last bool, before, upTo uint64) int {
-	rec := &r.scratch
 	n := 0
 	// Up to what was reserved when it started: producers faster than the
 	// reader must not keep it here (the tracer's loop waits for it).
@@ -252,6 +255,8 @@ scan:
 			if *r.word(off + RecTSC) >= before {
 				break scan
 			}
+			rec := &r.scratch[r.flip]
+			r.flip ^= 1
 			r.read(off, r.tail, rec)
 			rec.Index = r.tail
 			atomic.StoreUint64(seq, r.tail+r.n-s)

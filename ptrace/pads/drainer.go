@@ -66,7 +66,9 @@ type Drainer struct {
 
 // New returns a drainer emitting with emit; tally counts instead.
 func New(emit func(*probe.Event), tally bool) *Drainer {
-	return &Drainer{rings: map[int]*Ring{}, emit: emit, tally: tally, ev: events{emit: emit}}
+	d := &Drainer{rings: map[int]*Ring{}, emit: emit, tally: tally, ev: events{emit: emit}}
+	d.ev.d = d
+	return d
 }
 
 // Lossy makes the rings added from now on drop when full (--lossy)
@@ -74,8 +76,14 @@ func New(emit func(*probe.Event), tally bool) *Drainer {
 func (d *Drainer) Lossy() { d.lossy = true }
 
 // Lends takes what the trace's emit promises: it keeps no event (t.Borrow:
-// events are reused), it takes a call in one event (t.Pairs).
-func (d *Drainer) Lends(t probe.Target) { d.ev.borrow, d.ev.pairs = t.Borrow, t.Pairs }
+// events are reused), it takes a call in one event (t.Pairs), or without
+// events (t.Calls).
+func (d *Drainer) Lends(t probe.Target) {
+	d.ev.borrow, d.ev.pairs = t.Borrow, t.Pairs
+	if t.Pairs {
+		d.ev.calls = t.Calls
+	}
+}
 
 // Waited is the times pads found a ring full and waited, in rings gone.
 func (d *Drainer) Waited() uint64 { return d.waited }
@@ -291,6 +299,14 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	if tid == 0 {
 		tid = r.lastTID
 	}
+	if d.ev.calls != nil && d.ev.call(d, r, rec, s, pid, tid) {
+		return
+	}
+	d.event(r, rec, s, pid, tid)
+}
+
+// event makes and emits the event of rec, of site s, thread tid of pid.
+func (d *Drainer) event(r *Ring, rec *pad.Record, s *Site, pid, tid int) {
 	pe := d.ev.next()
 	// Each drain refines the clock's rate: a record converted after it
 	// must not come out earlier than the one before.
@@ -299,7 +315,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	pe.ev.TimeNs, pe.ev.PID, pe.ev.TID = ns, pid, tid
 	pe.ev.Probe, pe.ev.Func, pe.ev.Kind, pe.ev.ProbeIndex = s.Probe, s.Func, "entry", s.Index
 	if rec.Kind == pad.KindReturn {
-		d.returnOf(pe, rec, s)
+		returnOf(pe, rec, s, d.clock)
 	}
 	if s.Sys != nil {
 		d.blk.returned(tid)
@@ -313,21 +329,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		}
 	}
 	if len(s.Fetches) > 0 {
-		pe.ev.Args = pe.args[:len(s.Fetches)]
-		for i, f := range s.Fetches {
-			pe.args[i] = f.Value(rec.Vals[i])
-			switch bit := uint8(1) << i; {
-			case rec.Faults&bit != 0:
-				pe.args[i] = f.Unreadable()
-			case rec.Strs&bit != 0:
-				if b, ok := rec.Str(i); ok {
-					pe.args[i] = f.StrValue(nil)
-					pe.args[i].Str = d.ev.str(b)
-				} else {
-					pe.args[i] = f.NullValue()
-				}
-			}
-		}
+		pe.ev.Args = d.ev.values(pe.args[:0], s, rec)
 	}
 	d.ev.put(pe)
 }

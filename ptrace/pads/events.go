@@ -30,6 +30,15 @@ type events struct {
 	open   *padEvent // the entry waiting for the next record
 	// strs: the chunk strings are copied into (str).
 	strs []byte
+	// calls: calls without events (calls.go), probe.Target.Calls; take
+	// its answers by site id (0 not asked, 1 yes, 2 no); held the entry
+	// kept; c and its values the Call written.
+	calls       probe.CallWriter
+	d           *Drainer // makes a kept entry's event (unhold)
+	take        []int8
+	held        heldCall
+	c           probe.Call
+	cArgs, cOut [pad.MaxValues]probe.Value
 }
 
 // padEvent is an event with room for its values.
@@ -87,6 +96,7 @@ func (e *events) put(pe *padEvent) {
 
 // end emits the entry held, if any: a drain is over.
 func (e *events) end() {
+	e.unhold(e.d)
 	if o := e.open; o != nil {
 		e.open = nil
 		e.emit(&o.ev)

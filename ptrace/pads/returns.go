@@ -7,13 +7,13 @@ import (
 
 // returnOf makes pe a return event, as the breakpoint path makes one:
 // the raw rax as Ret (the CLI types it), the duration from the entry's
-// tsc the return pad copied from the shadow stack.
-func (d *Drainer) returnOf(pe *padEvent, rec *pad.Record, s *Site) {
+// tsc the return pad copied from the shadow stack, converted by clock.
+func returnOf(pe *padEvent, rec *pad.Record, s *Site, clock *pad.Clock) {
 	n := len(s.Fetches)
 	pe.ev.Kind = "return"
 	pe.ret = probe.Value{Int: rec.Vals[n], Signed: true}
 	pe.ev.Ret = &pe.ret
-	if entry := d.clock.Nanos(rec.Vals[n+1]); entry <= pe.ev.TimeNs {
+	if entry := clock.Nanos(rec.Vals[n+1]); entry <= pe.ev.TimeNs {
 		pe.ev.DurationNs = pe.ev.TimeNs - entry
 	}
 }

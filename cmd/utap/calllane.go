@@ -1,0 +1,56 @@
+package main
+
+import (
+	"github.com/utap/utap/internal/output"
+	"github.com/utap/utap/probe"
+)
+
+// callLane is the trace's probe.CallWriter: the calls an engine reads
+// whole (the pads' entry and return) go straight to the text writer,
+// without events, when no stage of the emit chain would change them:
+// none but the typed return value's move (retTyped.call). The emit
+// chain's other stages are per probe (variadic arguments, enumeration
+// names: Takes says no) or for the whole trace (newCallLane gives none).
+type callLane struct {
+	w     *output.PeriodicWriter
+	typed retTyped
+	va    *varargs
+	enums *enumNamer
+	// werr and end are the emit chain's: a write error ends the trace.
+	werr *error
+	end  func()
+}
+
+// laneStages is what decides, once per trace, whether calls may go
+// without events: any stage of the emit chain taking a whole trace
+// (a filter, aggregations, stacks, a summary, -i's callers) needs the
+// events.
+type laneStages struct {
+	filtered, aggregated, stacks, summary, callers bool
+}
+
+// newCallLane is the lane for w, nil when the stages or the writer need
+// every call's events.
+func newCallLane(st laneStages, w *output.PeriodicWriter, typed retTyped, va *varargs, enums *enumNamer, werr *error, end func()) probe.CallWriter {
+	if st.filtered || st.aggregated || st.stacks || st.summary || st.callers || !w.TakesCalls() {
+		return nil
+	}
+	return &callLane{w: w, typed: typed, va: va, enums: enums, werr: werr, end: end}
+}
+
+func (l *callLane) Takes(probe int, fn string) bool {
+	return !l.va.has(probe, fn) && !l.enums.has(probe, fn)
+}
+
+func (l *callLane) Call(c *probe.Call) bool {
+	if *l.werr != nil {
+		return true // the trace is ending: dropped, as emit drops
+	}
+	l.typed.call(c)
+	ok, err := l.w.Call(c)
+	if err != nil {
+		*l.werr = err
+		l.end()
+	}
+	return ok
+}

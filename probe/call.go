@@ -1,0 +1,36 @@
+package probe
+
+// A Call is a function call an engine read whole, its entry and its
+// return one right after the other (or an entry with no return after it), handed to a CallWriter as plain
+// values instead of an event pair (Target.Calls): no event is made, no
+// stage runs, nothing is timed. It is the trace a user types most (a
+// line per call, its arguments and return value), millions a second
+// from the in-process pads, where making and passing two events cost
+// more than the line itself (docs/benchmarks.md).
+//
+// Its fields are what the pair's events would hold before the CLI's
+// stages: Args the entry's values, Out the return probe's (a typed
+// return value, output arguments), Ret the raw return register. Valid
+// only during CallWriter.Call.
+type Call struct {
+	PID, TID    int
+	Probe, Func string
+	// Entry and Return are the probe indexes (Event.ProbeIndex) of the
+	// call's entry and return; Return is -1 for an entry alone, its
+	// return not next (an entry-only trace): Out and Ret are then empty.
+	Entry, Return int
+	Args, Out     []Value
+	Ret           Value
+}
+
+// A CallWriter takes calls without events (Target.Calls).
+type CallWriter interface {
+	// Takes says whether the calls of function fn whose entry or return
+	// is probe index probe may come as Calls: asked once per probe site,
+	// the answer kept. A Call comes only when both halves' probes said
+	// yes.
+	Takes(probe int, fn string) bool
+	// Call takes c, or says it did not: the engine then emits its two
+	// events as usual, in its place.
+	Call(c *Call) bool
+}

@@ -1,0 +1,117 @@
+package pads
+
+import (
+	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
+)
+
+// Calls without events (probe.Target.Calls): an entry record whose site
+// the trace's CallWriter takes is kept (the ring's record itself, valid
+// until the next one is read: pad.Ring.Drain) instead of made an event;
+// when the next record is the same thread's return of the same function
+// the two go to the CallWriter as one probe.Call, with no event made,
+// no stage run, no time converted: the drainer's cost of a traced call
+// nearly halves (docs/benchmarks.md). Anything else, and a Call not
+// taken, makes the kept entry's event as record would have, in its
+// place; an entry no return follows goes alone, if the CallWriter takes
+// it (an entry-only trace's line: Call.Return -1).
+type heldCall struct {
+	rec      *pad.Record
+	r        *Ring
+	s        *Site
+	pid, tid int
+}
+
+// takes says whether the calls of site id s may come without events,
+// asked of the CallWriter once per site.
+func (e *events) takes(id uint32, s *Site) bool {
+	for int(id) >= len(e.take) {
+		e.take = append(e.take, 0)
+	}
+	if e.take[id] == 0 {
+		e.take[id] = 2
+		if s.Sys == nil && e.calls.Takes(s.Index, s.Func) {
+			e.take[id] = 1
+		}
+	}
+	return e.take[id] == 1
+}
+
+// call takes rec (of site s, thread tid of pid) into a Call: kept if an
+// entry, written with the entry kept if its return; false: rec is an
+// event's to make. A kept entry that rec does not return from is made
+// an event first (by d), as are the events held before it.
+func (e *events) call(d *Drainer, r *Ring, rec *pad.Record, s *Site, pid, tid int) bool {
+	if h := &e.held; h.rec != nil {
+		if rec.Kind == pad.KindReturn && tid == h.tid && pid == h.pid && r == h.r && s.Func == h.s.Func &&
+			e.takes(rec.Site, s) && e.write(h, rec, s) {
+			h.rec = nil
+			return true
+		}
+		e.unhold(d)
+	}
+	if rec.Kind != pad.KindEntry || !e.takes(rec.Site, s) {
+		return false
+	}
+	if o := e.open; o != nil {
+		e.open = nil // an entry's event waiting for its return: this is not it
+		e.emit(&o.ev)
+	}
+	// Field by field, as SetValue: not a literal built aside and copied.
+	h := &e.held
+	h.rec, h.r, h.s, h.pid, h.tid = rec, r, s, pid, tid
+	return true
+}
+
+// unhold hands the CallWriter the kept entry, if any, alone (an
+// entry-only trace's line), or makes its event.
+func (e *events) unhold(d *Drainer) {
+	if h := e.held; h.rec != nil {
+		e.held.rec = nil
+		if !e.write(&h, nil, nil) {
+			d.event(h.r, h.rec, h.s, h.pid, h.tid)
+		}
+	}
+}
+
+// write hands the CallWriter the call of h's entry and rec, its return
+// (nil: the entry alone).
+func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
+	c := &e.c
+	c.PID, c.TID, c.Probe, c.Func = h.pid, h.tid, h.s.Probe, h.s.Func
+	c.Entry, c.Return = h.s.Index, -1
+	c.Args = e.values(e.cArgs[:0], h.s, h.rec)
+	c.Out = c.Out[:0]
+	if rec == nil {
+		c.Ret = probe.Value{}
+		return e.calls.Call(c)
+	}
+	c.Return = s.Index
+	c.Out = e.values(e.cOut[:0], s, rec)
+	v := &c.Ret // the raw register, as returnOf's; field by field (SetValue)
+	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name, v.Format, v.Signed = rec.Vals[len(s.Fetches)], "", false, false, false, "", probe.FormatDefault, true
+	return e.calls.Call(c)
+}
+
+// values is the record's values, as its site's fetches make them, in
+// dst's room (at least pad.MaxValues).
+func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record) []probe.Value {
+	dst = dst[:len(s.Fetches)]
+	for i, f := range s.Fetches {
+		v := &dst[i]
+		switch bit := uint8(1) << i; {
+		case rec.Faults&bit != 0:
+			*v = f.Unreadable()
+		case rec.Strs&bit != 0:
+			if b, ok := rec.Str(i); ok {
+				*v = f.StrValue(nil)
+				v.Str = e.str(b)
+			} else {
+				*v = f.NullValue()
+			}
+		default:
+			f.SetValue(v, rec.Vals[i])
+		}
+	}
+	return dst
+}
