@@ -4,8 +4,6 @@
 // call's cost in the tracer).
 package dec
 
-import "math/bits"
-
 const pairs = "00010203040506070809" +
 	"10111213141516171819" +
 	"20212223242526272829" +
@@ -17,52 +15,51 @@ const pairs = "00010203040506070809" +
 	"80818283848586878889" +
 	"90919293949596979899"
 
-var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-// Digits is the number of decimal digits of u.
-func Digits(u uint64) int {
-	t := bits.Len64(u|1) * 1233 >> 12 // log10(2) ≈ 1233/4096
-	if u < pow10[t] && t > 0 {
-		return t
-	}
-	return t + 1
-}
-
 // AppendUint appends u in decimal, as strconv.AppendUint(b, u, 10).
 func AppendUint(b []byte, u uint64) []byte {
-	n := Digits(u)
-	l := len(b)
-	if cap(b)-l < n {
-		b = append(b, make([]byte, n)...)
-	} else {
-		b = b[:l+n]
+	// Most of a trace's numbers have eight digits or fewer: from the
+	// left, in two groups of four, without counting the digits first
+	// (its table lookup was a third of the time).
+	if u < 1e4 {
+		return append4(b, u)
 	}
-	i := l + n
-	// Four digits a step: the divisions of the remainder by 100 are off
-	// the chain of divisions of u, which bounds the time.
-	for u >= 10000 {
-		q := u / 10000
-		r := u - q*10000
-		hi, lo := r/100*2, r%100*2
-		i -= 4
-		d := b[i : i+4 : i+4]
-		d[0], d[1], d[2], d[3] = pairs[hi], pairs[hi+1], pairs[lo], pairs[lo+1]
-		u = q
+	if u < 1e8 {
+		hi := u / 1e4
+		lo := u - hi*1e4
+		b = append4(b, hi)
+		h, l := lo/100*2, lo%100*2
+		return append(b, pairs[h], pairs[h+1], pairs[l], pairs[l+1])
 	}
-	if u >= 100 {
-		q := u / 100
-		r := (u - q*100) * 2
-		i -= 2
-		b[i], b[i+1] = pairs[r], pairs[r+1]
-		u = q
+	return appendLong(b, u)
+}
+
+// append4 appends v < 10000 without leading zeros.
+func append4(b []byte, v uint64) []byte {
+	switch {
+	case v < 10:
+		return append(b, byte('0'+v))
+	case v < 100:
+		return append(b, pairs[2*v], pairs[2*v+1])
+	case v < 1000:
+		h := v / 100
+		r := (v - h*100) * 2
+		return append(b, byte('0'+h), pairs[r], pairs[r+1])
 	}
-	if u >= 10 {
-		b[i-2], b[i-1] = pairs[2*u], pairs[2*u+1]
-	} else {
-		b[i-1] = byte('0' + u)
-	}
-	return b
+	h, r := v/100*2, v%100*2
+	return append(b, pairs[h], pairs[h+1], pairs[r], pairs[r+1])
+}
+
+// appendLong appends u >= 1e8: what is above its last eight digits,
+// then those.
+func appendLong(b []byte, u uint64) []byte {
+	hi := u / 1e8
+	lo := u - hi*1e8
+	b = AppendUint(b, hi)
+	h := lo / 1e4
+	l := lo - h*1e4
+	a, c := h/100*2, h%100*2
+	d, e := l/100*2, l%100*2
+	return append(b, pairs[a], pairs[a+1], pairs[c], pairs[c+1], pairs[d], pairs[d+1], pairs[e], pairs[e+1])
 }
 
 // AppendInt appends v in decimal, as strconv.AppendInt(b, v, 10).

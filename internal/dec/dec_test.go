@@ -44,3 +44,14 @@ func BenchmarkStrconvAppendUint(b *testing.B) {
 		buf = strconv.AppendUint(buf[:0], uint64(i)*7919, 10)
 	}
 }
+
+// BenchmarkAppendCounter: a trace's usual numbers, a counter and a small
+// constant, as the default trace's work(i, 2) = i+2.
+func BenchmarkAppendCounter(b *testing.B) {
+	buf := make([]byte, 0, 64)
+	i := uint64(1000000)
+	for b.Loop() {
+		buf = AppendUint(AppendUint(AppendUint(buf[:0], i), 2), i+2)
+		i++
+	}
+}

@@ -22,19 +22,16 @@ type heldCall struct {
 	pid, tid int
 }
 
-// takes says whether the calls of site id s may come without events,
-// asked of the CallWriter once per site.
-func (e *events) takes(id uint32, s *Site) bool {
-	for int(id) >= len(e.take) {
-		e.take = append(e.take, 0)
-	}
-	if e.take[id] == 0 {
-		e.take[id] = 2
+// takes says whether the calls of site s may come without events,
+// asked of the CallWriter once per site (Site.call).
+func (e *events) takes(s *Site) bool {
+	if s.call == 0 {
+		s.call = 2
 		if s.Sys == nil && e.calls.Takes(s.Index, s.Func) {
-			e.take[id] = 1
+			s.call = 1
 		}
 	}
-	return e.take[id] == 1
+	return s.call == 1
 }
 
 // call takes rec (of site s, thread tid of pid) into a Call: kept if an
@@ -44,13 +41,13 @@ func (e *events) takes(id uint32, s *Site) bool {
 func (e *events) call(d *Drainer, r *Ring, rec *pad.Record, s *Site, pid, tid int) bool {
 	if h := &e.held; h.rec != nil {
 		if rec.Kind == pad.KindReturn && tid == h.tid && pid == h.pid && r == h.r && s.Func == h.s.Func &&
-			e.takes(rec.Site, s) && e.write(h, rec, s) {
+			e.takes(s) && e.write(h, rec, s) {
 			h.rec = nil
 			return true
 		}
 		e.unhold(d)
 	}
-	if rec.Kind != pad.KindEntry || !e.takes(rec.Site, s) {
+	if rec.Kind != pad.KindEntry || !e.takes(s) {
 		return false
 	}
 	if o := e.open; o != nil {

@@ -30,12 +30,10 @@ type events struct {
 	open   *padEvent // the entry waiting for the next record
 	// strs: the chunk strings are copied into (str).
 	strs []byte
-	// calls: calls without events (calls.go), probe.Target.Calls; take
-	// its answers by site id (0 not asked, 1 yes, 2 no); held the entry
-	// kept; c and its values the Call written.
+	// calls: calls without events (calls.go), probe.Target.Calls; held
+	// the entry kept; c and its values the Call written.
 	calls       probe.CallWriter
 	d           *Drainer // makes a kept entry's event (unhold)
-	take        []int8
 	held        heldCall
 	c           probe.Call
 	cArgs, cOut [pad.MaxValues]probe.Value

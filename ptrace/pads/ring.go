@@ -16,6 +16,9 @@ type Site struct {
 	// block (pad.Tally) rather than a counter.
 	Return bool
 	Sys    *SysSite // a system call pad's (sys.go)
+	// call: whether its calls may come without events (calls.go), once
+	// asked: 0 not yet, 1 yes, 2 no. The drainer's only.
+	call int8
 }
 
 // NewSite is the event side of site s, whose pad fetches with fetches.
