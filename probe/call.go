@@ -1,9 +1,10 @@
 package probe
 
 // A Call is a function call an engine read whole, its entry and its
-// return one right after the other (or an entry with no return after it), handed to a CallWriter as plain
-// values instead of an event pair (Target.Calls): no event is made, no
-// stage runs, nothing is timed. It is the trace a user types most (a
+// return one right after the other (or an entry with no return after
+// it), handed to a CallWriter as plain values instead of an event pair
+// (Target.Calls): no event is made, no stage runs, no time is converted
+// that no line shows. It is the trace a user types most (a
 // line per call, its arguments and return value), millions a second
 // from the in-process pads, where making and passing two events cost
 // more than the line itself (docs/benchmarks.md).
@@ -21,6 +22,10 @@ type Call struct {
 	Entry, Return int
 	Args, Out     []Value
 	Ret           Value
+	// TimeNs and DurationNs are the entry's time and the call's
+	// duration, as its events' (Event.TimeNs, the return's DurationNs),
+	// when the CallWriter is Timed; else 0.
+	TimeNs, DurationNs int64
 }
 
 // A CallWriter takes calls without events (Target.Calls).
@@ -33,4 +38,7 @@ type CallWriter interface {
 	// Call takes c, or says it did not: the engine then emits its two
 	// events as usual, in its place.
 	Call(c *Call) bool
+	// Timed says whether Calls carry their times (TimeNs, DurationNs):
+	// asked once.
+	Timed() bool
 }

@@ -77,6 +77,9 @@ func padRetCompare(t *testing.T, follow bool, fns []string, args ...string) (pad
 		t.Fatalf("pads' events:\n%s\nas Calls:\n%s", strings.Join(pl, "\n--\n"), strings.Join(ql, "\n--\n"))
 	}
 	pads.calls = cw.calls
+	if cw.badTimes > 0 {
+		t.Fatalf("%d Calls without their times", cw.badTimes)
+	}
 	if pads.out != bps.out || pads.res.ExitCode != bps.res.ExitCode {
 		t.Fatalf("pads: exit %d %q; breakpoints: exit %d %q", pads.res.ExitCode, pads.out, bps.res.ExitCode, bps.out)
 	}
@@ -94,21 +97,30 @@ type callEvents struct {
 	evs   []*probe.Event
 	n     int
 	calls int // taken
+	// badTimes: Calls (Timed) without a time, or with a negative
+	// duration.
+	badTimes int
 }
 
 func (c *callEvents) Takes(int, string) bool { return true }
+
+func (c *callEvents) Timed() bool { return true }
 
 func (c *callEvents) Call(call *probe.Call) bool {
 	if c.n++; c.n%3 == 0 {
 		return false
 	}
-	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "entry", ProbeIndex: call.Entry, Args: slices.Clone(call.Args)})
+	if call.TimeNs <= 0 || call.DurationNs < 0 {
+		c.badTimes++
+	}
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "entry", ProbeIndex: call.Entry, Args: slices.Clone(call.Args), TimeNs: call.TimeNs})
 	if call.Return < 0 {
 		return true // an entry alone
 	}
 	c.calls++
 	ret := call.Ret
-	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: slices.Clone(call.Out), Ret: &ret})
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: slices.Clone(call.Out), Ret: &ret,
+		TimeNs: call.TimeNs + call.DurationNs, DurationNs: call.DurationNs})
 	return true
 }
 

@@ -42,6 +42,8 @@ func (l *callLane) Takes(probe int, fn string) bool {
 	return !l.va.has(probe, fn) && !l.enums.has(probe, fn)
 }
 
+func (l *callLane) Timed() bool { return l.w.CallsTimed() }
+
 func (l *callLane) Call(c *probe.Call) bool {
 	if *l.werr != nil {
 		return true // the trace is ending: dropped, as emit drops

@@ -76,6 +76,48 @@ func TestCLIPadReturns(t *testing.T) {
 	}
 }
 
+// TestCLIPadReturnsTimed: the default trace with -r and -T (the calls
+// carry their times without events, probe.Call): the lines are the
+// breakpoints' but for the times, every call has its duration, and the
+// relative stamps are times.
+func TestCLIPadReturnsTimed(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	stamp := regexp.MustCompile(`^ *\d+\.\d{6} `)
+	dur := regexp.MustCompile(` <\d+\.\d{6}>$`)
+	run := func(extra ...string) string {
+		out := filepath.Join(t.TempDir(), "events")
+		args := append([]string{"run", "-r", "-T", "--backend", "ptrace", "-o", out}, extra...)
+		r := utap(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "threads", "300", "2")...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ls []string
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if !stamp.MatchString(l) {
+				t.Fatalf("%v: no -r stamp: %q", extra, l)
+			}
+			l = stamp.ReplaceAllString(l, "")
+			if strings.Contains(l, ") = ") && !strings.HasPrefix(l, "+++") {
+				if !dur.MatchString(l) {
+					t.Fatalf("%v: a call without its duration: %q", extra, l)
+				}
+				l = dur.ReplaceAllString(l, "")
+			}
+			ls = append(ls, l)
+		}
+		return strings.Join(ls, "\n")
+	}
+	pads, bps := run(), run("--no-pads")
+	if p, b := perThread(pads), perThread(bps); !slices.Equal(p, b) {
+		t.Fatalf("pads' lines:\n%s\nbreakpoints':\n%s", pads, bps)
+	}
+}
+
 // TestCLIPadReturns8Threads: 8 threads x 100k calls, the default trace:
 // exactly 800,000 calls, each with its return (a call another thread's
 // line cut takes two lines, "<unfinished ...>" and "<... resumed>", as

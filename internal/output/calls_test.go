@@ -10,11 +10,15 @@ import (
 
 // Probe 0 is malloc's entry with its twin 1; probe 2 an explicit return.
 func callEvents() []probe.Event {
+	// Times 1.5 ms apart; a return's call took 1 ms.
+	var ns int64 = 1_700_000_000_000_000_000
 	ent := func(tid int, fn string, arg uint64) probe.Event {
-		return probe.Event{TID: tid, Func: fn, Kind: "entry", ProbeIndex: 0, Args: []probe.Value{{Int: arg}}}
+		ns += 1_500_000
+		return probe.Event{TID: tid, Func: fn, Kind: "entry", ProbeIndex: 0, Args: []probe.Value{{Int: arg}}, TimeNs: ns}
 	}
 	ret := func(tid int, fn string, v uint64) probe.Event {
-		return probe.Event{TID: tid, Func: fn, Kind: "return", ProbeIndex: 1, Ret: &probe.Value{Int: v, Format: probe.FormatPointer}}
+		ns += 1_500_000
+		return probe.Event{TID: tid, Func: fn, Kind: "return", ProbeIndex: 1, Ret: &probe.Value{Int: v, Format: probe.FormatPointer}, TimeNs: ns, DurationNs: 1_000_000}
 	}
 	return []probe.Event{
 		ent(1, "malloc", 24), ret(1, "malloc", 0x10), // one line
@@ -106,7 +110,7 @@ func pairUp(evs []probe.Event) []*probe.Event {
 // straight or through Periodic (which takes it apart for writers that
 // do not take it whole).
 func TestCallsInOneEvent(t *testing.T) {
-	for _, o := range []Options{{}, {Indent: 2}, {Clock: ClockRelative}, {Durations: true}} {
+	for _, o := range []Options{{}, {Indent: 2}, {Clock: ClockRelative}, {Durations: true}, {Clock: ClockRelative, Durations: true}} { // not -tt: each writer converts to wall time by its own offset
 		o.Calls = map[int]int{0: 1}
 		callsInOneEvent(t, o)
 		o.Calls = nil // no twins: every entry a line of its own (--entry-only)
@@ -168,15 +172,19 @@ func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event) stri
 		t.Fatal(err)
 	}
 	w := Periodic(fw, 0)
-	takes := format == "text" && o.Clock == ClockNone && !o.Durations
-	if w.TakesCalls() != takes {
+	if takes := format == "text"; w.TakesCalls() != takes {
 		t.Errorf("%s, %+v: TakesCalls %v", format, o, w.TakesCalls())
 	}
 	for _, ev := range evs {
 		c := probe.Call{PID: ev.PID, TID: ev.TID, Probe: ev.Probe, Func: ev.Func, Entry: ev.ProbeIndex, Return: -1, Args: ev.Args}
 		r := ev.Return
 		if r != nil && r.TID == ev.TID && r.Func == ev.Func { // as the pads make Calls
-			c.Return, c.Out, c.Ret = r.ProbeIndex, r.Args, *r.Ret
+			c.Return, c.Out, c.Ret, c.DurationNs = r.ProbeIndex, r.Args, *r.Ret, r.DurationNs
+		}
+		if w.CallsTimed() {
+			c.TimeNs = ev.TimeNs
+		} else {
+			c.DurationNs = 0 // as an engine leaves them
 		}
 		if c.Return >= 0 || r == nil && ev.Kind == "entry" {
 			ok, err := w.Call(&c)

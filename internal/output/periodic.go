@@ -47,6 +47,7 @@ type pairWriter interface{ takesPairs() }
 // when its options let it (takesCalls).
 type callWriter interface {
 	takesCalls() bool
+	callsTimed() bool
 	Call(c *probe.Call) (bool, error)
 }
 
@@ -60,6 +61,10 @@ func (p *PeriodicWriter) Write(ev *probe.Event) error {
 	p.mu.Unlock()
 	return err
 }
+
+// CallsTimed says whether Call's lines show times (Call.TimeNs,
+// DurationNs).
+func (p *PeriodicWriter) CallsTimed() bool { return p.calls != nil && p.calls.callsTimed() }
 
 // TakesCalls says whether Call may write calls.
 func (p *PeriodicWriter) TakesCalls() bool { return p.calls != nil }

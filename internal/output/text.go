@@ -224,10 +224,12 @@ func (t *text) writeCall(ev *probe.Event) error {
 }
 
 // takesCalls says whether calls may come without events (Call): not
-// when a line shows what a Call does not hold (a time, a duration, an
-// address).
-func (t *text) takesCalls() bool {
-	return t.o.Clock == ClockNone && !t.o.WallClock && !t.o.Durations && t.o.Addr == nil
+// when a line shows what a Call does not hold (-i's address).
+func (t *text) takesCalls() bool { return t.o.Addr == nil }
+
+// callsTimed says whether lines show times: a clock, -T.
+func (t *text) callsTimed() bool {
+	return t.o.Clock != ClockNone || t.o.WallClock || t.o.Durations
 }
 
 // Call writes a call that came without events (probe.Call) as writeCall
@@ -243,17 +245,24 @@ func (t *text) Call(c *probe.Call) (bool, error) {
 		if t.isTwin(c.Entry, isEntryTwin) && !t.unpaired(c.Func) {
 			return false, nil // its line waits for its return
 		}
-		b := t.endPending(t.w.room())
-		b = t.args(t.callHead(b, c.TID, c.Func, c.Probe), c.Args)
+		b := t.args(t.callStart(t.endPending(t.w.room()), c), c.Args)
 		return true, t.flushLine(append(b, ')', '\n'))
 	}
 	if !t.isTwin(c.Entry, isEntryTwin) || !t.isTwin(c.Return, isRetTwin) || t.unpaired(c.Func) {
 		return false, nil
 	}
-	b := t.endPending(t.w.room())
-	b = t.args(t.callHead(b, c.TID, c.Func, c.Probe), c.Args)
+	b := t.args(t.callStart(t.endPending(t.w.room()), c), c.Args)
 	b = append(t.outArgs(b, c.Out, len(c.Args)), ')')
-	return true, t.flushLine(t.result(b, &c.Ret, 0))
+	return true, t.flushLine(t.result(b, &c.Ret, c.DurationNs))
+}
+
+// callStart starts a Call's line, "[pid N] name(", after its time if a
+// clock shows one (at depth 0: Call takes no indented line).
+func (t *text) callStart(b []byte, c *probe.Call) []byte {
+	if t.o.Clock == ClockNone && !t.o.WallClock {
+		return t.callHead(b, c.TID, c.Func, c.Probe)
+	}
+	return append(append(t.appendPID(t.stamp(b, c.TimeNs), c.TID), funcName(c.Func, c.Probe)...), '(')
 }
 
 // endPending ends the line of an entry whose return did not come next.

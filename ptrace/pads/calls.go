@@ -79,9 +79,25 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 	c.Entry, c.Return = h.s.Index, -1
 	c.Args = e.values(e.cArgs[:0], h.s, h.rec)
 	c.Out = c.Out[:0]
+	c.TimeNs, c.DurationNs = 0, 0
+	if e.timed {
+		// As event's: each drain refines the clock's rate, and a time
+		// must not come out earlier than the one before.
+		c.TimeNs = max(e.d.clock.Nanos(h.rec.TSC), h.r.lastNs)
+		h.r.lastNs = c.TimeNs
+	}
 	if rec == nil {
 		c.Ret = probe.Value{}
 		return e.calls.Call(c)
+	}
+	if e.timed {
+		// As returnOf's: the return's time less its entry's tsc the
+		// return pad copied.
+		ret := max(e.d.clock.Nanos(rec.TSC), c.TimeNs)
+		h.r.lastNs = ret
+		if entry := e.d.clock.Nanos(rec.Vals[len(s.Fetches)+1]); entry <= ret {
+			c.DurationNs = ret - entry
+		}
 	}
 	c.Return = s.Index
 	c.Out = e.values(e.cOut[:0], s, rec)

@@ -80,8 +80,8 @@ func (d *Drainer) Lossy() { d.lossy = true }
 // events (t.Calls).
 func (d *Drainer) Lends(t probe.Target) {
 	d.ev.borrow, d.ev.pairs = t.Borrow, t.Pairs
-	if t.Pairs {
-		d.ev.calls = t.Calls
+	if t.Pairs && t.Calls != nil {
+		d.ev.calls, d.ev.timed = t.Calls, t.Calls.Timed()
 	}
 }
 

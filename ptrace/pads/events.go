@@ -33,6 +33,7 @@ type events struct {
 	// calls: calls without events (calls.go), probe.Target.Calls; held
 	// the entry kept; c and its values the Call written.
 	calls       probe.CallWriter
+	timed       bool     // calls.Timed()
 	d           *Drainer // makes a kept entry's event (unhold)
 	held        heldCall
 	c           probe.Call
