@@ -71,6 +71,22 @@ type cliResult struct {
 	code           int
 }
 
+// utapOut runs utap with args, writing its trace to a file (-o, added
+// first), wants it to exit 0, and returns the trace and utap's stderr.
+func utapOut(t *testing.T, args ...string) (trace, stderr string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "events")
+	r := utap(t, append([]string{args[0], "-o", out}, args[1:]...)...)
+	if r.code != 0 {
+		t.Fatalf("utap %q: exit %d: %s", args, r.code, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), r.stderr
+}
+
 func utap(t *testing.T, args ...string) cliResult {
 	t.Helper()
 	if buildErr != nil {

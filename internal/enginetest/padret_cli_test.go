@@ -3,8 +3,6 @@
 package enginetest
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,17 +49,8 @@ func TestCLIPadReturns(t *testing.T) {
 	need.Root(t)
 	bin := etWork(t)
 	run := func(extra ...string) (string, string) {
-		out := filepath.Join(t.TempDir(), "events")
-		args := append([]string{"run", "-v", "--backend", "ptrace", "-o", out}, extra...)
-		r := utap(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "threads", "300", "4")...)
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
-		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data), r.stderr
+		args := append([]string{"run", "-v", "--backend", "ptrace"}, extra...)
+		return utapOut(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "threads", "300", "4")...)
 	}
 	pads, stderr := run()
 	if !strings.Contains(stderr, "its return in-process") {
@@ -86,18 +75,10 @@ func TestCLIPadReturnsTimed(t *testing.T) {
 	stamp := regexp.MustCompile(`^ *\d+\.\d{6} `)
 	dur := regexp.MustCompile(` <\d+\.\d{6}>$`)
 	run := func(extra ...string) string {
-		out := filepath.Join(t.TempDir(), "events")
-		args := append([]string{"run", "-r", "-T", "--backend", "ptrace", "-o", out}, extra...)
-		r := utap(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "threads", "300", "2")...)
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
-		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		args := append([]string{"run", "-r", "-T", "--backend", "ptrace"}, extra...)
+		data, _ := utapOut(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "threads", "300", "2")...)
 		var ls []string
-		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
 			if !stamp.MatchString(l) {
 				t.Fatalf("%v: no -r stamp: %q", extra, l)
 			}
@@ -125,17 +106,9 @@ func TestCLIPadReturnsTimed(t *testing.T) {
 func TestCLIPadReturns8Threads(t *testing.T) {
 	need.Root(t)
 	bin := etWork(t)
-	out := filepath.Join(t.TempDir(), "events")
-	r := utap(t, "run", "--backend", "ptrace", "-o", out, "-e", "work(arg1, arg2)", "--", bin, "threads", "100000", "8")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, _ := utapOut(t, "run", "--backend", "ptrace", "-e", "work(arg1, arg2)", "--", bin, "threads", "100000", "8")
 	calls, rets := 0, 0
-	for _, th := range perThread(string(data)) {
+	for _, th := range perThread(data) {
 		for _, l := range strings.Split(th, "\n") {
 			if strings.HasPrefix(l, "work(") {
 				calls++

@@ -2,7 +2,6 @@ package enginetest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -19,17 +18,9 @@ import (
 // is not named: a stripped executable), addresses left out (ASLR).
 func kFrames(t *testing.T, backend string, args ...string) []string {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "events")
-	r := utap(t, append([]string{"run", "--backend", backend, "-k", "--stack-depth", "64", "--format", "json", "-o", out}, args...)...)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, _ := utapOut(t, append([]string{"run", "--backend", backend, "-k", "--stack-depth", "64", "--format", "json"}, args...)...)
 	var got []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(strings.NewReader(data))
 	sc.Buffer(nil, 1<<22)
 	for sc.Scan() {
 		var ev struct {
