@@ -69,6 +69,16 @@ func (r *runner) calibrateJob(ctx context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
+	// A slow tool's start-up varies by more than a thousand calls cost
+	// (bpftrace: ±0.1 s against 40 ms): its slope from them can come out
+	// zero, and its rows then got --events calls lasting minutes (two
+	// million: timed out). More calls until they cost a tenth of Budget.
+	for !j.sc.Attach && b.Wall-a.Wall < r.cfg.Budget/10 && b.Calls < r.cfg.Events {
+		r.all++
+		if b, err = r.run(ctx, j, min(10*b.Calls, r.cfg.Events)); err != nil {
+			return err
+		}
+	}
 	us, _ := Slope(a, b)
 	switch {
 	case j.sc.Attach:

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,6 +81,31 @@ func TestRunEventsRuns(t *testing.T) {
 	}
 	if n := strings.Count(out, "\n"); n != 1+1+2*2 { // calibrating each row, then each row per repetition
 		t.Errorf("%d progress lines; want 6:\n%s", n, out)
+	}
+}
+
+// TestRunCalibrationGrows: calibration runs more calls until they cost a
+// tenth of the budget or --events: with a budget of an hour, 1,000, then
+// 10,000, then 20,000 (--events), never more; the rows then run 4,000 and
+// 20,000.
+func TestRunCalibrationGrows(t *testing.T) {
+	w := cWorkload(t)
+	sc, _ := SelectScenarios([]string{"entry"})
+	var calls []int
+	rep, err := Run(context.Background(), Config{
+		Workload: w, Tools: []Tool{recorder{&calls}}, Scenarios: sc,
+		Events: 20000, Repeat: 1, Budget: time.Hour, Dir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 1000, 10000, 20000, 4000, 20000}; !slices.Equal(calls, want) {
+		t.Errorf("runs made %v calls; want %v", calls, want)
+	}
+	for _, r := range rep.Rows {
+		if r.Skip != "" || r.Calls != [2]int{4000, 20000} {
+			t.Errorf("%s: calls %v %s; want 4000, 20000", r.Tool, r.Calls, r.Skip)
+		}
 	}
 }
 
