@@ -267,10 +267,10 @@ func callStatus(s *probe.Syscall) string {
 	return "successful"
 }
 
-// filtered applies f to emit, nil when nothing is filtered.
 // none says the filter keeps every event.
 func (f *eventFilter) none() bool { return f.status == nil && f.signals == nil && f.paths == nil }
 
+// filtered applies f to emit, nil when nothing is filtered.
 func (f *eventFilter) filtered(emit func(*probe.Event)) func(*probe.Event) {
 	if f.none() {
 		return emit

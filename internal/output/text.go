@@ -159,7 +159,7 @@ func (t *text) Write(ev *probe.Event) error {
 		return t.sysLine(ev)
 	}
 	ret := ev.Kind == "return"
-	entryTwin := !ret && t.isTwin(ev.ProbeIndex, isEntryTwin) && !t.unpaired(ev.Func)
+	entryTwin := !ret && t.waitsForReturn(ev.ProbeIndex, ev.Func)
 	retTwin := ret && t.isTwin(ev.ProbeIndex, isRetTwin)
 	b := t.w.room()
 	if p := t.pending; retTwin && p != nil && !p.sys && p.tid == ev.TID && p.fn == ev.Func {
@@ -213,7 +213,7 @@ func (t *text) takesPairs() {}
 func (t *text) writeCall(ev *probe.Event) error {
 	r := ev.Return
 	if r.TID != ev.TID || r.Func != ev.Func || r.Kind != "return" || ev.Kind == "return" || r.Sys != nil || ev.Sys != nil ||
-		!t.isTwin(ev.ProbeIndex, isEntryTwin) || !t.isTwin(r.ProbeIndex, isRetTwin) || t.unpaired(ev.Func) {
+		!t.oneLine(ev.ProbeIndex, r.ProbeIndex, ev.Func) {
 		return probe.Apart(ev, t.Write)
 	}
 	b := t.endPending(t.w.room())
@@ -242,27 +242,31 @@ func (t *text) Call(c *probe.Call) (bool, error) {
 		return false, nil
 	}
 	if c.Return < 0 {
-		if t.isTwin(c.Entry, isEntryTwin) && !t.unpaired(c.Func) {
-			return false, nil // its line waits for its return
+		if t.waitsForReturn(c.Entry, c.Func) {
+			return false, nil
 		}
-		b := t.args(t.callStart(t.endPending(t.w.room()), c), c.Args)
+		b := t.args(t.lineStart(t.endPending(t.w.room()), c.TimeNs, c.TID, c.Func, c.Probe), c.Args)
 		return true, t.flushLine(append(b, ')', '\n'))
 	}
-	if !t.isTwin(c.Entry, isEntryTwin) || !t.isTwin(c.Return, isRetTwin) || t.unpaired(c.Func) {
+	if !t.oneLine(c.Entry, c.Return, c.Func) {
 		return false, nil
 	}
-	b := t.args(t.callStart(t.endPending(t.w.room()), c), c.Args)
+	b := t.args(t.lineStart(t.endPending(t.w.room()), c.TimeNs, c.TID, c.Func, c.Probe), c.Args)
 	b = append(t.outArgs(b, c.Out, len(c.Args)), ')')
 	return true, t.flushLine(t.result(b, &c.Ret, c.DurationNs))
 }
 
-// callStart starts a Call's line, "[pid N] name(", after its time if a
-// clock shows one (at depth 0: Call takes no indented line).
-func (t *text) callStart(b []byte, c *probe.Call) []byte {
-	if t.o.Clock == ClockNone && !t.o.WallClock {
-		return t.callHead(b, c.TID, c.Func, c.Probe)
-	}
-	return append(append(t.appendPID(t.stamp(b, c.TimeNs), c.TID), funcName(c.Func, c.Probe)...), '(')
+// waitsForReturn says whether an entry of probe index entry into fn
+// leaves its line open for its return twin (Options.Calls, unless
+// Options.Unpaired).
+func (t *text) waitsForReturn(entry int, fn string) bool {
+	return t.isTwin(entry, isEntryTwin) && !t.unpaired(fn)
+}
+
+// oneLine says whether fn's entry and return, of probe indexes entry
+// and ret, one right after the other make one line: twins.
+func (t *text) oneLine(entry, ret int, fn string) bool {
+	return t.waitsForReturn(entry, fn) && t.isTwin(ret, isRetTwin)
 }
 
 // endPending ends the line of an entry whose return did not come next.
@@ -375,10 +379,19 @@ func (t *text) call(b []byte, ev *probe.Event) []byte {
 // head starts a call's line, "[pid N] name(", the last one kept: a
 // thread mostly calls one function many times over.
 func (t *text) head(b []byte, ev *probe.Event, depth int) []byte {
-	if t.o.Clock != ClockNone || t.o.WallClock || t.o.Addr != nil || (t.o.Indent > 0 && depth > 0) {
+	if t.o.Addr != nil || (t.o.Indent > 0 && depth > 0) {
 		return append(append(t.prefix(b, ev, depth), name(ev)...), '(')
 	}
-	return t.callHead(b, ev.TID, ev.Func, ev.Probe)
+	return t.lineStart(b, ev.TimeNs, ev.TID, ev.Func, ev.Probe)
+}
+
+// lineStart is head without an address or indentation: "[pid N] name("
+// after the time at ns if a clock shows one.
+func (t *text) lineStart(b []byte, ns int64, tid int, fn, probe string) []byte {
+	if t.o.Clock == ClockNone && !t.o.WallClock {
+		return t.callHead(b, tid, fn, probe)
+	}
+	return append(append(t.appendPID(t.stamp(b, ns), tid), funcName(fn, probe)...), '(')
 }
 
 // same says whether a and b are the same string in memory: the names of
@@ -388,7 +401,8 @@ func same(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
-// callHead is head without a prefix: "[pid N] name(".
+// callHead is lineStart without a clock: "[pid N] name(", the last
+// one kept.
 func (t *text) callHead(b []byte, tid int, fn, probe string) []byte {
 	if tid != t.headTID || !same(fn, t.headFn) || !same(probe, t.headProbe) || len(t.headText) == 0 {
 		t.headTID, t.headFn, t.headProbe = tid, fn, probe

@@ -24,15 +24,11 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	localLen := x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}
 	remoteLen := x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}
 	next, loop, done, stored := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
-	if c.LenRet {
-		// readv's: read even when the call failed, its elements without
-		// their bytes (strace shows their addresses then).
-		cc := c
-		cc.Exit = false
-		capStart(a, cc, word, next)
-	} else {
-		capStart(a, c, word, next)
-	}
+	// readv's are read even when the call failed: its elements without
+	// their bytes (strace shows their addresses then).
+	start := c
+	start.Exit = c.Exit && !c.LenRet
+	capStart(a, start, word, next)
 	a.Store(scratch(iovScratch), x86.RAX)
 	// r14 = min(count, sysIovElems), unsigned.
 	a.Load(x86.R14, frameReg(sysArgRegs[c.LenArg]))

@@ -11,9 +11,9 @@ import (
 // when the next record is the same thread's return of the same function
 // the two go to the CallWriter as one probe.Call, with no event made,
 // no stage run, no time converted that no line shows: a fifth less of
-// the tracer's time per traced call (docs/benchmarks.md). Anything else, and a Call not
-// taken, makes the kept entry's event as record would have, in its
-// place; an entry no return follows goes alone, if the CallWriter takes
+// the tracer's time per traced call (docs/benchmarks.md). Anything
+// else, and a Call not taken, makes the kept entry's event as record
+// would have, in its place; an entry no return follows goes alone, if the CallWriter takes
 // it (an entry-only trace's line: Call.Return -1).
 type heldCall struct {
 	rec      *pad.Record
@@ -81,28 +81,18 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 	c.Out = c.Out[:0]
 	c.TimeNs, c.DurationNs = 0, 0
 	if e.timed {
-		// As event's: each drain refines the clock's rate, and a time
-		// must not come out earlier than the one before.
-		c.TimeNs = max(e.d.clock.Nanos(h.rec.TSC), h.r.lastNs)
-		h.r.lastNs = c.TimeNs
+		c.TimeNs = h.r.at(e.d.clock, h.rec.TSC)
 	}
 	if rec == nil {
 		c.Ret = probe.Value{}
 		return e.calls.Call(c)
 	}
 	if e.timed {
-		// As returnOf's: the return's time less its entry's tsc the
-		// return pad copied.
-		ret := max(e.d.clock.Nanos(rec.TSC), c.TimeNs)
-		h.r.lastNs = ret
-		if entry := e.d.clock.Nanos(rec.Vals[len(s.Fetches)+1]); entry <= ret {
-			c.DurationNs = ret - entry
-		}
+		c.DurationNs = callDuration(e.d.clock, rec, s, h.r.at(e.d.clock, rec.TSC))
 	}
 	c.Return = s.Index
 	c.Out = e.values(e.cOut[:0], s, rec)
-	v := &c.Ret // the raw register, as returnOf's; field by field (SetValue)
-	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name, v.Format, v.Signed = rec.Vals[len(s.Fetches)], "", false, false, false, "", probe.FormatDefault, true
+	rawRet(&c.Ret, rec, s)
 	return e.calls.Call(c)
 }
 

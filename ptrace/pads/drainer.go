@@ -308,11 +308,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 // event makes and emits the event of rec, of site s, thread tid of pid.
 func (d *Drainer) event(r *Ring, rec *pad.Record, s *Site, pid, tid int) {
 	pe := d.ev.next()
-	// Each drain refines the clock's rate: a record converted after it
-	// must not come out earlier than the one before.
-	ns := max(d.clock.Nanos(rec.TSC), r.lastNs)
-	r.lastNs = ns
-	pe.ev.TimeNs, pe.ev.PID, pe.ev.TID = ns, pid, tid
+	pe.ev.TimeNs, pe.ev.PID, pe.ev.TID = r.at(d.clock, rec.TSC), pid, tid
 	pe.ev.Probe, pe.ev.Func, pe.ev.Kind, pe.ev.ProbeIndex = s.Probe, s.Func, "entry", s.Index
 	if rec.Kind == pad.KindReturn {
 		returnOf(pe, rec, s, d.clock)

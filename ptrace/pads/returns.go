@@ -9,13 +9,35 @@ import (
 // the raw rax as Ret (the CLI types it), the duration from the entry's
 // tsc the return pad copied from the shadow stack, converted by clock.
 func returnOf(pe *padEvent, rec *pad.Record, s *Site, clock *pad.Clock) {
-	n := len(s.Fetches)
 	pe.ev.Kind = "return"
-	pe.ret = probe.Value{Int: rec.Vals[n], Signed: true}
+	rawRet(&pe.ret, rec, s)
 	pe.ev.Ret = &pe.ret
-	if entry := clock.Nanos(rec.Vals[n+1]); entry <= pe.ev.TimeNs {
-		pe.ev.DurationNs = pe.ev.TimeNs - entry
+	pe.ev.DurationNs = callDuration(clock, rec, s, pe.ev.TimeNs)
+}
+
+// rawRet makes *v a return record's rax, after its site's values, field
+// by field (bytecode.Program.SetValue says why).
+func rawRet(v *probe.Value, rec *pad.Record, s *Site) {
+	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rec.Vals[len(s.Fetches)], "", false, false, false, ""
+	v.Format, v.Signed = probe.FormatDefault, true
+}
+
+// callDuration is the duration of the call a return record ends at ns:
+// from its entry's tsc, after rax; 0 if that converts later than ns.
+func callDuration(clock *pad.Clock, rec *pad.Record, s *Site, ns int64) int64 {
+	if entry := clock.Nanos(rec.Vals[len(s.Fetches)+1]); entry <= ns {
+		return ns - entry
 	}
+	return 0
+}
+
+// at is tsc in the clock's nanoseconds, never earlier than the time the
+// ring's last record got: each drain refines the clock's rate, and a
+// record converted after it must not come out earlier than the one
+// before.
+func (r *Ring) at(clock *pad.Clock, tsc uint64) int64 {
+	r.lastNs = max(clock.Nanos(tsc), r.lastNs)
+	return r.lastNs
 }
 
 // RetMissed is the calls whose return the pads did not hijack (a shadow
