@@ -16,7 +16,18 @@ const pairs = "00010203040506070809" +
 	"90919293949596979899"
 
 // AppendUint appends u in decimal, as strconv.AppendUint(b, u, 10).
-func AppendUint(b []byte, u uint64) []byte {
+func AppendUint(b []byte, u uint64) []byte { return Append(b, u, false) }
+
+// AppendInt appends v in decimal, as strconv.AppendInt(b, v, 10).
+func AppendInt(b []byte, v int64) []byte { return Append(b, uint64(v), true) }
+
+// Append appends u in decimal, as a signed number if signed: AppendInt
+// and AppendUint in one call, not two (a trace's every number).
+func Append(b []byte, u uint64, signed bool) []byte {
+	if signed && int64(u) < 0 {
+		b = append(b, '-')
+		u = -u
+	}
 	// Most of a trace's numbers have eight digits or fewer: from the
 	// left, in two groups of four, without counting the digits first
 	// (its table lookup was a third of the time).
@@ -60,12 +71,4 @@ func appendLong(b []byte, u uint64) []byte {
 	a, c := h/100*2, h%100*2
 	d, e := l/100*2, l%100*2
 	return append(b, pairs[a], pairs[a+1], pairs[c], pairs[c+1], pairs[d], pairs[d+1], pairs[e], pairs[e+1])
-}
-
-// AppendInt appends v in decimal, as strconv.AppendInt(b, v, 10).
-func AppendInt(b []byte, v int64) []byte {
-	if v < 0 {
-		return AppendUint(append(b, '-'), -uint64(v))
-	}
-	return AppendUint(b, uint64(v))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/utap/utap/probe"
 )
@@ -22,8 +23,10 @@ func callEvents() []probe.Event {
 	}
 	return []probe.Event{
 		ent(1, "malloc", 24), ret(1, "malloc", 0x10), // one line
+		ent(1, "malloc", 25), ret(1, "malloc", 0x11), // again: the text writer's head kept
 		ent(1, "fopen", 1), ent(1, "malloc", 2), ret(1, "malloc", 0x20), ret(1, "fopen", 0), // nested
 		ent(1, "malloc", 3), ent(2, "malloc", 4), ret(1, "malloc", 0x30), ret(2, "malloc", 0x40), // threads
+		ent(2, "malloc", 5), ret(2, "malloc", 0x50), ent(1, "malloc", 6), ret(1, "malloc", 0x60), // switching
 		{TID: 1, Func: "open", Kind: "return", ProbeIndex: 2, Ret: &probe.Value{Int: 3, Signed: true}},
 		ent(1, "exit", 0),
 	}
@@ -35,6 +38,7 @@ func TestTextPairsCalls(t *testing.T) {
 		want   string
 	}{
 		{0, `[pid 1] malloc(24) = 0x10
+[pid 1] malloc(25) = 0x11
 [pid 1] fopen(1 <unfinished ...>
 [pid 1] malloc(2) = 0x20
 [pid 1] <... fopen resumed> ) = NULL
@@ -42,10 +46,13 @@ func TestTextPairsCalls(t *testing.T) {
 [pid 2] malloc(4 <unfinished ...>
 [pid 1] <... malloc resumed> ) = 0x30
 [pid 2] <... malloc resumed> ) = 0x40
+[pid 2] malloc(5) = 0x50
+[pid 1] malloc(6) = 0x60
 [pid 1] open() = 3
 [pid 1] exit(0 <unfinished ...>
 `},
 		{2, `[pid 1] malloc(24) = 0x10
+[pid 1] malloc(25) = 0x11
 [pid 1] fopen(1 <unfinished ...>
 [pid 1]   malloc(2) = 0x20
 [pid 1] <... fopen resumed> ) = NULL
@@ -53,6 +60,8 @@ func TestTextPairsCalls(t *testing.T) {
 [pid 2] malloc(4 <unfinished ...>
 [pid 1] <... malloc resumed> ) = 0x30
 [pid 2] <... malloc resumed> ) = 0x40
+[pid 2] malloc(5) = 0x50
+[pid 1] malloc(6) = 0x60
 [pid 1] open() = 3
 [pid 1] exit(0 <unfinished ...>
 `},
@@ -225,9 +234,13 @@ func BenchmarkTextCall(b *testing.B) {
 // BenchmarkTextCallNoEvents: the same line from a probe.Call, as the
 // pads' lane writes it (probe.Target.Calls).
 func BenchmarkTextCallNoEvents(b *testing.B) {
-	w := Periodic(mustNew(b, Options{Calls: map[int]int{0: 1}}), 0)
+	// Into a file: flushed when its buffer fills, not at every line.
+	w := Periodic(mustNew(b, Options{Calls: map[int]int{0: 1}}), time.Hour)
+	defer w.Close()
+	// The default trace's untyped return: ltrace's guess, hex here.
 	c := probe.Call{TID: 27899, Func: "work", Entry: 0, Return: 1,
-		Args: []probe.Value{{Int: 1234567, Signed: true}, {Int: 2, Signed: true}}, Ret: probe.Value{Int: 1234569, Signed: true}}
+		Args: []probe.Value{{Int: 1234567, Signed: true}, {Int: 2, Signed: true}},
+		Ret:  probe.Value{Int: 0x3d0901, Signed: true, Format: probe.FormatGuess}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if ok, err := w.Call(&c); !ok || err != nil {

@@ -62,6 +62,11 @@ type text struct {
 	headTID           int
 	headFn, headProbe string
 	headText          []byte
+	// hotEntry and hotRet are the probe indexes of the last Call written
+	// with headText's head, its checks passed (Call's fast path); -2:
+	// none. hotCalls: the options let Calls take it (no clock, no -n).
+	hotEntry, hotRet int
+	hotCalls         bool
 }
 
 // openCall is a call whose entry was written: its function and how many
@@ -94,7 +99,8 @@ func newText(w io.Writer, o Options) *text {
 		o.StrLen = 0
 	}
 	t := &text{w: newLineBuf(w), o: o, off: monoToWall(),
-		open: map[int]*[]openCall{}, sysOpen: map[int]string{}, tids: map[int]bool{}}
+		open: map[int]*[]openCall{}, sysOpen: map[int]string{}, tids: map[int]bool{},
+		hotEntry: -2, hotCalls: o.Clock == ClockNone && !o.WallClock && o.Indent == 0}
 	for e, r := range o.Calls {
 		t.twin(e, isEntryTwin)
 		t.twin(r, isRetTwin)
@@ -238,22 +244,40 @@ func (t *text) callsTimed() bool {
 // make that line (not twins, an entry with one, -n's indentation), for
 // the engine to emit them instead.
 func (t *text) Call(c *probe.Call) (bool, error) {
+	if t.hot(c) {
+		// The last Call's function again, from the same thread, as
+		// most of a trace's lines are: its head and its checks kept.
+		return true, t.callLine(append(t.w.room(), t.headText...), c)
+	}
 	if t.o.Indent > 0 && len(*t.calls(c.TID)) > 0 {
 		return false, nil
 	}
-	if c.Return < 0 {
-		if t.waitsForReturn(c.Entry, c.Func) {
-			return false, nil
-		}
-		b := t.args(t.lineStart(t.endPending(t.w.room()), c.TimeNs, c.TID, c.Func, c.Probe), c.Args)
-		return true, t.flushLine(append(b, ')', '\n'))
-	}
-	if !t.oneLine(c.Entry, c.Return, c.Func) {
+	if c.Return < 0 && t.waitsForReturn(c.Entry, c.Func) || c.Return >= 0 && !t.oneLine(c.Entry, c.Return, c.Func) {
 		return false, nil
 	}
-	b := t.args(t.lineStart(t.endPending(t.w.room()), c.TimeNs, c.TID, c.Func, c.Probe), c.Args)
+	b := t.lineStart(t.endPending(t.w.room()), c.TimeNs, c.TID, c.Func, c.Probe)
+	if t.hotCalls {
+		t.hotEntry, t.hotRet = c.Entry, c.Return // lineStart kept this call's head
+	}
+	return true, t.callLine(b, c)
+}
+
+// hot says whether c's line may start with headText, its checks
+// passed before (Call): the same thread, function and probes as the
+// last Call's, nothing pending.
+func (t *text) hot(c *probe.Call) bool {
+	return c.Entry == t.hotEntry && c.Return == t.hotRet && c.TID == t.headTID && t.pending == nil &&
+		same(c.Func, t.headFn) && same(c.Probe, t.headProbe)
+}
+
+// callLine writes a Call's line after its start, b.
+func (t *text) callLine(b []byte, c *probe.Call) error {
+	b = t.args(b, c.Args)
+	if c.Return < 0 {
+		return t.flushLine(append(b, ')', '\n'))
+	}
 	b = append(t.outArgs(b, c.Out, len(c.Args)), ')')
-	return true, t.flushLine(t.result(b, &c.Ret, c.DurationNs))
+	return t.flushLine(t.result(b, &c.Ret, c.DurationNs))
 }
 
 // waitsForReturn says whether an entry of probe index entry into fn
@@ -406,6 +430,7 @@ func same(a, b string) bool {
 func (t *text) callHead(b []byte, tid int, fn, probe string) []byte {
 	if tid != t.headTID || !same(fn, t.headFn) || !same(probe, t.headProbe) || len(t.headText) == 0 {
 		t.headTID, t.headFn, t.headProbe = tid, fn, probe
+		t.hotEntry = -2
 		t.headText = append(append(t.appendPID(t.headText[:0], tid), funcName(fn, probe)...), '(')
 	}
 	return append(b, t.headText...)
@@ -426,12 +451,15 @@ func (t *text) args(b []byte, vals []probe.Value) []byte {
 // most -s bytes, so a string of exactly -s bytes may go on, and is shown
 // with "..." (strace reads one byte more, and shows it whole).
 func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
-	if v.Format == probe.FormatDefault && !v.IsStr && !v.Err && !v.Null && v.Name == "" {
-		// A plain integer, most values: straight to its digits.
-		if v.Signed {
-			return dec.AppendInt(b, int64(v.Int))
+	if !v.IsStr && !v.Err && !v.Null && v.Name == "" {
+		// A plain integer, most values: straight to its digits, as
+		// formatValue writes it.
+		switch n := int64(v.Int); {
+		case v.Format == probe.FormatDefault:
+			return dec.Append(b, v.Int, v.Signed)
+		case v.Format == probe.FormatGuess && n >= -guessDec && n <= guessDec:
+			return dec.AppendInt(b, n)
 		}
-		return dec.AppendUint(b, v.Int)
 	}
 	b = formatValue(b, v, strLen)
 	if v.IsStr && !v.Err && !v.Null && v.Name == "" && strLen > 0 && len(v.Str) == strLen {

@@ -9,6 +9,10 @@ import (
 
 // formatValue renders v as text: integers per their format, strings quoted
 // and escaped as strace does, cut at strLen with "..." after the quote.
+// guessDec bounds the values ltrace's guess shows in decimal
+// (FormatGuess); beyond, in hex.
+const guessDec = 10000
+
 func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 	switch {
 	case v.Err:
@@ -41,7 +45,7 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		}
 		return appendHex(append(b, "0x"...), v.Int)
 	case probe.FormatGuess:
-		if n := int64(v.Int); n >= -10000 && n <= 10000 {
+		if n := int64(v.Int); n >= -guessDec && n <= guessDec {
 			return dec.AppendInt(b, n)
 		}
 		return appendHex(append(b, "0x"...), v.Int)
