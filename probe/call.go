@@ -14,18 +14,21 @@ package probe
 // return value, output arguments), Ret the raw return register. Valid
 // only during CallWriter.Call.
 type Call struct {
-	PID, TID    int
-	Probe, Func string
+	PID, TID int
+	// Probe and Func are the entry's (Event.Probe, Func); ReturnProbe
+	// the return's Probe.
+	Probe, Func, ReturnProbe string
 	// Entry and Return are the probe indexes (Event.ProbeIndex) of the
 	// call's entry and return; Return is -1 for an entry alone, its
 	// return not next (an entry-only trace): Out and Ret are then empty.
 	Entry, Return int
 	Args, Out     []Value
 	Ret           Value
-	// TimeNs and DurationNs are the entry's time and the call's
-	// duration, as its events' (Event.TimeNs, the return's DurationNs),
-	// when the CallWriter is Timed; else 0.
-	TimeNs, DurationNs int64
+	// TimeNs, ReturnNs and DurationNs are the entry's time, the
+	// return's and the call's duration, as its events' (Event.TimeNs,
+	// the return's TimeNs and DurationNs), when the CallWriter is Timed;
+	// else 0.
+	TimeNs, ReturnNs, DurationNs int64
 }
 
 // A CallWriter takes calls without events (Target.Calls).

@@ -97,8 +97,8 @@ type callEvents struct {
 	evs   []*probe.Event
 	n     int
 	calls int // taken
-	// badTimes: Calls (Timed) without a time, or with a negative
-	// duration.
+	// badTimes: Calls (Timed) without a time, with a negative
+	// duration or a return before the entry, or no return probe.
 	badTimes int
 }
 
@@ -110,7 +110,7 @@ func (c *callEvents) Call(call *probe.Call) bool {
 	if c.n++; c.n%3 == 0 {
 		return false
 	}
-	if call.TimeNs <= 0 || call.DurationNs < 0 {
+	if call.TimeNs <= 0 || call.DurationNs < 0 || call.Return >= 0 && (call.ReturnNs < call.TimeNs || call.ReturnProbe == "") {
 		c.badTimes++
 	}
 	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "entry", ProbeIndex: call.Entry, Args: slices.Clone(call.Args), TimeNs: call.TimeNs})
@@ -119,8 +119,8 @@ func (c *callEvents) Call(call *probe.Call) bool {
 	}
 	c.calls++
 	ret := call.Ret
-	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: slices.Clone(call.Out), Ret: &ret,
-		TimeNs: call.TimeNs + call.DurationNs, DurationNs: call.DurationNs})
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.ReturnProbe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: slices.Clone(call.Out), Ret: &ret,
+		TimeNs: call.ReturnNs, DurationNs: call.DurationNs})
 	return true
 }
 

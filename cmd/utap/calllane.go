@@ -6,7 +6,7 @@ import (
 )
 
 // callLane is the trace's probe.CallWriter: the calls an engine reads
-// whole (the pads' entry and return) go straight to the text writer,
+// whole (the pads' entry and return) go straight to the text or JSON writer,
 // without events, when no stage of the emit chain would change them:
 // none but the typed return value's move (retTyped.call). The emit
 // chain's other stages are per probe (variadic arguments, enumeration

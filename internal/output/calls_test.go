@@ -15,11 +15,11 @@ func callEvents() []probe.Event {
 	var ns int64 = 1_700_000_000_000_000_000
 	ent := func(tid int, fn string, arg uint64) probe.Event {
 		ns += 1_500_000
-		return probe.Event{TID: tid, Func: fn, Kind: "entry", ProbeIndex: 0, Args: []probe.Value{{Int: arg}}, TimeNs: ns}
+		return probe.Event{TID: tid, Func: fn, Probe: fn, Kind: "entry", ProbeIndex: 0, Args: []probe.Value{{Int: arg}}, TimeNs: ns}
 	}
 	ret := func(tid int, fn string, v uint64) probe.Event {
 		ns += 1_500_000
-		return probe.Event{TID: tid, Func: fn, Kind: "return", ProbeIndex: 1, Ret: &probe.Value{Int: v, Format: probe.FormatPointer}, TimeNs: ns, DurationNs: 1_000_000}
+		return probe.Event{TID: tid, Func: fn, Probe: "return:" + fn, Kind: "return", ProbeIndex: 1, Ret: &probe.Value{Int: v, Format: probe.FormatPointer}, TimeNs: ns, DurationNs: 1_000_000}
 	}
 	return []probe.Event{
 		ent(1, "malloc", 24), ret(1, "malloc", 0x10), // one line
@@ -181,19 +181,20 @@ func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event) stri
 		t.Fatal(err)
 	}
 	w := Periodic(fw, 0)
-	if takes := format == "text"; w.TakesCalls() != takes {
+	if takes := format == "text" || format == "json"; w.TakesCalls() != takes {
 		t.Errorf("%s, %+v: TakesCalls %v", format, o, w.TakesCalls())
 	}
 	for _, ev := range evs {
 		c := probe.Call{PID: ev.PID, TID: ev.TID, Probe: ev.Probe, Func: ev.Func, Entry: ev.ProbeIndex, Return: -1, Args: ev.Args}
 		r := ev.Return
 		if r != nil && r.TID == ev.TID && r.Func == ev.Func { // as the pads make Calls
-			c.Return, c.Out, c.Ret, c.DurationNs = r.ProbeIndex, r.Args, *r.Ret, r.DurationNs
+			c.Return, c.ReturnProbe, c.Out, c.Ret = r.ProbeIndex, r.Probe, r.Args, *r.Ret
+			if w.CallsTimed() {
+				c.ReturnNs, c.DurationNs = r.TimeNs, r.DurationNs
+			}
 		}
 		if w.CallsTimed() {
 			c.TimeNs = ev.TimeNs
-		} else {
-			c.DurationNs = 0 // as an engine leaves them
 		}
 		if c.Return >= 0 || r == nil && ev.Kind == "entry" {
 			ok, err := w.Call(&c)

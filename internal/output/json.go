@@ -14,6 +14,7 @@ type jsonLines struct {
 	w     *lineBuf
 	heads jsonHeads
 	time  msDigits
+	call  probe.Event // a Call's two events in turn, written as Write writes them
 }
 
 func newJSON(w io.Writer) *jsonLines {
@@ -50,3 +51,24 @@ func (j *jsonLines) Write(ev *probe.Event) error {
 }
 
 func (j *jsonLines) Flush() error { return j.w.Flush() }
+
+// takesCalls: every line can come from a Call.
+func (j *jsonLines) takesCalls() bool { return true }
+
+// callsTimed: every line has its time.
+func (j *jsonLines) callsTimed() bool { return true }
+
+// Call writes a call that came without events (probe.Call) as the
+// lines of its two events, the entry alone if c.Return < 0: the events
+// filled in place, not made and passed on (a tenth of the tracer's time
+// per call).
+func (j *jsonLines) Call(c *probe.Call) (bool, error) {
+	e := &j.call
+	e.PID, e.TID, e.Func = c.PID, c.TID, c.Func
+	e.Probe, e.Kind, e.TimeNs, e.Args, e.Ret, e.DurationNs = c.Probe, "entry", c.TimeNs, c.Args, nil, 0
+	if err := j.Write(e); err != nil || c.Return < 0 {
+		return true, err
+	}
+	e.Probe, e.Kind, e.TimeNs, e.Args, e.Ret, e.DurationNs = c.ReturnProbe, "return", c.ReturnNs, c.Out, &c.Ret, c.DurationNs
+	return true, j.Write(e)
+}

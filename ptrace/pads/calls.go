@@ -79,7 +79,7 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 	c.Entry, c.Return = h.s.Index, -1
 	c.Args = e.values(e.cArgs[:0], h.s, h.rec)
 	c.Out = c.Out[:0]
-	c.TimeNs, c.DurationNs = 0, 0
+	c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0
 	if e.timed {
 		c.TimeNs = h.r.at(e.d.clock, h.rec.TSC)
 	}
@@ -88,9 +88,10 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 		return e.calls.Call(c)
 	}
 	if e.timed {
-		c.DurationNs = callDuration(e.d.clock, rec, s, h.r.at(e.d.clock, rec.TSC))
+		c.ReturnNs = h.r.at(e.d.clock, rec.TSC)
+		c.DurationNs = callDuration(e.d.clock, rec, s, c.ReturnNs)
 	}
-	c.Return = s.Index
+	c.Return, c.ReturnProbe = s.Index, s.Probe
 	c.Out = e.values(e.cOut[:0], s, rec)
 	rawRet(&c.Ret, rec, s)
 	return e.calls.Call(c)
