@@ -12,7 +12,8 @@ package probe
 // Its fields are what the pair's events would hold before the CLI's
 // stages: Args the entry's values, Out the return probe's (a typed
 // return value, output arguments), Ret the raw return register. Valid
-// only during CallWriter.Call.
+// only during CallWriter.Call, its strings too: they may be the engine's
+// buffer, not copies.
 type Call struct {
 	PID, TID int
 	// Probe and Func are the entry's (Event.Probe, Func); ReturnProbe

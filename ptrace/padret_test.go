@@ -113,15 +113,26 @@ func (c *callEvents) Call(call *probe.Call) bool {
 	if call.TimeNs <= 0 || call.DurationNs < 0 || call.Return >= 0 && (call.ReturnNs < call.TimeNs || call.ReturnProbe == "") {
 		c.badTimes++
 	}
-	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "entry", ProbeIndex: call.Entry, Args: slices.Clone(call.Args), TimeNs: call.TimeNs})
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.Probe, Func: call.Func, Kind: "entry", ProbeIndex: call.Entry, Args: cloneValues(call.Args), TimeNs: call.TimeNs})
 	if call.Return < 0 {
 		return true // an entry alone
 	}
 	c.calls++
 	ret := call.Ret
-	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.ReturnProbe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: slices.Clone(call.Out), Ret: &ret,
+	ret.Str = strings.Clone(ret.Str)
+	c.evs = append(c.evs, &probe.Event{PID: call.PID, TID: call.TID, Probe: call.ReturnProbe, Func: call.Func, Kind: "return", ProbeIndex: call.Return, Args: cloneValues(call.Out), Ret: &ret,
 		TimeNs: call.ReturnNs, DurationNs: call.DurationNs})
 	return true
+}
+
+// cloneValues copies vs and their strings: a Call's are valid only
+// while it is taken.
+func cloneValues(vs []probe.Value) []probe.Value {
+	vs = slices.Clone(vs)
+	for i := range vs {
+		vs[i].Str = strings.Clone(vs[i].Str)
+	}
+	return vs
 }
 
 func (c *callEvents) emit(ev *probe.Event) {

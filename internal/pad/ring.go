@@ -174,7 +174,17 @@ type Ring struct {
 	// return, ptrace/pads).
 	scratch [2]Record
 	flip    int
+	// drained runs at the end of each drain, before its tail is
+	// published (SetDrained).
+	drained func()
 }
+
+// SetDrained makes f run at the end of every drain, before the records
+// it read are given back to the producers: a consumer that keeps a
+// record past the drain's last call of its f (a call's entry held for
+// its return, ptrace/pads), its strings read in place, is done with it
+// by then. Once published, the tail lets a pad write over them.
+func (r *Ring) SetDrained(f func()) { r.drained = f }
 
 // NewRing wraps mem, a shared mapping of a ring of n records (a power of
 // two), zeros when new.
@@ -283,6 +293,9 @@ scan:
 			continue
 		}
 		break
+	}
+	if r.drained != nil {
+		r.drained()
 	}
 	// Producers see room again from here. Records left (reserved past
 	// the bound) or not: a drain bounded by a snapshot of the head that

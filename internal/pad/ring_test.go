@@ -114,3 +114,34 @@ func TestRingFullDrops(t *testing.T) {
 		t.Fatal("a drained ring still drops")
 	}
 }
+
+// SetDrained's f runs once per drain, after its last record and before
+// the tail that gives their room back is published: a full ring has no
+// room for a producer until f has returned.
+func TestRingDrainedBeforeTail(t *testing.T) {
+	const n = 16
+	r, mem := newTestRing(t, n)
+	for k := range n {
+		if !produce(mem, n, 1, uint64(k)) {
+			t.Fatalf("record %d dropped", k)
+		}
+	}
+	var read, calls int
+	r.SetDrained(func() {
+		calls++
+		if tail := atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[OffTail]))); tail != 0 {
+			t.Errorf("tail published (%d) before the drain's end", tail)
+		}
+		if produce(mem, n, 1, 99) {
+			t.Error("a producer found room before the drain's end")
+		}
+	})
+	r.DrainUpTo(3, func(*Record) { read++ })
+	if read != 3 || calls != 1 {
+		t.Fatalf("read %d records, f called %d times; want 3, 1", read, calls)
+	}
+	r.SetDrained(nil)
+	if !produce(mem, n, 1, 100) {
+		t.Fatal("no room after the drain")
+	}
+}

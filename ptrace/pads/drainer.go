@@ -249,7 +249,6 @@ func (d *Drainer) drainSome(max int) int {
 	n := 0
 	for _, r := range d.rings {
 		n += r.r.DrainUpTo(min(r.head, r.r.Tail()+uint64(max)), r.records(d))
-		d.ev.end()
 	}
 	return n
 }
@@ -261,7 +260,6 @@ func (d *Drainer) drainAll() int {
 	n := 0
 	for _, r := range d.rings {
 		n += r.r.DrainUpTo(r.head, r.records(d))
-		d.ev.end()
 	}
 	return n
 }
@@ -325,7 +323,7 @@ func (d *Drainer) event(r *Ring, rec *pad.Record, s *Site, pid, tid int) {
 		}
 	}
 	if len(s.Fetches) > 0 {
-		pe.ev.Args = d.ev.values(pe.args[:0], s, rec)
+		pe.ev.Args = d.ev.values(pe.args[:0], s, rec, false)
 	}
 	d.ev.put(pe)
 }

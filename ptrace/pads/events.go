@@ -93,7 +93,9 @@ func (e *events) put(pe *padEvent) {
 	e.emit(&pe.ev)
 }
 
-// end emits the entry held, if any: a drain is over.
+// end emits the entry held, if any: a drain is over, its records' room
+// not given back yet (pad.Ring.SetDrained): a held entry's strings are
+// read in place.
 func (e *events) end() {
 	e.unhold(e.d)
 	if o := e.open; o != nil {

@@ -96,7 +96,6 @@ func (d *Drainer) drainTo(b *later, gone *Ring) bool {
 			r.r.DrainUpTo(at, r.records(d))
 			done = done && r.r.Tail() >= at
 		}
-		d.ev.end()
 	}
 	return done
 }

@@ -73,6 +73,9 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 		return nil, err
 	}
 	pr := &Ring{Pid: pid, Addr: addr, N: n, Size: size, view: view, r: r, fs: fs}
+	// A call's entry held for its return, at a drain's end, goes out
+	// before a pad may write over its strings.
+	r.SetDrained(d.ev.end)
 	if d.lossy {
 		r.SetLossy()
 	}
@@ -97,7 +100,6 @@ func (d *Drainer) Gone(r *Ring) []byte {
 		d.catchUp(r, true)
 		d.drainAll()
 		r.r.DrainLast(r.records(d))
-		d.ev.end()
 		d.aggGone(r)
 		delete(d.rings, r.Pid)
 		if d.tally {
