@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"io"
+	"math"
 	"testing"
 	"time"
 
@@ -95,6 +96,29 @@ func TestTypedValues(t *testing.T) {
 	} {
 		if got := string(formatValue(nil, &tc.v, 32)); got != tc.want {
 			t.Errorf("%+v = %s, want %s", tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestLtraceValueFastPaths: the text writer's shortcuts for integers
+// (plainInt, ltraceValue's guess) write what formatValue writes.
+func TestLtraceValueFastPaths(t *testing.T) {
+	for _, n := range []int64{0, 1, -1, 9999, 10000, 10001, -10000, -10001, 1 << 40, -1 << 40, math.MaxInt64, math.MinInt64} {
+		for _, f := range []probe.Format{probe.FormatDefault, probe.FormatGuess, probe.FormatHex, probe.FormatUnsigned} {
+			for _, signed := range []bool{false, true} {
+				v := probe.Value{Int: uint64(n), Signed: signed, Format: f}
+				want := string(formatValue(nil, &v, 32))
+				if got := string(ltraceValue(nil, &v, 32)); got != want {
+					t.Errorf("ltraceValue(%+v) = %s, want %s", v, got, want)
+				}
+				tx := &text{}
+				if got := string(tx.args(nil, []probe.Value{v})); got != want {
+					t.Errorf("args(%+v) = %s, want %s", v, got, want)
+				}
+				if got := string(tx.result(nil, &v, 0)); got != " = "+want+"\n" {
+					t.Errorf("result(%+v) = %q, want %q", v, got, " = "+want+"\n")
+				}
+			}
 		}
 	}
 }

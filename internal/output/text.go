@@ -442,9 +442,19 @@ func (t *text) args(b []byte, vals []probe.Value) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = ltraceValue(b, &vals[i], t.o.StrLen)
+		if v := &vals[i]; plainInt(v) {
+			b = dec.Append(b, v.Int, v.Signed) // ltraceValue's, a call fewer
+		} else {
+			b = ltraceValue(b, v, t.o.StrLen)
+		}
 	}
 	return b
+}
+
+// plainInt says whether v is a plain integer, written as its digits:
+// most values.
+func plainInt(v *probe.Value) bool {
+	return v.Format == probe.FormatDefault && !v.IsStr && !v.Err && !v.Null && v.Name == ""
 }
 
 // ltraceValue is formatValue with ltrace's rule for strings: it reads at
@@ -452,13 +462,17 @@ func (t *text) args(b []byte, vals []probe.Value) []byte {
 // with "..." (strace reads one byte more, and shows it whole).
 func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
 	if !v.IsStr && !v.Err && !v.Null && v.Name == "" {
-		// A plain integer, most values: straight to its digits, as
-		// formatValue writes it.
+		// A plain integer, most values, or ltrace's guess for an
+		// untyped return: straight to its digits, as formatValue
+		// writes it, without its switch.
 		switch n := int64(v.Int); {
 		case v.Format == probe.FormatDefault:
 			return dec.Append(b, v.Int, v.Signed)
-		case v.Format == probe.FormatGuess && n >= -guessDec && n <= guessDec:
+		case v.Format != probe.FormatGuess:
+		case n >= -guessDec && n <= guessDec:
 			return dec.AppendInt(b, n)
+		default:
+			return appendHex(append(b, "0x"...), v.Int)
 		}
 	}
 	b = formatValue(b, v, strLen)
@@ -471,10 +485,13 @@ func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
 // result writes " = value" and -T's duration, and ends the line.
 func (t *text) result(b []byte, ret *probe.Value, durNs int64) []byte {
 	b = append(b, " = "...)
-	if ret != nil {
-		b = ltraceValue(b, ret, t.o.StrLen)
-	} else {
+	switch {
+	case ret == nil:
 		b = append(b, '?')
+	case plainInt(ret):
+		b = dec.Append(b, ret.Int, ret.Signed)
+	default:
+		b = ltraceValue(b, ret, t.o.StrLen)
 	}
 	if t.o.Durations && durNs > 0 {
 		b = append(b, " <"...)
