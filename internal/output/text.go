@@ -465,13 +465,13 @@ func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
 		// A plain integer, most values, or ltrace's guess for an
 		// untyped return: straight to its digits, as formatValue
 		// writes it, without its switch.
-		switch n := int64(v.Int); {
-		case v.Format == probe.FormatDefault:
+		switch n := int64(v.Int); v.Format {
+		case probe.FormatDefault:
 			return dec.Append(b, v.Int, v.Signed)
-		case v.Format != probe.FormatGuess:
-		case n >= -guessDec && n <= guessDec:
-			return dec.AppendInt(b, n)
-		default:
+		case probe.FormatGuess:
+			if n >= -guessDec && n <= guessDec {
+				return dec.AppendInt(b, n)
+			}
 			return appendHex(append(b, "0x"...), v.Int)
 		}
 	}
