@@ -3,6 +3,7 @@
 package enginetest
 
 import (
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -120,6 +121,61 @@ func TestCLIPadReturns8Threads(t *testing.T) {
 	}
 	if calls != 800000 || rets != 800000 {
 		t.Fatalf("%d calls, %d of them with their return; want 800000", calls, rets)
+	}
+}
+
+// TestCLIPadReturnsJSON8Threads: the default trace as JSON (its calls
+// written without events, jsonLines.Call), 8 threads x 50k calls: each
+// thread's lines are its calls in order, work(thread, i) then its return
+// a + b, with the return's probe and a time not before its entry's.
+func TestCLIPadReturnsJSON8Threads(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	data, _ := utapOut(t, "run", "--backend", "ptrace", "--format", "json", "-e", "work(arg1, arg2)", "--", bin, "threads", "50000", "8")
+	type line struct {
+		TimeNs int64   `json:"time_ns"`
+		TID    int     `json:"tid"`
+		Probe  string  `json:"probe"`
+		Kind   string  `json:"kind"`
+		Args   []int64 `json:"args"`
+		Ret    *int64  `json:"ret"`
+	}
+	type thread struct {
+		entry    *line
+		next     int64
+		calls    int
+		sawEntry bool
+	}
+	threads := map[int]*thread{}
+	for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
+		var ev line
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if ev.Kind != "entry" && ev.Kind != "return" {
+			continue // the exit's line
+		}
+		th := threads[ev.TID]
+		if th == nil {
+			th = &thread{}
+			threads[ev.TID] = th
+		}
+		switch {
+		case ev.Kind == "entry" && th.entry == nil && len(ev.Args) == 2 && ev.Args[1] == th.next && ev.Probe == "work(arg1, arg2)":
+			th.entry = &ev
+		case ev.Kind == "return" && th.entry != nil && ev.Ret != nil && *ev.Ret == th.entry.Args[0]+th.entry.Args[1] &&
+			ev.Probe == "return:work" && ev.TimeNs >= th.entry.TimeNs:
+			th.entry, th.next, th.calls = nil, th.next+1, th.calls+1
+		default:
+			t.Fatalf("thread %d, after %d calls: unexpected %s", ev.TID, th.calls, l)
+		}
+	}
+	calls := 0
+	for _, th := range threads {
+		calls += th.calls
+	}
+	if len(threads) != 8 || calls != 400000 {
+		t.Fatalf("%d threads, %d calls; want 8, 400000", len(threads), calls)
 	}
 }
 
