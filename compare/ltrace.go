@@ -43,28 +43,32 @@ func (ltrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Count {
 		return ltraceCount(fn, sel), nil
 	}
-	call := fn + "("
 	return &Plan{
 		Argv: func(wl []string, out string) []string {
 			argv := append([]string{"ltrace", "-f"}, sel...)
 			return append(append(argv, "-o", out, "--"), wl...)
 		},
-		// A line per call: "fn(args) = ret", or split in two around a thread
-		// switch ("fn(args <unfinished ...>" then "<... fn resumed> ) = ret").
-		Count: func(out, _ string) (int, error) {
-			return countLines(out, func(l string) int {
-				n := 0
-				entry := strings.Contains(l, call)
-				if entry {
-					n++
-				}
-				if s.Return && strings.Contains(l, " = ") && (entry || strings.Contains(l, "<... "+fn+" resumed>")) {
-					n++
-				}
-				return n
-			})
-		},
+		Count: func(out, _ string) (int, error) { return countLines(out, callLines(fn, s.Return)) },
 	}, nil
+}
+
+// callLines counts the events of ltrace's lines, and utap's default
+// trace's, of fn: a line per call, "fn(args) = ret" (two: its entry and,
+// if ret, its return), or split in two around another thread's line
+// ("fn(args <unfinished ...>" then "<... fn resumed> ) = ret").
+func callLines(fn string, ret bool) func(string) int {
+	call, resumed := fn+"(", "<... "+fn+" resumed>"
+	return func(l string) int {
+		n := 0
+		entry := strings.Contains(l, call)
+		if entry {
+			n++
+		}
+		if ret && strings.Contains(l, " = ") && (entry || strings.Contains(l, resumed)) {
+			n++
+		}
+		return n
+	}
 }
 
 // ltraceCount runs `ltrace -c`: every call still stops the tracee on entry

@@ -37,10 +37,21 @@ func TestUtapPlan(t *testing.T) {
 			t.Errorf("%s: %s; want it to contain %s", name, got, want)
 		}
 	}
+	// The default trace: text, no --entry-only, a line per call.
+	p, err := u.Plan(byName["calls"], w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shellJoin(p.Argv(w.argv("N", 1, ModeCall), "OUT")), "/utap run --backend ptrace -q -e 'f(arg1, arg2)' -o OUT -- /w N call"; got != want {
+		t.Errorf("calls: %s; want %s", got, want)
+	}
+	if n := callLines("f", true)("[pid 7] f(1, 2) = 3"); n != 2 {
+		t.Errorf("a call's line counts %d events, want 2", n)
+	}
 	// 4 probes: the target and the 3 idle functions, from a file.
 	s := byName["entry"]
 	s.Probes = 4
-	p, err := u.Plan(s, w)
+	p, err = u.Plan(s, w)
 	if err != nil {
 		t.Fatal(err)
 	}

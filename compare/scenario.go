@@ -32,6 +32,10 @@ type Scenario struct {
 	// tracer's table) and reports the total at exit: no event leaves the
 	// probe, so the row is the cost of the hit alone.
 	Count bool
+	// Lines: the trace a user types, a text line per call with its
+	// arguments and return value (utap's default, no --entry-only, as
+	// ltrace's); with Fetch and Return, the peers' rows as theirs.
+	Lines bool
 
 	// Scaling rows run utap's engines only: they ask how utap's cost grows.
 	Scaling bool
@@ -79,6 +83,8 @@ func Scenarios() []Scenario {
 		with("count", "entry probe counted in place (bpftrace @c = count(), ltrace -c, gdb ignore count, perf stat)", func(s *Scenario) { s.Count = true }),
 		with("fetch", "entry probe fetching two arguments", func(s *Scenario) { s.Fetch = true }),
 		with("return", "entry and return probes (2 events per call)", func(s *Scenario) { s.Return = true }),
+		with("calls", "the trace a user types: a text line per call, two arguments and the return value (utap's default, ltrace's)",
+			func(s *Scenario) { s.Fetch, s.Return, s.Lines = true, true, true }),
 		with("cond-false", "condition always false (0 events: the cost of a filtered hit)", func(s *Scenario) { s.Cond = CondFalse }),
 		with("cond-true", "condition always true, two arguments fetched", func(s *Scenario) { s.Cond, s.Fetch = CondTrue, true }),
 		with("syscall", "the getppid system call (strace's home ground)", func(s *Scenario) { s.Mode = ModeSyscall }),

@@ -61,10 +61,13 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	// default (ltrace's one line per call); the scenarios measure entry
 	// probes alone.
 	args := []string{"run", "--backend", u.Backend, "-q", "--entry-only", "--format", "json"}
-	if u.NoPads {
-		args = append(args, "--no-pads")
-	}
 	count := func(out, _ string) (int, error) { return countLines(out, nonEmpty) }
+	if s.Lines {
+		// The default trace: a line per call, entry and return together.
+		args = []string{"run", "--backend", u.Backend, "-q"}
+		specs = []string{fn + "(arg1, arg2)"}
+		count = func(out, _ string) (int, error) { return countLines(out, callLines(fn, true)) }
+	}
 	if IsSyscall(s.Mode) {
 		// One line per call, besides the process's exit line.
 		count = func(out, _ string) (int, error) {
@@ -79,10 +82,10 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Count {
 		// --count-only counts in the engine and writes one JSON summary at exit.
 		args = []string{"run", "--backend", u.Backend, "-q", "--count-only", "--format", "json"}
-		if u.NoPads {
-			args = append(args, "--no-pads")
-		}
 		count = func(out, _ string) (int, error) { return utapSummaryCalls(out, fn) }
+	}
+	if u.NoPads {
+		args = append(args, "--no-pads")
 	}
 	switch {
 	case s.Specs != nil && len(specs) > maxInline:
