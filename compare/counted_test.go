@@ -76,14 +76,25 @@ func TestCountPlans(t *testing.T) {
 
 // TestRunCount runs the count scenario for real with both engines and the
 // peers on PATH, at tiny counts: every row counts each call exactly once.
-func TestRunCount(t *testing.T) {
+func TestRunCount(t *testing.T) { runForReal(t, "count") }
+
+// TestRunCalls runs the calls scenario (the default trace, a text line
+// per call) for real: every row, pads and breakpoints included, sees
+// each call's entry and return.
+func TestRunCalls(t *testing.T) { runForReal(t, "calls") }
+
+// runForReal runs scenario with utap's engines (the ptrace one with pads
+// and without) and the peers on PATH at tiny counts, and wants every row
+// to see all its events.
+func runForReal(t *testing.T, scenario string) {
 	need.Root(t)
 	need.Uprobes(t)
 	w := cWorkload(t)
 	exe, dir := utapBinary(t), t.TempDir()
-	sc, _ := SelectScenarios([]string{"count"})
+	sc, _ := SelectScenarios([]string{scenario})
 	peers, _ := SelectPeers("auto")
-	tools := append([]Tool{Utap{Exe: exe, Backend: "ptrace", Dir: dir}, Utap{Exe: exe, Backend: "uprobe", Dir: dir}}, peers...)
+	tools := append([]Tool{Utap{Exe: exe, Backend: "ptrace", Dir: dir}, Utap{Exe: exe, Backend: "ptrace", Dir: dir, NoPads: true},
+		Utap{Exe: exe, Backend: "uprobe", Dir: dir}}, peers...)
 	rep, err := Run(context.Background(), Config{
 		Workload: w, Tools: tools, Scenarios: sc,
 		Events: 2000, Repeat: 1, Budget: 100 * time.Millisecond, Dir: dir,
@@ -92,7 +103,7 @@ func TestRunCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range rep.Rows {
-		t.Logf("%s: %.2f µs/event, %d of %d counted %s%s", r.Tool, r.PerEvent.Median, r.Seen, r.Expected, r.Flag, r.Skip)
+		t.Logf("%s: %.2f µs/event, %d of %d seen %s%s", r.Tool, r.PerEvent.Median, r.Seen, r.Expected, r.Flag, r.Skip)
 		if r.Skip != "" || r.Flag != "" || r.Expected == 0 {
 			t.Errorf("%s: expected %d, %s%s", r.Tool, r.Expected, r.Skip, r.Flag)
 		}
