@@ -113,6 +113,11 @@ type Config struct {
 	// Lossy lets a full in-process ring drop events, counted (ptrace
 	// engine only), rather than make the calling thread wait.
 	Lossy bool
+	// Sync makes a thread wait after each in-process record until the
+	// tracer has read it (ptrace engine only): the trace goes to the
+	// terminal the program writes to, and a call's line must come before
+	// what the program prints after it, as strace's and ltrace's do.
+	Sync bool
 	// Verbose receives a line per probe site saying how the engine placed
 	// it (ptrace: an in-process pad, or a breakpoint and why); nil: none.
 	Verbose func(string)

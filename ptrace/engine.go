@@ -29,6 +29,9 @@ type Engine struct {
 	// Lossy: a pad that finds its ring full drops the event (counted)
 	// instead of waiting for the tracer to make room.
 	Lossy bool
+	// Sync: each in-process record waits until the tracer has read it
+	// (probe.Config.Sync).
+	Sync bool
 	// Verbose receives a line per probe site saying how it is placed (a
 	// pad, or a breakpoint and why); nil drops them.
 	Verbose func(string)
@@ -63,7 +66,7 @@ var Backend = probe.Backend{
 	Name:  "ptrace",
 	Check: Check,
 	New: func(c probe.Config) probe.Engine {
-		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, Verbose: c.Verbose}
+		return &Engine{SlowWakeups: c.SlowWakeups, NoSeccomp: c.NoSeccomp, Info: c.Info, NoPads: c.NoPads, Lossy: c.Lossy, Sync: c.Sync, Verbose: c.Verbose}
 	},
 }
 
@@ -85,9 +88,8 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		tr.sys.noGate = t.StackDepth > 0
 	}
 	d := pads.New(emit, t.Tally)
-	if e.Lossy {
-		d.Lossy()
-	}
+	// tr.fast is set before the first ring starts the drainer.
+	d.SetWaits(pads.Waits{Lossy: e.Lossy, Sync: e.Sync, Woke: func() { tr.fast.stopped() }})
 	d.Lends(t)
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
 	tr.signalOwners = []signalOwner{sysPadSignals{tr}, tr.rets, tr.pads, tr.bp, tr.sigs}

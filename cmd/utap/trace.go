@@ -83,7 +83,8 @@ func attachCommand() *cli.Command {
 
 // engineConfig is the engine's configuration from the flags.
 func engineConfig(c *cli.Context, info func(string)) probe.Config {
-	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads"), Lossy: c.Bool("lossy")}
+	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads"), Lossy: c.Bool("lossy"),
+		Sync: sharedTerminal(c)}
 	if c.Bool("v") {
 		cfg.Verbose = func(line string) { fmt.Fprintf(os.Stderr, "utap: %s\n", line) }
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/internal/output"
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +29,28 @@ func openOutput(path string) (io.Writer, func(), error) {
 		return nil, nil, fmt.Errorf("-o: %w", err)
 	}
 	return f, func() { f.Close() }, nil
+}
+
+// sharedTerminal says whether the trace's lines go to a terminal the
+// command writes to as well (run mode, -o unset or "-", the command's
+// stdout or stderr a terminal too) and show a line per event: the
+// in-process pads then wait for each record's line (probe.Config.Sync),
+// so that a call's line comes before what the command prints after it,
+// as under strace and ltrace.
+func sharedTerminal(c *cli.Context) bool {
+	if c.Command.Name != "run" || c.Bool("ff") || c.Bool("c") || c.Bool("count-only") || c.Bool("lossy") {
+		return false
+	}
+	var out *os.File
+	switch c.String("o") {
+	case "":
+		out = os.Stderr
+	case "-":
+		out = os.Stdout
+	default:
+		return false
+	}
+	return isTerminal(out) && (isTerminal(os.Stdout) || isTerminal(os.Stderr))
 }
 
 // isTerminal says whether f is a terminal.

@@ -141,10 +141,9 @@ func TestCLIPadReturnsJSON8Threads(t *testing.T) {
 		Ret    *int64  `json:"ret"`
 	}
 	type thread struct {
-		entry    *line
-		next     int64
-		calls    int
-		sawEntry bool
+		entry *line
+		next  int64
+		calls int
 	}
 	threads := map[int]*thread{}
 	for _, l := range strings.Split(strings.TrimSpace(data), "\n") {

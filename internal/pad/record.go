@@ -98,14 +98,18 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.RI(x86.AND, x86.RAX, -n)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
+	a.MovRR(x86.R15, x86.RCX) // i, for emitSync past the wake's system call
+	woken := a.NewLabel()
 	a.RR(x86.TEST, x86.R9, x86.R9)
-	a.Jcc(x86.E, done)
+	a.Jcc(x86.E, woken)
 	// The reader sleeps: the first pad to take its flag wakes it.
 	a.MovRI(x86.RAX, 1)
 	a.MovRI(x86.R8, 0)
 	a.LockCmpxchg(ringMem(OffSleep), x86.R8)
-	a.Jcc(x86.NE, done)
+	a.Jcc(x86.NE, woken)
 	emitFutex(a, s.Ring+OffSleep, futexWake, 1)
+	a.Bind(woken)
+	emitSync(a, s, done)
 	a.Jmp(done)
 
 	a.Bind(full)
@@ -133,7 +137,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 // The system call clobbers rax, rcx and r11; every register is the
 // frame's again at done.
 func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
-	drop, undrop, unwait, wait, moved := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
+	drop, undrop, unwait, wait := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
 	lossy := func(to x86.Label) {
 		a.Load(x86.RAX, ringMem(OffLossy))
 		a.Load(x86.RDX, ringMem(OffGaveUp))
@@ -157,8 +161,63 @@ func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
 	a.RR(x86.SUB, x86.RAX, x86.RCX)
 	a.RI(x86.CMP, x86.RAX, room(s))
 	a.Jcc(x86.B, unwait)
-	// futex(&room, FUTEX_WAIT, r13, &{0, waitNs}), the timespec pushed
-	// below the frame.
+	emitWaitOnce(a, s, wait, undrop)
+
+	a.Bind(unwait)
+	decWaiters(a, s)
+	a.Jmp(retry)
+	a.Bind(undrop)
+	decWaiters(a, s)
+	a.Bind(drop)
+	a.LockInc(ringMem(OffDrops))
+	a.Jmp(done)
+}
+
+// emitSync waits, when the tracer asks for it (OffSync: its lines go to
+// the terminal the program writes to), until the reader has passed
+// record i (r15): the call's line is written before the program goes
+// on, as strace and ltrace show them. It waits as emitFull does, on
+// OffRoom (the reader wakes it once the record is read), with the same
+// bounds; not once the tracer lets the process go or dies (OffTracer:
+// 0, or its thread's robust-list death bit), with the ring lossy or
+// given up. Every register is the frame's again at done.
+func emitSync(a *x86.Asm, s Spec, done x86.Label) {
+	wait, unwait := a.NewLabel(), a.NewLabel()
+	a.MovRI(x86.RSI, s.Ring)
+	a.Load(x86.RAX, ringMem(OffSync))
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, done)
+	a.LockInc(ringMem(OffWaiters))
+	a.Load(x86.R12, ringMem(OffAlive))
+	tsc(a, x86.R14)
+	a.Bind(wait)
+	// The futex word first, as emitFull.
+	a.Load(x86.R13, ringMem(OffRoom))
+	a.Load(x86.RAX, ringMem(OffLossy))
+	a.Load(x86.RDX, ringMem(OffGaveUp))
+	a.RR(x86.OR, x86.RAX, x86.RDX)
+	a.Jcc(x86.NE, unwait)
+	a.Load32(x86.RAX, ringMem(OffTracer))
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, unwait)
+	a.RI(x86.AND, x86.RAX, futexOwnerDied)
+	a.Jcc(x86.NE, unwait)
+	a.Load(x86.RAX, ringMem(OffTail))
+	a.RR(x86.CMP, x86.RAX, x86.R15)
+	a.Jcc(x86.A, unwait)
+	emitWaitOnce(a, s, wait, unwait)
+	a.Bind(unwait)
+	decWaiters(a, s)
+}
+
+// emitWaitOnce waits once on OffRoom, whose value the pad read into r13:
+// futex(&room, FUTEX_WAIT, r13, &{0, waitNs}), the timespec pushed below
+// the frame. Then the tracer's heartbeat (OffAlive, r12 as last seen at
+// r14's TSC): moved, the pad waits on (wait); still for 1<<staleShift
+// cycles, it sets OffGaveUp and jumps to gaveUp. Clobbers rax, rcx, rdx,
+// rdi, r10, r11; rsi is the ring again.
+func emitWaitOnce(a *x86.Asm, s Spec, wait, gaveUp x86.Label) {
+	moved := a.NewLabel()
 	a.MovRI(x86.RAX, waitNs)
 	a.Push(x86.RAX)
 	a.MovRI(x86.RAX, 0)
@@ -177,21 +236,16 @@ func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
 	a.Jcc(x86.E, wait)
 	a.MovRI(x86.RAX, 1)
 	a.Store(ringMem(OffGaveUp), x86.RAX)
-	a.Jmp(undrop)
+	a.Jmp(gaveUp)
 	a.Bind(moved)
 	a.MovRR(x86.R12, x86.RAX)
 	tsc(a, x86.R14)
 	a.Jmp(wait)
-
-	a.Bind(unwait)
-	decWaiters(a, s)
-	a.Jmp(retry)
-	a.Bind(undrop)
-	decWaiters(a, s)
-	a.Bind(drop)
-	a.LockInc(ringMem(OffDrops))
-	a.Jmp(done)
 }
+
+// futexOwnerDied is the bit the kernel sets in a robust futex word whose
+// owner died (FUTEX_OWNER_DIED).
+const futexOwnerDied = 0x40000000
 
 func decWaiters(a *x86.Asm, s Spec) {
 	a.MovRI(x86.RAX, ^uint64(0))

@@ -68,6 +68,9 @@ const (
 	OffLossy  = 576
 	// OffSleep is set while the reader sleeps on it (a futex).
 	OffSleep = 640
+	// OffSync, set by the tracer, makes a pad wait after each record
+	// until the reader has passed it (record.go, emitSync).
+	OffSync = 832
 	// OffTracer is the tracer's liveness word: the id of its thread, on
 	// that thread's robust futex list, so the kernel clears it the moment
 	// the thread dies; 0 once the tracer lets the process go. While it is
@@ -177,6 +180,7 @@ type Ring struct {
 	// drained runs at the end of each drain, before its tail is
 	// published (SetDrained).
 	drained func()
+	sync    bool // SetSync
 }
 
 // SetDrained makes f run at the end of every drain, before the records

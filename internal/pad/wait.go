@@ -23,7 +23,7 @@ func (r *Ring) word32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.mem[
 // every batch: a wake-up is a system call here and a switch there, which
 // per batch cost as much as the records (a full ring stays full).
 func (r *Ring) freed(more bool) {
-	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.tail-r.wokeAt >= r.n/4) {
+	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.sync || r.tail-r.wokeAt >= r.n/4) {
 		r.wokeAt = r.tail
 		r.wakeWaiters()
 	}
@@ -35,6 +35,23 @@ func (r *Ring) freed(more bool) {
 func (r *Ring) wakeWaiters() {
 	atomic.AddUint64(r.word(OffRoom), 1)
 	futex(r.word32(OffRoom), futexWake, 1<<30, nil)
+}
+
+// SetSync makes every pad wait after its record until the reader has
+// passed it (emitSync), or not: a trace written to the terminal the
+// program writes to shows a call's line before what the program prints
+// next. A wait costs the calling thread a sleep and a wake-up.
+func (r *Ring) SetSync(on bool) {
+	was := r.sync
+	r.sync = on
+	var v uint64
+	if on {
+		v = 1
+	}
+	atomic.StoreUint64(r.word(OffSync), v)
+	if was && !on {
+		r.wakeWaiters()
+	}
 }
 
 // Beat is the reader's heartbeat: while it moves, a pad waits for room.

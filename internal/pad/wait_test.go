@@ -5,10 +5,23 @@ package pad
 import (
 	"math/rand"
 	"runtime"
+	"runtime/debug"
+	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// noGC turns the collector off for the test: a pad called here that
+// waits for the test's goroutine does so in a system call the runtime
+// does not know of, on a thread it cannot stop, and a collection's
+// stop-the-world would wait for it (the pad gives the reader up after a
+// second, and the test fails).
+func noGC(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	t.Cleanup(func() { debug.SetGCPercent(old) })
+}
 
 // fill calls the pad until its ring of n records is full.
 func fill(t *testing.T, call func(a, b uint64), r *Ring, n int) {
@@ -24,6 +37,7 @@ func fill(t *testing.T, call func(a, b uint64), r *Ring, n int) {
 // A pad that finds its ring full waits until the reader frees a record,
 // then writes its own: nothing is dropped.
 func TestPadWaitsForRoom(t *testing.T) {
+	noGC(t)
 	const n = 16
 	f, r, _ := padUnderTest(t, n, false)
 	rnd := rand.New(rand.NewSource(4))
@@ -152,5 +166,69 @@ func TestDrainUpToWakes(t *testing.T) {
 	*r.word(OffHead) = 5 // reserved, never written: the drain stops before them
 	if r.DrainUpTo(0, func(*Record) {}); room() != 1 {
 		t.Fatalf("waiters woken by a drain that left records: room word %d", room())
+	}
+}
+
+// waiters is how many pads wait on the ring (for room, or for the reader
+// to pass their record).
+func waiters(r *Ring) uint64 { return atomic.LoadUint64(r.word(OffWaiters)) }
+
+// With SetSync, a pad waits after its record until the reader has passed
+// it: the call returns only after a drain. Not while the tracer is gone
+// (its liveness word 0, or its death bit set), nor once the ring is
+// lossy (the pads about to be taken out).
+func TestPadSyncWaitsForReader(t *testing.T) {
+	noGC(t)
+	const n = 16
+	f, r, mem := padUnderTest(t, n, false)
+	rnd := rand.New(rand.NewSource(8))
+	tracer := (*uint32)(unsafe.Pointer(&mem[OffTracer]))
+	atomic.StoreUint32(tracer, 1234) // the tracer's thread, alive
+	r.SetSync(true)
+	async := func(b uint64) chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			defer close(done)
+			call(t, f, rand.New(rand.NewSource(int64(b))), 9, b)
+		}()
+		return done
+	}
+	done := async(1)
+	for waiters(r) == 0 { // committed, waiting: its own word, no timing
+		runtime.Gosched()
+	}
+	select {
+	case <-done:
+		t.Fatal("the call returned before its record was read")
+	default:
+	}
+	if got := r.Drain(func(*Record) {}); got != 1 {
+		t.Fatalf("read %d records, want 1", got)
+	}
+	<-done
+	if waiters(r) != 0 || r.Waited() != 0 {
+		t.Fatalf("waiters %d, waited for room %d; want 0, 0", waiters(r), r.Waited())
+	}
+
+	// The tracer died: its robust-list bit; then gone (0): no wait.
+	for _, v := range []uint32{1234 | futexOwnerDied, 0} {
+		atomic.StoreUint32(tracer, v)
+		call(t, f, rnd, 9, 2)
+		if got := r.Drain(func(*Record) {}); got != 1 {
+			t.Fatalf("tracer word %#x: read %d records, want 1", v, got)
+		}
+	}
+
+	// Lossy: a waiting pad goes on.
+	atomic.StoreUint32(tracer, 1234)
+	done = async(3)
+	for waiters(r) == 0 {
+		runtime.Gosched()
+	}
+	r.SetLossy()
+	<-done
+	if got := r.Drain(func(*Record) {}); got != 1 || waiters(r) != 0 {
+		t.Fatalf("read %d records, %d waiting; want 1, 0", got, waiters(r))
 	}
 }

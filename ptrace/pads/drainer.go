@@ -51,9 +51,8 @@ type Drainer struct {
 	fsMu  sync.Mutex
 	fsNew []fsAdd
 	// nap: the drainer sleeps on every ring's futex (sleep.go); under mu.
-	nap *nap
-	// lossy: full rings drop (--lossy) rather than make their pads wait.
-	lossy bool
+	nap   *nap
+	waits Waits // how the rings' pads wait for the drainer (SetWaits)
 	// waited: the times pads waited for room, in rings gone.
 	waited uint64
 	// retMissed: calls whose return was not hijacked, in rings gone.
@@ -71,9 +70,23 @@ func New(emit func(*probe.Event), tally bool) *Drainer {
 	return d
 }
 
-// Lossy makes the rings added from now on drop when full (--lossy)
-// instead of making their pads wait.
-func (d *Drainer) Lossy() { d.lossy = true }
+// Waits says how the pads of a ring wait for the drainer.
+type Waits struct {
+	// Lossy: a full ring drops (--lossy) instead of making its pad wait.
+	Lossy bool
+	// Sync: a pad waits after each record until the drainer has read it
+	// (pad.Ring.SetSync): the trace's lines go to the terminal the
+	// program writes to, and must come before what it prints next.
+	Sync bool
+	// Woke, with Sync, is told of each drain that read records: each
+	// woke the drainer and will wake a pad, a pair of wake-ups as a
+	// ptrace stop's (the tracer keeps idle CPUs polling while they come
+	// fast).
+	Woke func()
+}
+
+// SetWaits sets how the pads of the rings added from now on wait.
+func (d *Drainer) SetWaits(w Waits) { d.waits = w }
 
 // Lends takes what the trace's emit promises: it keeps no event (t.Borrow:
 // events are reused), it takes a call in one event (t.Pairs), or without
@@ -193,6 +206,9 @@ func (d *Drainer) start() {
 				}
 			}
 			d.mu.Unlock()
+			if n > 0 && d.waits.Sync && d.waits.Woke != nil {
+				d.waits.Woke()
+			}
 			// Behind the pads (records reserved past the last read: a
 			// batch's bound, or a record being written), read again at
 			// once: a timer there let the pads fill the ring and wait
@@ -203,11 +219,13 @@ func (d *Drainer) start() {
 			// and lines still reach a terminal within it. Idle, sleep
 			// until a pad commits a record (sleep). The lock is
 			// released between batches, for the loop (a thread's first
-			// stop, a hit's events) to take it.
+			// stop, a hit's events) to take it. With the pads waiting
+			// for each record's line (Waits.Sync), the next record comes
+			// only once this one's pad is woken: sleep until it does.
 			switch {
 			case behind || n >= drainBatch/4:
 				wait = -1
-			case idle:
+			case idle || d.waits.Sync:
 				wait = 0
 			default:
 				wait = drainEvery

@@ -76,8 +76,11 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 	// A call's entry held for its return, at a drain's end, goes out
 	// before a pad may write over its strings.
 	r.SetDrained(d.ev.end)
-	if d.lossy {
+	if d.waits.Lossy {
 		r.SetLossy()
+	}
+	if d.waits.Sync {
+		r.SetSync(true)
 	}
 	d.mu.Lock()
 	d.wake() // the drainer sleeps on the rings it had

@@ -1,0 +1,120 @@
+//go:build linux && amd64
+
+package enginetest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/need"
+)
+
+// pty opens a pseudo-terminal: its master, to read, and its slave, a
+// terminal for a command's standard streams.
+func pty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Raw: no \r added, no echo.
+	tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tio.Oflag &^= unix.OPOST
+	tio.Lflag &^= unix.ECHO | unix.ICANON
+	if err := unix.IoctlSetTermios(int(s.Fd()), unix.TCSETS, tio); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return m, s
+}
+
+// utapOnTerminal runs utap with a terminal for its standard streams, as
+// a user types it, and returns what the terminal showed.
+func utapOnTerminal(t *testing.T, args ...string) string {
+	t.Helper()
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	m, s := pty(t)
+	cmd := exec.Command(utapBin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = s, s, s
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the command's copies are the slave's last: EIO on the master after them
+	var out bytes.Buffer
+	read := make(chan error, 1)
+	go func() { _, err := io.Copy(&out, m); read <- err }()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("utap %q: %v", args, err)
+		}
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("utap %q still running after a minute", args)
+	}
+	<-read // EIO: every slave closed, what they wrote read
+	return out.String()
+}
+
+// TestCLIPadsTerminalOrder: on the terminal the command writes to, the
+// pads wait for each record's line (probe.Config.Sync), so a call's
+// line comes before what the command prints after the call, as under
+// strace and ltrace: five work(i, 0) calls each followed by a signal
+// handler's write.
+func TestCLIPadsTerminalOrder(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	for _, extra := range [][]string{nil, {"--entry-only"}} {
+		args := append([]string{"run", "--backend", "ptrace", "-q"}, extra...)
+		out := utapOnTerminal(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "signals")...)
+		var got []string
+		for _, l := range strings.Split(out, "\n") {
+			l = regexp.MustCompile(`^\[pid \d+\] `).ReplaceAllString(strings.TrimRight(l, "\r"), "")
+			// Signal lines come from the tracer's stops, not the pads.
+			if l != "" && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---") {
+				got = append(got, l)
+			}
+		}
+		var want []string
+		for i := range 5 {
+			if extra == nil {
+				want = append(want, fmt.Sprintf("work(%d, 0) = %d", i, i))
+			} else {
+				want = append(want, fmt.Sprintf("work(%d, 0)", i))
+			}
+			want = append(want, "usr1")
+		}
+		want = append(want, "signals 5")
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%v: the terminal showed\n%s\nwant\n%s", extra, out, strings.Join(want, "\n"))
+		}
+	}
+}
