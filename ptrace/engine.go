@@ -92,6 +92,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	d.SetWaits(pads.Waits{Lossy: e.Lossy, Sync: e.Sync, Woke: func() { tr.fast.stopped() }})
 	d.Lends(t)
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
+	tr.pads.sync = e.Sync
 	tr.signalOwners = []signalOwner{sysPadSignals{tr}, tr.rets, tr.pads, tr.bp, tr.sigs}
 	if !e.NoPads {
 		if err := padsOK(); err != nil {

@@ -94,7 +94,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	} else {
 		spec = pad.Spec{
 			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
-			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(),
+			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(), Sync: pd.sync,
 			NoReads: seccompFiltered(p.pid), HijackOnly: ps.hijackOnly,
 		}
 		if !ps.hijackOnly {

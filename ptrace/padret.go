@@ -128,7 +128,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring}
 	code, err := pad.BuildReturn(pad.Spec{
 		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: rs.fetches,
-		Ring: spec.Ring, Records: spec.Records, Count: spec.Count,
+		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync,
 	}, h)
 	if err != nil {
 		return nil, err

@@ -89,6 +89,9 @@ type padEngine struct {
 	tr  *tracer
 	off bool // --no-pads, or the machine cannot (padsOK)
 	d   *pads.Drainer
+	// sync: the pads wait after each record for its line (Engine.Sync):
+	// their code has the wait (pad.Spec.Sync).
+	sync bool
 	// verbose reports each site's placement (probe.Config.Verbose).
 	verbose func(string)
 	aggs    *padAggs // the aggregation tables' layout (padagg.go)

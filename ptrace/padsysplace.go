@@ -262,7 +262,7 @@ func sysSiteAt(rd *ssol.Displaced, sc uint64, nr int, dispatch bool) *sysSite {
 // site's, taken.
 func (sc sysScan) recordCode(s *sysSite, caps []pad.SysCap, disp func(uint64) ([]byte, error), ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
 	id := sc.pd.d.NextID()
-	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys,
+	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys, Sync: sc.pd.sync,
 		Displaced: disp, Sys: &pad.SysSpec{Caps: caps, Back: s.sc + 2, Nr: s.nr}}
 	code, parts, err := pad.BuildSys(spec, s.padAt)
 	return code, parts, id, err

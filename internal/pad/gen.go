@@ -41,6 +41,10 @@ type Spec struct {
 	// Count: add one to the site's counter in the ring instead of writing
 	// a record (a counting trace; the fetches are not evaluated).
 	Count bool
+	// Sync: after its record the pad waits, while the ring asks for it
+	// (OffSync), until the reader has passed it (emitSync); without, its
+	// code has no such wait (most traces: it is bytes in every pad).
+	Sync bool
 	// Displaced returns the displaced instructions relocated to run at an
 	// address, with the jump back (ssol.Displaced.Code).
 	Displaced func(at uint64) ([]byte, error)

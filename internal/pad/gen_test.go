@@ -21,7 +21,7 @@ const arithFlags = 0x8d5
 // padUnderTest builds the pad of `work(arg1, arg2 + 1) if arg1 > 5` (or
 // its counting form) on a ring of n records in a shared mapping of this
 // process, its displaced instructions a ret, so that jit can call it.
-func padUnderTest(t *testing.T, n int, count bool) (*jit.Func, *Ring, []byte) {
+func padUnderTest(t *testing.T, n int, count bool, opts ...func(*Spec)) (*jit.Func, *Ring, []byte) {
 	t.Helper()
 	s, err := probe.Parse("work(arg1, arg2 + 1) if arg1 > 5")
 	if err != nil {
@@ -48,11 +48,15 @@ func padUnderTest(t *testing.T, n int, count bool) (*jit.Func, *Ring, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, lay, err := Build(Spec{
+	spec := Spec{
 		ID: 7, Addr: 0x401000, Cond: cond, Fetches: fetches, Count: count,
 		Ring: uint64(uintptr(unsafe.Pointer(&mem[0]))), Records: n,
 		Displaced: func(uint64) ([]byte, error) { return []byte{0xc3}, nil },
-	}, 0x10000)
+	}
+	for _, o := range opts {
+		o(&spec)
+	}
+	code, lay, err := Build(spec, 0x10000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,9 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.RI(x86.AND, x86.RAX, -n)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
-	a.MovRR(x86.R15, x86.RCX) // i, for emitSync past the wake's system call
+	if s.Sync {
+		a.MovRR(x86.R15, x86.RCX) // i, for emitSync past the wake's system call
+	}
 	woken := a.NewLabel()
 	a.RR(x86.TEST, x86.R9, x86.R9)
 	a.Jcc(x86.E, woken)
@@ -109,7 +111,9 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.Jcc(x86.NE, woken)
 	emitFutex(a, s.Ring+OffSleep, futexWake, 1)
 	a.Bind(woken)
-	emitSync(a, s, done)
+	if s.Sync {
+		emitSync(a, s, done)
+	}
 	a.Jmp(done)
 
 	a.Bind(full)

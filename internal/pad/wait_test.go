@@ -180,7 +180,7 @@ func waiters(r *Ring) uint64 { return atomic.LoadUint64(r.word(OffWaiters)) }
 func TestPadSyncWaitsForReader(t *testing.T) {
 	noGC(t)
 	const n = 16
-	f, r, mem := padUnderTest(t, n, false)
+	f, r, mem := padUnderTest(t, n, false, func(s *Spec) { s.Sync = true })
 	rnd := rand.New(rand.NewSource(8))
 	tracer := (*uint32)(unsafe.Pointer(&mem[OffTracer]))
 	atomic.StoreUint32(tracer, 1234) // the tracer's thread, alive
