@@ -283,20 +283,26 @@ func (d *Drainer) drainAll() int {
 }
 
 // record emits the event of one record.
+//
+// A record that goes nowhere lets a kept entry (calls.go) go first: the
+// ring reads the next record into the kept one's place (pad.Ring's two).
 func (d *Drainer) record(r *Ring, rec *pad.Record) {
 	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() || r.Quiet {
+		d.ev.unhold(d)
 		return
 	}
 	pid, tid := r.Pid, 0
 	if len(r.vforks) > 0 {
 		if w := r.vforkOf(rec); w != nil {
 			if !w.report {
+				d.ev.unhold(d)
 				return // a vfork child not followed: not the parent's call
 			}
 			pid, tid = w.pid, w.pid
 		}
 	}
 	if d.tally {
+		d.ev.unhold(d)
 		d.count(rec.Site, 1)
 		return
 	}
