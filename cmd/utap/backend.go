@@ -25,6 +25,10 @@ type padsWant struct {
 	noSeccomp  bool  // --no-seccomp
 	stackDepth int   // -k
 	pids       []int // attach's processes
+	// terminal: the trace shares the command's terminal (sharedTerminal),
+	// where the ptrace engine keeps each call's line before what the
+	// command prints next; the kernel engine's come as it reads them.
+	terminal bool
 }
 
 // chooseBackend picks the engine for --backend and says why in one line
@@ -45,6 +49,13 @@ func chooseBackend(name string, sites []probe.Site, exe string, pw padsWant) (pr
 		}
 		return b, "backend ptrace: with probes in libraries, the uprobe engine attaches once the loader has mapped them, " +
 			"and would miss the system calls made until then", nil
+	}
+	if (name == "auto" || name == "") && pw.terminal {
+		b := backends[len(backends)-1]
+		if available(b) == nil && check(b, sites) == nil {
+			return b, "backend ptrace: the trace shares the command's terminal, where it keeps each call's line before " +
+				"what the command prints next (--backend uprobe for the kernel engine, -o FILE for the pads' full speed)", nil
+		}
 	}
 	if name == "auto" || name == "" {
 		first, second := backends[0], backends[1]

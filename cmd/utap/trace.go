@@ -215,7 +215,7 @@ func trace(c *cli.Context, attach bool) error {
 		return s, err
 	}
 
-	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), noSeccomp: c.Bool("no-seccomp"), stackDepth: t.StackDepth, pids: t.PIDs})
+	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), noSeccomp: c.Bool("no-seccomp"), stackDepth: t.StackDepth, pids: t.PIDs, terminal: sharedTerminal(c)})
 	if err != nil {
 		return err
 	}

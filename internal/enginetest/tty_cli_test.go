@@ -118,3 +118,30 @@ func TestCLIPadsTerminalOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIAutoBackendTerminal: on the command's terminal, --backend auto
+// takes the ptrace engine where it would take the kernel's (a site
+// inside a function has no pad), and says why: the kernel engine's lines
+// come as it reads them.
+func TestCLIAutoBackendTerminal(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	out := utapOnTerminal(t, "run", "-e", "work(arg1, arg2)", "-e", "work+4", "--", bin, "signals")
+	if !strings.Contains(out, "utap: backend ptrace: the trace shares the command's terminal") {
+		t.Fatalf("the terminal showed\n%s", out)
+	}
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		l = regexp.MustCompile(`^\[pid \d+\] `).ReplaceAllString(strings.TrimRight(l, "\r"), "")
+		if strings.HasPrefix(l, "usr1") || strings.HasPrefix(l, "<... work resumed> ) = ") {
+			got = append(got, l)
+		}
+	}
+	var want []string
+	for i := range 5 {
+		want = append(want, fmt.Sprintf("<... work resumed> ) = %d", i), "usr1")
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the terminal showed\n%s\nwant, in order\n%s", out, strings.Join(want, "\n"))
+	}
+}
