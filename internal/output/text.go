@@ -465,14 +465,11 @@ func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
 		// A plain integer, most values, or ltrace's guess for an
 		// untyped return: straight to its digits, as formatValue
 		// writes it, without its switch.
-		switch n := int64(v.Int); v.Format {
+		switch v.Format {
 		case probe.FormatDefault:
 			return dec.Append(b, v.Int, v.Signed)
 		case probe.FormatGuess:
-			if n >= -guessDec && n <= guessDec {
-				return dec.AppendInt(b, n)
-			}
-			return appendHex(append(b, "0x"...), v.Int)
+			return appendGuess(b, v.Int)
 		}
 	}
 	b = formatValue(b, v, strLen)

@@ -9,10 +9,6 @@ import (
 
 // formatValue renders v as text: integers per their format, strings quoted
 // and escaped as strace does, cut at strLen with "..." after the quote.
-// guessDec bounds the values ltrace's guess shows in decimal
-// (FormatGuess); beyond, in hex.
-const guessDec = 10000
-
 func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 	switch {
 	case v.Err:
@@ -45,10 +41,7 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		}
 		return appendHex(append(b, "0x"...), v.Int)
 	case probe.FormatGuess:
-		if n := int64(v.Int); n >= -guessDec && n <= guessDec {
-			return dec.AppendInt(b, n)
-		}
-		return appendHex(append(b, "0x"...), v.Int)
+		return appendGuess(b, v.Int)
 	case probe.FormatUnsigned:
 		return dec.AppendUint(b, v.Int)
 	case probe.FormatDec:
@@ -58,6 +51,15 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		return dec.AppendInt(b, int64(v.Int))
 	}
 	return dec.AppendUint(b, v.Int)
+}
+
+// appendGuess writes u as ltrace guesses an untyped value
+// (FormatGuess): small numbers in decimal, others in hex.
+func appendGuess(b []byte, u uint64) []byte {
+	if n := int64(u); n >= -10000 && n <= 10000 {
+		return dec.AppendInt(b, n)
+	}
+	return appendHex(append(b, "0x"...), u)
 }
 
 // plain marks the bytes a quoted string shows as they are.
