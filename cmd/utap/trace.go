@@ -81,10 +81,11 @@ func attachCommand() *cli.Command {
 	}
 }
 
-// engineConfig is the engine's configuration from the flags.
-func engineConfig(c *cli.Context, info func(string)) probe.Config {
+// engineConfig is the engine's configuration from the flags; sync: the
+// trace shares the command's terminal (sharedTerminal).
+func engineConfig(c *cli.Context, info func(string), sync bool) probe.Config {
 	cfg := probe.Config{Info: info, SlowWakeups: c.Bool("slow-wakeups"), NoSeccomp: c.Bool("no-seccomp"), NoPads: c.Bool("no-pads"), Lossy: c.Bool("lossy"),
-		Sync: sharedTerminal(c)}
+		Sync: sync}
 	if c.Bool("v") {
 		cfg.Verbose = func(line string) { fmt.Fprintf(os.Stderr, "utap: %s\n", line) }
 	}
@@ -215,7 +216,8 @@ func trace(c *cli.Context, attach bool) error {
 		return s, err
 	}
 
-	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), noSeccomp: c.Bool("no-seccomp"), stackDepth: t.StackDepth, pids: t.PIDs, terminal: sharedTerminal(c)})
+	shared := sharedTerminal(c)
+	backend, why, err := chooseBackend(c.String("backend"), sites, resolveTarget.Exe, padsWant{noPads: c.Bool("no-pads"), noSeccomp: c.Bool("no-seccomp"), stackDepth: t.StackDepth, pids: t.PIDs, terminal: shared})
 	if err != nil {
 		return err
 	}
@@ -236,7 +238,8 @@ func trace(c *cli.Context, attach bool) error {
 			info(fmt.Sprintf("%q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)", u))
 		}
 	}
-	eng := backend.New(engineConfig(c, info))
+	cfg := engineConfig(c, info, shared)
+	eng := backend.New(cfg)
 
 	opts := output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"), LtraceEnds: ltraceEnds(c, sysSites),
@@ -322,7 +325,7 @@ func trace(c *cli.Context, attach bool) error {
 		if info != nil {
 			info(fallbackNotice(*fb, err))
 		}
-		eng = fb.New(engineConfig(c, info))
+		eng = fb.New(cfg)
 		res, err = eng.Trace(ctx, t, sites, emit)
 	}
 	stopInterval()

@@ -37,21 +37,14 @@ func (r *Ring) wakeWaiters() {
 	futex(r.word32(OffRoom), futexWake, 1<<30, nil)
 }
 
-// SetSync makes every pad wait after its record until the reader has
-// passed it (emitSync), or not: a trace written to the terminal the
-// program writes to shows a call's line before what the program prints
-// next. A wait costs the calling thread a sleep and a wake-up.
-func (r *Ring) SetSync(on bool) {
-	was := r.sync
-	r.sync = on
-	var v uint64
-	if on {
-		v = 1
-	}
-	atomic.StoreUint64(r.word(OffSync), v)
-	if was && !on {
-		r.wakeWaiters()
-	}
+// SetSync makes every pad built for it (Spec.Sync) wait after its record
+// until the reader has passed it (emitSync), for the ring's life: a
+// trace written to the terminal the program writes to shows a call's
+// line before what the program prints next. A wait costs the calling
+// thread a sleep and a wake-up; the reader wakes it at once (freed).
+func (r *Ring) SetSync() {
+	r.sync = true
+	atomic.StoreUint64(r.word(OffSync), 1)
 }
 
 // Beat is the reader's heartbeat: while it moves, a pad waits for room.

@@ -184,7 +184,7 @@ func TestPadSyncWaitsForReader(t *testing.T) {
 	rnd := rand.New(rand.NewSource(8))
 	tracer := (*uint32)(unsafe.Pointer(&mem[OffTracer]))
 	atomic.StoreUint32(tracer, 1234) // the tracer's thread, alive
-	r.SetSync(true)
+	r.SetSync()
 	async := func(b uint64) chan struct{} {
 		done := make(chan struct{})
 		go func() {
