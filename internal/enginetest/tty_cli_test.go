@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +83,18 @@ func utapOnTerminal(t *testing.T, args ...string) string {
 	return out.String()
 }
 
+// terminalLines is the lines a terminal showed that keep wants, without
+// their "[pid N] " (pidPrefix).
+func terminalLines(out string, keep func(string) bool) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = pidPrefix.ReplaceAllString(strings.TrimRight(l, "\r"), ""); keep(l) {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
 // TestCLIPadsTerminalOrder: on the terminal the command writes to, the
 // pads wait for each record's line (probe.Config.Sync), so a call's
 // line comes before what the command prints after the call, as under
@@ -95,14 +106,10 @@ func TestCLIPadsTerminalOrder(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--entry-only"}} {
 		args := append([]string{"run", "--backend", "ptrace", "-q"}, extra...)
 		out := utapOnTerminal(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "signals")...)
-		var got []string
-		for _, l := range strings.Split(out, "\n") {
-			l = regexp.MustCompile(`^\[pid \d+\] `).ReplaceAllString(strings.TrimRight(l, "\r"), "")
+		got := terminalLines(out, func(l string) bool {
 			// Signal lines come from the tracer's stops, not the pads.
-			if l != "" && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---") {
-				got = append(got, l)
-			}
-		}
+			return l != "" && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")
+		})
 		var want []string
 		for i := range 5 {
 			if extra == nil {
@@ -130,13 +137,9 @@ func TestCLIAutoBackendTerminal(t *testing.T) {
 	if !strings.Contains(out, "utap: backend ptrace: the trace shares the command's terminal") {
 		t.Fatalf("the terminal showed\n%s", out)
 	}
-	var got []string
-	for _, l := range strings.Split(out, "\n") {
-		l = regexp.MustCompile(`^\[pid \d+\] `).ReplaceAllString(strings.TrimRight(l, "\r"), "")
-		if strings.HasPrefix(l, "usr1") || strings.HasPrefix(l, "<... work resumed> ) = ") {
-			got = append(got, l)
-		}
-	}
+	got := terminalLines(out, func(l string) bool {
+		return strings.HasPrefix(l, "usr1") || strings.HasPrefix(l, "<... work resumed> ) = ")
+	})
 	var want []string
 	for i := range 5 {
 		want = append(want, fmt.Sprintf("<... work resumed> ) = %d", i), "usr1")
