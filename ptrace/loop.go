@@ -292,6 +292,7 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			// and the semaphores' increments, taken back at its detach.
 			np.sems = maps.Clone(p.sems)
 			np.pads = p.pads.forked(true)
+			tr.pads.forkOrder(np)
 		default:
 			// Its memory holds our int3s and semaphore increments, which
 			// releaseChild takes out of it.
