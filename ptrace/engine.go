@@ -89,7 +89,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 	}
 	d := pads.New(emit, t.Tally)
 	// tr.fast is set before the first ring starts the drainer.
-	d.SetWaits(pads.Waits{Lossy: e.Lossy, Sync: e.Sync, Woke: func() { tr.fast.stopped() }})
+	d.SetWaits(pads.Waits{Lossy: e.Lossy, Sync: e.Sync, Woke: func() { tr.fast.stopped() }, CPUs: runtime.NumCPU()})
 	d.Lends(t)
 	tr.pads = newPadEngine(tr, e.NoPads, e.Verbose, d)
 	tr.pads.sync = e.Sync

@@ -69,7 +69,8 @@ const (
 	// OffSleep is set while the reader sleeps on it (a futex).
 	OffSleep = 640
 	// OffSync, set by the tracer, makes a pad wait after each record
-	// until the reader has passed it (record.go, emitSync).
+	// until the reader has passed it (record.go, emitSync); its value
+	// is the TSC cycles the pad spins before it sleeps (SetSync).
 	OffSync = 832
 	// OffTracer is the tracer's liveness word: the id of its thread, on
 	// that thread's robust futex list, so the kernel clears it the moment

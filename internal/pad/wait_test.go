@@ -174,9 +174,9 @@ func TestDrainUpToWakes(t *testing.T) {
 func waiters(r *Ring) uint64 { return atomic.LoadUint64(r.word(OffWaiters)) }
 
 // With SetSync, a pad waits after its record until the reader has passed
-// it: the call returns only after a drain. Not while the tracer is gone
-// (its liveness word 0, or its death bit set), nor once the ring is
-// lossy (the pads about to be taken out).
+// it, spinning, then sleeping: the call returns only after a drain. Not
+// while the tracer is gone (its liveness word 0, or its death bit set),
+// nor once the ring is lossy (the pads about to be taken out).
 func TestPadSyncWaitsForReader(t *testing.T) {
 	noGC(t)
 	const n = 16
@@ -184,7 +184,6 @@ func TestPadSyncWaitsForReader(t *testing.T) {
 	rnd := rand.New(rand.NewSource(8))
 	tracer := (*uint32)(unsafe.Pointer(&mem[OffTracer]))
 	atomic.StoreUint32(tracer, 1234) // the tracer's thread, alive
-	r.SetSync()
 	async := func(b uint64) chan struct{} {
 		done := make(chan struct{})
 		go func() {
@@ -194,7 +193,25 @@ func TestPadSyncWaitsForReader(t *testing.T) {
 		}()
 		return done
 	}
-	done := async(1)
+	// Spinning, or asleep once its spin is over: not back before the
+	// drain that reads its record has ended.
+	r.SetSync(SyncSpin)
+	done := async(0)
+	returned := func(*Record) {
+		select {
+		case <-done:
+			t.Error("the call returned before its record was read")
+		default:
+		}
+	}
+	for r.Drain(returned) == 0 {
+		runtime.Gosched()
+	}
+	<-done
+
+	// Asleep at once: waiting on its own word.
+	r.SetSync(1)
+	done = async(1)
 	for waiters(r) == 0 { // committed, waiting: its own word, no timing
 		runtime.Gosched()
 	}

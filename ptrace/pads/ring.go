@@ -80,7 +80,7 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 		r.SetLossy()
 	}
 	if d.waits.Sync {
-		r.SetSync()
+		r.SetSync(d.waits.spin())
 	}
 	d.mu.Lock()
 	d.wake() // the drainer sleeps on the rings it had
