@@ -4,6 +4,7 @@ import (
 	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/probe"
+	"slices"
 )
 
 // Site is what a record's event says of its probe.
@@ -84,7 +85,11 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 	}
 	d.mu.Lock()
 	d.wake() // the drainer sleeps on the rings it had
-	d.rings[pid] = pr
+	if i := slices.IndexFunc(d.rings, func(o *Ring) bool { return o.Pid == pid }); i >= 0 {
+		d.rings[i] = pr
+	} else {
+		d.rings = append(d.rings, pr)
+	}
 	d.aggAdded(pr)
 	d.mu.Unlock()
 	d.start()
@@ -99,12 +104,12 @@ func (d *Drainer) Gone(r *Ring) []byte {
 	}
 	d.mu.Lock()
 	d.wake() // nothing sleeps on its view once it is unmapped
-	if d.rings[r.Pid] == r {
+	if slices.Contains(d.rings, r) {
 		d.catchUp(r, true)
 		d.drainAll()
 		r.r.DrainLast(r.records(d))
 		d.aggGone(r)
-		delete(d.rings, r.Pid)
+		d.rings = slices.DeleteFunc(d.rings, func(o *Ring) bool { return o == r })
 		if d.tally {
 			for id := range min(len(d.sites), pad.MaxCounted) {
 				d.count(uint32(id), r.r.Count(id))
