@@ -19,11 +19,13 @@ func (r *Ring) word32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.mem[
 // for room are woken (one load when none waits), and a pad's verdict
 // that the tracer is gone is taken back. more: the drain stopped at its
 // bound with records left, and the reader goes on at once: the waiters
-// are then woken only once a quarter of the ring is free, not after
-// every batch: a wake-up is a system call here and a switch there, which
-// per batch cost as much as the records (a full ring stays full).
+// are then woken only once a quarter of the smallest room a pad has is
+// free (a string fetch's, StrRecords), not after every batch: a wake-up
+// is a system call here and a switch there. A quarter of the ring, as
+// before, kept a string fetch's pads asleep until the reader had read
+// everything, the two taking turns: 20% of such a trace's time.
 func (r *Ring) freed(more bool) {
-	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.sync || r.tail-r.wokeAt >= r.n/4) {
+	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.sync || r.tail-r.wokeAt >= uint64(strRecords(int(r.n)))/4) {
 		r.wokeAt = r.tail
 		r.wakeWaiters()
 	}
