@@ -255,6 +255,27 @@ func BenchmarkTextSyscall(b *testing.B) {
 	}
 }
 
+// TestPlainRun: the run of plain bytes found eight at a time ends where
+// the byte-by-byte table says, for every byte value at every place of a
+// run as long as two words and a tail.
+func TestPlainRun(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 19; at++ {
+			b := []byte("abcdefghijklmnopqrs")
+			b[at] = byte(c)
+			want := 0
+			for want < len(b) && plain[b[want]] {
+				want++
+			}
+			for from := 0; from <= want; from++ {
+				if got := plainRun(string(b), from); got != want {
+					t.Fatalf("plainRun(%q, %d) = %d, want %d", b, from, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestQuoteRuns: quote's runs of plain bytes give what quoting byte by
 // byte gives, for every byte value around them, cut or not.
 func TestQuoteRuns(t *testing.T) {
@@ -277,5 +298,13 @@ func TestQuoteRuns(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkQuote: a path as a str() trace shows it.
+func BenchmarkQuote(b *testing.B) {
+	var buf []byte
+	for i := 0; i < b.N; i++ {
+		buf = quote(buf[:0], "/usr/lib/x86_64-linux-gnu/libc.so.6", 32)
 	}
 }
