@@ -126,9 +126,10 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	}
 	rs := ps.bp.hijack.sites[0]
 	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring}
+	spec.Open = callRecord(spec, rs)
 	code, err := pad.BuildReturn(pad.Spec{
 		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: rs.fetches,
-		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync,
+		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync, Amend: spec.Open,
 	}, h)
 	if err != nil {
 		return nil, err
@@ -139,6 +140,18 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	spec.Hijack = h
 	ps.ret, ps.retPad = rs, at
 	return code, nil
+}
+
+// callRecord says whether a call's entry and return may be one record
+// (pad.Spec.Open, Amend): an entry pad writing a record of at most
+// pad.MaxOpenValues values, a return probe with no condition and no
+// value but the return value (its prototype's, typed), and no wait for
+// each line (Sync: the
+// entry's line must come before the call runs). The drainer reads half
+// the records, the return pad reserves none (docs/benchmarks.md).
+func callRecord(entry *pad.Spec, ret *siteProg) bool {
+	return !entry.Count && !entry.Sync && !entry.HijackOnly && !entry.Restore && entry.Agg == nil && entry.Sys == nil &&
+		len(entry.Fetches) <= pad.MaxOpenValues && ret.cond == nil && len(ret.fetches) <= 1
 }
 
 // restoreReturns puts back the real return address of every frame a

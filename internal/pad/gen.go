@@ -67,7 +67,20 @@ type Spec struct {
 	Agg *AggSite
 	// Sys: a system call pad (syspad.go).
 	Sys *SysSpec
+	// Open: an entry pad with a return pad that may amend its record
+	// (Amend): the record is committed Open, and its tsc is the one the
+	// shadow stack keeps, which tells the return pad the record is its
+	// entry's. At most MaxOpenValues values.
+	Open bool
+	// Amend: a return pad with no condition and no values but the
+	// return value, whose entry's pad is Open: it adds the return to
+	// the entry's record when that is the ring's last, unread (emitAmend).
+	Amend bool
 }
+
+// MaxOpenValues is the values an Open entry's record may hold: the
+// return takes the last two.
+const MaxOpenValues = MaxValues - 2
 
 // Frame slots, 8 bytes each, from rbx: the registers as the probed
 // instruction saw them in hardware order (0 rax ... 15 r15, 4 the
@@ -152,6 +165,9 @@ func frameSize(s Spec) (int32, error) {
 	if s.Sys != nil {
 		vregs = max(vregs, iovScratch+1) // emitIov's
 	}
+	if s.Open {
+		vregs++ // the entry's tsc (tscSlot)
+	}
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
 	frame = (frame + 15) &^ 15
 	if frame > maxFrame {
@@ -216,6 +232,9 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	saved := a.NewLabel()
 	a.Bind(saved)
 	a.MovRR(x86.RBX, x86.RSP)
+	if s.Open {
+		a.StoreI32(tscSlot(frame), 0) // no record: the hijack reads the clock
+	}
 
 	if reads(s) {
 		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
@@ -274,7 +293,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	}
 	a.Bind(done)
 	if s.Hijack != nil && !s.Restore {
-		emitHijack(a, s.Hijack)
+		emitHijack(a, s.Hijack, s, frame)
 	}
 	// Restore: flags first (the loads after change none), rbx last.
 	// add $0x7f,%al overflows exactly when seto saved 1; sahf sets the
@@ -287,6 +306,10 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down, Fixups: fixupsOf(a)}
 	return code, lay, nil
 }
+
+// tscSlot is an Open entry pad's frame word for its record's tsc: the
+// frame's last, past the programs' virtual registers.
+func tscSlot(frame int32) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: frame - 8} }
 
 // fixupsOf is a's exception table as offsets in its code (assembled).
 func fixupsOf(a *x86.Asm) []Fixup {

@@ -79,6 +79,10 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 		a.RR(x86.OR, x86.RAX, x86.RDX)
 	}
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecTSC}, x86.RAX)
+	if s.Open {
+		frame, _ := frameSize(s)
+		a.Store(tscSlot(frame), x86.RAX) // for the shadow stack (emitHijack)
+	}
 	a.Rdfsbase(x86.RAX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
 	a.MovRI(x86.RAX, uint64(s.ID)|uint64(kindOf(s))<<56|strMask(s)<<strShift)
@@ -97,6 +101,10 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	a.MovRR(x86.RAX, x86.RCX)
 	a.RI(x86.AND, x86.RAX, -n)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
+	if s.Open {
+		a.MovRI(x86.RDX, Open)
+		a.RR(x86.OR, x86.RAX, x86.RDX)
+	}
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.RAX)
 	if s.Sync {
 		a.MovRR(x86.R15, x86.RCX) // i, for emitSync past the wake's system call

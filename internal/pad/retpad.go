@@ -23,6 +23,10 @@ import (
 const (
 	KindEntry  = 0
 	KindReturn = 1
+	// KindCall: an entry record its return pad amended (Spec.Amend):
+	// values 0 and 1 the entry's, 2 the return value, 3 the return's
+	// tsc (Record.SplitCall).
+	KindCall = 4
 )
 
 // The shadow area: a header, then ShadowThreads thread slots, each the
@@ -119,8 +123,10 @@ func emitFind(a *x86.Asm, h *Hijack, claim bool, none x86.Label) {
 // every register but rbx and rsp free. The entry is reserved (count
 // stored) before it is written and the return address swapped last, so a
 // signal handler's calls in between nest above it. A stack full, or no
-// slot for the thread: the call's return is not seen, counted.
-func emitHijack(a *x86.Asm, h *Hijack) {
+// slot for the thread: the call's return is not seen, counted. An Open
+// pad's entry keeps its record's tsc (one clock read, and the return
+// pad knows its entry's record by it: emitAmend).
+func emitHijack(a *x86.Asm, h *Hijack, s Spec, frame int32) {
 	skip, missed := a.NewLabel(), a.NewLabel()
 	a.Rdfsbase(x86.RDX)
 	a.RR(x86.TEST, x86.RDX, x86.RDX)
@@ -137,7 +143,16 @@ func emitHijack(a *x86.Asm, h *Hijack) {
 	a.Load(x86.R11, x86.Mem{Base: x86.R10})
 	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entSP}, x86.R10)
 	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entOrig}, x86.R11)
-	tsc(a, x86.RAX)
+	if s.Open {
+		read := a.NewLabel()
+		a.Load(x86.RAX, tscSlot(frame))
+		a.RR(x86.TEST, x86.RAX, x86.RAX)
+		a.Jcc(x86.NE, read)
+		tsc(a, x86.RAX)
+		a.Bind(read)
+	} else {
+		tsc(a, x86.RAX)
+	}
 	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entTSC}, x86.RAX)
 	a.MovRI(x86.RAX, h.Return)
 	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entRet}, x86.RAX)
@@ -159,6 +174,9 @@ func emitHijack(a *x86.Asm, h *Hijack) {
 func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 	if len(s.Fetches)+2 > MaxValues {
 		return nil, fmt.Errorf("pad: a return probe with %d values (a record holds %d with the return value and time)", len(s.Fetches), MaxValues-2)
+	}
+	if s.Amend && (len(s.Fetches) > 1 || s.Cond != nil || s.Count || s.Sync) {
+		return nil, fmt.Errorf("pad: a return pad amending its entry's record has no condition and one value at most, and does not count or wait")
 	}
 	frame, err := frameSize(s)
 	if err != nil {
@@ -209,6 +227,11 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 		emitTally(a, s)
 		a.Jmp(done)
 	}
+	if s.Amend {
+		if err := emitAmend(a, s, done); err != nil {
+			return nil, err
+		}
+	}
 	for i, f := range s.Fetches {
 		if err := f.Native(a, s.ABI, s.Addr); err != nil {
 			return nil, err
@@ -230,6 +253,76 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 	a.Bind(lost)
 	a.Raw(0x0f, 0x0b) // ud2
 	return a.Assemble()
+}
+
+// emitAmend adds the return to its entry's record, when that is the
+// ring's last (index head-1), stamped with the entry's tsc (slotETSC) by
+// this thread (its fs base) and still Open (unread): claimed from Open
+// by cmpxchg, the return value (the frame's rax) and the tsc go in
+// values 2 and 3, the kind becomes KindCall, and the commit is plain.
+// A value the return probe fetches (its prototype's typed return value)
+// must be rax too: the record keeps one. Otherwise (a record came
+// between: a nested call's, another thread's; the reader took it; the
+// entry wrote none; a value not rax, a float's) it falls through to the
+// return's own record. Clobbers every register but rbx.
+func emitAmend(a *x86.Asm, s Spec, done x86.Label) error {
+	own := a.NewLabel()
+	if len(s.Fetches) == 1 {
+		if err := s.Fetches[0].Native(a, s.ABI, s.Addr); err != nil {
+			return err
+		}
+		a.Load(x86.RDX, slot(x86.RAX))
+		a.RR(x86.CMP, x86.RAX, x86.RDX)
+		a.Jcc(x86.NE, own)
+	}
+	n := int32(s.Records)
+	rec := func(off int32) x86.Mem { return x86.Mem{Base: x86.RDI, Disp: HeaderSize + off} }
+	a.MovRI(x86.RSI, s.Ring)
+	a.Load(x86.RCX, ringMem(OffHead))
+	a.RR(x86.TEST, x86.RCX, x86.RCX)
+	a.Jcc(x86.E, own)
+	a.RI(x86.SUB, x86.RCX, 1) // i
+	a.MovRR(x86.RDI, x86.RCX)
+	a.RI(x86.AND, x86.RDI, n-1)
+	a.MovRR(x86.RAX, x86.RCX)
+	a.RR(x86.SUB, x86.RAX, x86.RDI) // i &^ (n-1)
+	a.RI(x86.SHL, x86.RDI, 6)       // RecSize
+	a.RR(x86.ADD, x86.RDI, x86.RSI)
+	a.Load(x86.R8, rec(RecTSC))
+	a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
+	a.RR(x86.CMP, x86.R8, x86.RDX)
+	a.Jcc(x86.NE, own)
+	a.Rdfsbase(x86.RDX)
+	a.Load(x86.R8, rec(RecFS))
+	a.RR(x86.CMP, x86.R8, x86.RDX)
+	a.Jcc(x86.NE, own)
+	// Open (i &^ (n-1)) + 1 → claimed (i &^ (n-1)) | Busy.
+	a.MovRI(x86.RDX, Busy)
+	a.MovRR(x86.R8, x86.RAX)
+	a.RR(x86.OR, x86.R8, x86.RDX)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.RAX, Disp: 1})
+	a.MovRI(x86.RDX, Open)
+	a.RR(x86.OR, x86.RAX, x86.RDX)
+	a.LockCmpxchg(rec(RecSeq), x86.R8)
+	a.Jcc(x86.NE, own)
+	a.Load(x86.RAX, slot(x86.RAX))
+	a.Store(rec(RecVals+8*MaxOpenValues), x86.RAX)
+	tsc(a, x86.RAX)
+	a.Store(rec(RecVals+8*(MaxOpenValues+1)), x86.RAX)
+	a.Load(x86.RAX, rec(RecSite))
+	a.MovRI(x86.RDX, 1<<56-1)
+	a.RR(x86.AND, x86.RAX, x86.RDX)
+	a.MovRI(x86.RDX, uint64(KindCall)<<56)
+	a.RR(x86.OR, x86.RAX, x86.RDX)
+	a.Store(rec(RecSite), x86.RAX)
+	// The commit, (i &^ (n-1)) + 1: a plain store, after the others.
+	a.MovRI(x86.RDX, ^Busy)
+	a.RR(x86.AND, x86.R8, x86.RDX)
+	a.Lea(x86.R8, x86.Mem{Base: x86.R8, Disp: 1})
+	a.Store(rec(RecSeq), x86.R8)
+	a.Jmp(done)
+	a.Bind(own)
+	return nil
 }
 
 // saveAll moves below the red zone and saves every register and the

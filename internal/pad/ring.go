@@ -100,6 +100,15 @@ const (
 // Busy marks a claimed record in its seq word.
 const Busy = uint64(1) << 63
 
+// Open marks a committed record its writer may still amend (an open
+// call, Spec.Open): an entry whose return pad, finding it the ring's
+// last record and unread, claims it again and adds the return (a
+// KindCall record), one record a call instead of two. The reader takes
+// it as it is (Open cleared by cmpxchg, the amend then fails) once it is
+// not the last, or has waited openGrace, or must pass it (a drain to a
+// stop's marks, the last one).
+const Open = uint64(1) << 62
+
 // DefaultRecords is the records of a ring: 8 MiB of records, 1 MiB of
 // marks, touched only as records reach them. A burst of 100k calls on
 // many threads fits, whatever the tracer is doing meanwhile.
@@ -155,6 +164,16 @@ func (r *Record) Str(i int) (s []byte, ok bool) {
 	return r.strs[i], true
 }
 
+// SplitCall makes r, a KindCall record, its entry again, and ret the
+// return record its return pad (site r.Site+1, fetching n values: 0, or
+// 1 equal to rax) would have written: the values, rax, the entry's tsc,
+// stamped with the return's.
+func (r *Record) SplitCall(ret *Record, n int) {
+	*ret = Record{Index: r.Index, TSC: r.Vals[MaxOpenValues+1], FS: r.FS, Site: r.Site + 1, Kind: KindReturn}
+	ret.Vals[0], ret.Vals[n], ret.Vals[n+1] = r.Vals[MaxOpenValues], r.Vals[MaxOpenValues], r.TSC
+	r.Kind, r.Vals[MaxOpenValues], r.Vals[MaxOpenValues+1] = KindEntry, 0, 0
+}
+
 // faultShift is where a record's site word keeps its fault bits.
 const faultShift = 32
 
@@ -182,7 +201,17 @@ type Ring struct {
 	// published (SetDrained).
 	drained func()
 	sync    bool // SetSync
+	// open: index+1 of the Open record a drain left at the tail (the
+	// last reserved: its return may amend it), and since when.
+	open      uint64
+	openSince time.Time
+	batch     bool // in DrainBatch
 }
+
+// openGrace is how long the reader leaves an Open record, the last, for
+// its return pad to amend: a call that takes longer (a read that blocks)
+// shows its entry then, its return on its own.
+const openGrace = 2 * time.Millisecond
 
 // SetDrained makes f run at the end of every drain, before the records
 // it read are given back to the producers: a consumer that keeps a
@@ -230,8 +259,22 @@ const grace = 500 * time.Millisecond
 // Drain passes every committed record, in reservation order, to f, and
 // frees its slot; it stops at the first record still being written.
 // It returns the records read. A record f gets stays as it is until f's
-// next call returns, or the drain does.
+// next call returns, or the drain does. An Open record is taken as it is.
 func (r *Ring) Drain(f func(*Record)) int { return r.drain(f, false, ^uint64(0), ^uint64(0)) }
+
+// DrainBatch is DrainUpTo leaving an Open record that is the ring's
+// last, for openGrace, to its return pad (AtOpen says so): the reader's
+// own pace, where nothing waits for the records.
+func (r *Ring) DrainBatch(i uint64, f func(*Record)) int {
+	r.batch = true
+	n := r.drain(f, false, ^uint64(0), i)
+	r.batch = false
+	return n
+}
+
+// AtOpen says whether the last drain stopped at an Open record left to
+// its return pad (DrainBatch).
+func (r *Ring) AtOpen() bool { return r.open == r.tail+1 }
 
 // DrainBeforeUpTo is Drain stopping at the first record stamped at or
 // after tsc (what happened before an event the tracer is about to emit),
@@ -265,6 +308,16 @@ scan:
 		seq := r.word(off + RecSeq)
 		s := r.tail & (r.n - 1)
 		v := atomic.LoadUint64(seq) + s
+		if v == (r.tail+1)|Open {
+			if r.leaveOpen() {
+				break scan
+			}
+			// Taken as it is: its return pad's amend fails from now on.
+			if !atomic.CompareAndSwapUint64(seq, (r.tail+1-s)|Open, r.tail+1-s) {
+				continue // amended meanwhile, or being amended
+			}
+			v = r.tail + 1
+		}
 		switch {
 		case v == r.tail+1:
 			if *r.word(off + RecTSC) >= before {
@@ -310,6 +363,21 @@ scan:
 	atomic.StoreUint64(r.word(OffTail), r.tail)
 	r.freed(r.tail >= upTo && r.Reserved() > r.tail)
 	return n
+}
+
+// leaveOpen says whether a drain leaves the Open record at tail to its
+// return pad: a batch's (DrainBatch), the record the last reserved, for
+// openGrace.
+func (r *Ring) leaveOpen() bool {
+	if !r.batch || r.Reserved() != r.tail+1 {
+		return false
+	}
+	now := time.Now()
+	if r.open != r.tail+1 {
+		r.open, r.openSince = r.tail+1, now
+		return true
+	}
+	return now.Sub(r.openSince) < openGrace
 }
 
 // overdue tracks how long the reader has waited at tail.

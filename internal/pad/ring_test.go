@@ -145,3 +145,82 @@ func TestRingDrainedBeforeTail(t *testing.T) {
 		t.Fatal("no room after the drain")
 	}
 }
+
+// An Open entry (Spec.Open) left to its return pad while it is the last
+// record, amended into one KindCall record; taken as it is once a record
+// follows it, by a drain that must pass it, or after openGrace; an amend
+// after that fails (the return pad then writes its own record).
+func TestRingOpenCall(t *testing.T) {
+	const n = 16
+	r, mem := newTestRing(t, n)
+	w := func(off int) *uint64 { return (*uint64)(unsafe.Pointer(&mem[off])) }
+	// open writes an Open entry of site 6 with values a, b: record.go's
+	// commit with Spec.Open.
+	open := func(a, b uint64) uint64 {
+		i := atomic.AddUint64(w(OffHead), 1) - 1
+		s := i & (n - 1)
+		off := HeaderSize + int(s)*RecSize
+		if !atomic.CompareAndSwapUint64(w(off+RecSeq), i-s, (i-s)|Busy) {
+			t.Fatalf("claim of %d failed", i)
+		}
+		*w(off + RecTSC), *w(off + RecSite), *w(off + RecVals), *w(off + RecVals + 8) = 100+i, 6, a, b
+		atomic.StoreUint64(w(off+RecSeq), (i+1-s)|Open)
+		return i
+	}
+	// amend is emitAmend's claim, write and commit of record i.
+	amend := func(i, ret uint64) bool {
+		s := i & (n - 1)
+		off := HeaderSize + int(s)*RecSize
+		if !atomic.CompareAndSwapUint64(w(off+RecSeq), (i+1-s)|Open, (i-s)|Busy) {
+			return false
+		}
+		*w(off + RecVals + 16), *w(off + RecVals + 24) = ret, 200+i
+		*w(off + RecSite) = 6 | uint64(KindCall)<<56
+		atomic.StoreUint64(w(off+RecSeq), i+1-s)
+		return true
+	}
+	var got []Record
+	keep := func(rec *Record) { got = append(got, *rec) }
+
+	i := open(1, 2)
+	if r.DrainBatch(^uint64(0), keep) != 0 || !r.AtOpen() {
+		t.Fatalf("the last record, Open: read %d, AtOpen %v", len(got), r.AtOpen())
+	}
+	if !amend(i, 3) || r.DrainBatch(^uint64(0), keep) != 1 || got[0].Kind != KindCall {
+		t.Fatalf("amended: %+v", got)
+	}
+	var ret Record
+	got[0].SplitCall(&ret, 1)
+	if e := got[0]; e.Kind != KindEntry || e.Site != 6 || e.Vals != [MaxValues]uint64{1, 2, 0, 0} || e.TSC != 100 {
+		t.Errorf("entry %+v", e)
+	}
+	if ret.Kind != KindReturn || ret.Site != 7 || ret.Vals != [MaxValues]uint64{3, 3, 100, 0} || ret.TSC != 200 {
+		t.Errorf("return %+v", ret)
+	}
+
+	// A record after it: taken as it is, and the amend fails.
+	got = got[:0]
+	i = open(4, 5)
+	produce(mem, n, 9, 10)
+	if r.DrainBatch(^uint64(0), keep) != 2 || got[0].Kind != KindEntry || got[0].Vals[0] != 4 || got[1].Site != 9 || amend(i, 6) {
+		t.Fatalf("Open before another: %+v", got)
+	}
+
+	// A drain that must pass it (a stop's marks, the last one), and the
+	// batch after openGrace, take it as it is.
+	for _, drain := range []func() int{
+		func() int { return r.DrainUpTo(r.Reserved(), keep) },
+		func() int { return r.DrainLast(keep) },
+		func() int {
+			r.DrainBatch(^uint64(0), keep)
+			r.openSince = r.openSince.Add(-openGrace)
+			return r.DrainBatch(^uint64(0), keep)
+		},
+	} {
+		got = got[:0]
+		i = open(7, 8)
+		if drain() != 1 || got[0].Kind != KindEntry || amend(i, 9) {
+			t.Fatalf("passed: %+v", got)
+		}
+	}
+}

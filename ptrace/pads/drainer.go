@@ -46,6 +46,7 @@ type Drainer struct {
 	counts []uint64
 	timed  map[uint32]*timedTally // return sites' tally blocks, by site id
 	ev     events                 // the events made of records (events.go)
+	ret    pad.Record             // a KindCall record's return (record)
 	// held: the loop holds events of a stop not emitted yet; the drainer
 	// leaves the rings alone until Release has emitted them in order.
 	held atomic.Bool
@@ -225,9 +226,10 @@ func (d *Drainer) start() {
 				// Records past a waiting stop wait for its events.
 				if d.catchUp(nil, false) {
 					n = d.drainSome(drainBatch)
-					behind = anyBehind(d.rings)
+					var open bool
+					behind, open = anyBehind(d.rings)
 					idle = n == 0 && !behind
-					if !behind { // caught up: a blocked thread's earlier records are all read
+					if !behind && !open { // caught up: a blocked thread's earlier records are all read
 						d.blk.scan(d)
 					}
 				}
@@ -268,14 +270,20 @@ func (d *Drainer) start() {
 	}()
 }
 
-// anyBehind says whether a ring holds records reserved past its tail.
-func anyBehind(rings []*Ring) bool {
+// anyBehind says whether a ring holds records reserved past its tail
+// (behind), or only an Open one left to its return pad (open: the
+// drainer waits a while for it).
+func anyBehind(rings []*Ring) (behind, open bool) {
 	for _, r := range rings {
-		if r.r.Reserved() != r.r.Tail() {
-			return true
+		switch {
+		case r.r.Reserved() == r.r.Tail():
+		case r.r.AtOpen():
+			open = true
+		default:
+			return true, open
 		}
 	}
-	return false
+	return false, open
 }
 
 // Halt stops the drainer; the rings gone are drained by Gone.
@@ -300,7 +308,7 @@ func (d *Drainer) drainSome(max int) int {
 	d.takeIn()
 	n := 0
 	for _, r := range d.rings {
-		n += r.r.DrainUpTo(min(r.head, r.r.Tail()+uint64(max)), r.records(d))
+		n += r.r.DrainBatch(min(r.head, r.r.Tail()+uint64(max)), r.records(d))
 	}
 	return n
 }
@@ -321,6 +329,18 @@ func (d *Drainer) drainAll() int {
 // A record that goes nowhere lets a kept entry (calls.go) go first: the
 // ring reads the next record into the kept one's place (pad.Ring's two).
 func (d *Drainer) record(r *Ring, rec *pad.Record) {
+	if rec.Kind == pad.KindCall {
+		// A call in one record (pad.Spec.Open): its entry, then its
+		// return, as their pads write them otherwise.
+		n := 0
+		if int(rec.Site)+1 < len(d.sites) {
+			n = len(d.sites[rec.Site+1].Fetches)
+		}
+		rec.SplitCall(&d.ret, n)
+		d.record(r, rec)
+		d.record(r, &d.ret)
+		return
+	}
 	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() || r.Quiet {
 		d.ev.unhold(d)
 		return
