@@ -19,13 +19,15 @@ func (r *Ring) word32(off int) *uint32 { return (*uint32)(unsafe.Pointer(&r.mem[
 // for room are woken (one load when none waits), and a pad's verdict
 // that the tracer is gone is taken back. more: the drain stopped at its
 // bound with records left, and the reader goes on at once: the waiters
-// are then woken only once a quarter of the smallest room a pad has is
-// free (a string fetch's, StrRecords), not after every batch: a wake-up
-// is a system call here and a switch there. A quarter of the ring, as
-// before, kept a string fetch's pads asleep until the reader had read
-// everything, the two taking turns: 20% of such a trace's time.
+// are then woken only once a quarter of the least room of the pads read
+// is free (the ring's; a string fetch's, StrRecords; a system call
+// pad's), not after every batch: a wake-up is a system call here and a
+// switch there (a wake per batch was 5% of the default trace's tracer).
+// A quarter of the ring for all kept a string fetch's pads asleep until
+// the reader had read everything, the two taking turns: 20% of such a
+// trace's time.
 func (r *Ring) freed(more bool) {
-	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.sync || r.tail-r.wokeAt >= uint64(strRecords(int(r.n)))/4) {
+	if atomic.LoadUint64(r.word(OffWaiters)) != 0 && (!more || r.sync || r.tail-r.wokeAt >= r.room/4) {
 		r.wokeAt = r.tail
 		r.wakeWaiters()
 	}
