@@ -72,6 +72,9 @@ const (
 	// until the reader has passed it (record.go, emitSync); its value
 	// is the TSC cycles the pad spins before it sleeps (SetSync).
 	OffSync = 832
+	// OffSpin is 1 while a pad spins for its line (emitSync): one at a
+	// time, the others sleep at once.
+	OffSpin = 896
 	// OffTracer is the tracer's liveness word: the id of its thread, on
 	// that thread's robust futex list, so the kernel clears it the moment
 	// the thread dies; 0 once the tracer lets the process go. While it is

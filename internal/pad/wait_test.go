@@ -209,6 +209,21 @@ func TestPadSyncWaitsForReader(t *testing.T) {
 	}
 	<-done
 
+	// Another pad spinning (OffSpin taken): this one sleeps at once,
+	// however long it may spin.
+	spinWord := (*uint64)(unsafe.Pointer(&mem[OffSpin]))
+	atomic.StoreUint64(spinWord, 1)
+	r.SetSync(1 << 40)
+	done = async(4)
+	for waiters(r) == 0 {
+		runtime.Gosched()
+	}
+	if got := r.Drain(func(*Record) {}); got != 1 {
+		t.Fatalf("read %d records, want 1", got)
+	}
+	<-done
+	atomic.StoreUint64(spinWord, 0)
+
 	// Asleep at once: waiting on its own word.
 	r.SetSync(1)
 	done = async(1)
