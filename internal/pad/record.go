@@ -203,8 +203,8 @@ func emitSync(a *x86.Asm, s Spec, done x86.Label) {
 	// another CPU writes the line and passes the record in microseconds,
 	// where a futex wait and its wake-up cost the record 18 µs on this
 	// project's VM. One thread at a time (OffSpin): eight spinning on
-	// two CPUs kept the reader off them (8 threads: 33–40 → 46–54 µs a
-	// call).
+	// two CPUs kept the reader off them (8 threads on a terminal: 46–54
+	// µs a call, 33–40 sleeping at once).
 	spin, passed, spun, sleep := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
 	a.MovRI(x86.RAX, 0)
 	a.MovRI(x86.RDX, 1)
