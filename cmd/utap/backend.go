@@ -81,6 +81,10 @@ func chooseBackend(name string, sites []probe.Site, exe string, pw padsWant) (pr
 		if err := check(b, sites); err != nil {
 			return b, "", fmt.Errorf("--backend %s: %w", name, err)
 		}
+		if b.Name == backends[0].Name && pw.terminal {
+			return b, "backend uprobe on the command's terminal: each call's line comes as utap reads it from the kernel, " +
+				"after what the command printed meanwhile (--backend ptrace keeps their order)", nil
+		}
 		return b, "", nil
 	}
 	return probe.Backend{}, "", fmt.Errorf("unknown --backend %q (use auto, ptrace or uprobe)", name)

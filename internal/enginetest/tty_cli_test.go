@@ -147,4 +147,12 @@ func TestCLIAutoBackendTerminal(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the terminal showed\n%s\nwant, in order\n%s", out, strings.Join(want, "\n"))
 	}
+	// The kernel engine asked for: its lines come as read, and it says so.
+	t.Run("uprobe", func(t *testing.T) {
+		need.Uprobes(t)
+		out := utapOnTerminal(t, "run", "--backend", "uprobe", "-e", "work(arg1, arg2)", "--", bin, "signals")
+		if !strings.Contains(out, "utap: backend uprobe on the command's terminal") {
+			t.Errorf("the terminal showed\n%s", out)
+		}
+	})
 }
