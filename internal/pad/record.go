@@ -51,15 +51,9 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	// reader that sets the flag, then finds no record reserved, misses
 	// none (ring.go, Arm).
 	a.Load(x86.R9, ringMem(OffSleep))
-	// rdi = the record: ring + HeaderSize + (i & (n-1)) * RecSize. Its
-	// seq word holds seq - (i & (n-1)) (ring.go): free for i reads
-	// i &^ (n-1), claimed (i|Busy) &^ (n-1).
-	a.MovRR(x86.RDI, x86.RCX)
-	a.RI(x86.AND, x86.RDI, n-1)
-	a.MovRR(x86.RAX, x86.RCX)
-	a.RR(x86.SUB, x86.RAX, x86.RDI)
-	a.RI(x86.SHL, x86.RDI, 6) // RecSize
-	a.RR(x86.ADD, x86.RDI, x86.RSI)
+	// The record (emitSlot): its seq word holds seq - (i & (n-1))
+	// (ring.go): free for i reads i &^ (n-1), claimed (i|Busy) &^ (n-1).
+	emitSlot(a, n)
 	a.MovRI(x86.R8, Busy)
 	a.RR(x86.OR, x86.R8, x86.RAX)
 	a.LockCmpxchg(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecSeq}, x86.R8)
@@ -150,13 +144,7 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 // frame's again at done.
 func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
 	drop, undrop, unwait, wait := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
-	lossy := func(to x86.Label) {
-		a.Load(x86.RAX, ringMem(OffLossy))
-		a.Load(x86.RDX, ringMem(OffGaveUp))
-		a.RR(x86.OR, x86.RAX, x86.RDX)
-		a.Jcc(x86.NE, to)
-	}
-	lossy(drop)
+	emitDropping(a, drop)
 	a.MovRI(x86.RAX, 1)
 	a.LockXadd(ringMem(OffWaited), x86.RAX)
 	a.LockInc(ringMem(OffWaiters))
@@ -167,7 +155,7 @@ func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
 	// giving up the wait) that changes them after bumping the word
 	// makes the wait return at once.
 	a.Load(x86.R13, ringMem(OffRoom))
-	lossy(undrop)
+	emitDropping(a, undrop)
 	a.Load(x86.RCX, ringMem(OffTail))
 	a.Load(x86.RAX, ringMem(OffHead))
 	a.RR(x86.SUB, x86.RAX, x86.RCX)
@@ -233,10 +221,7 @@ func emitSync(a *x86.Asm, s Spec, done x86.Label) {
 	a.Bind(wait)
 	// The futex word first, as emitFull.
 	a.Load(x86.R13, ringMem(OffRoom))
-	a.Load(x86.RAX, ringMem(OffLossy))
-	a.Load(x86.RDX, ringMem(OffGaveUp))
-	a.RR(x86.OR, x86.RAX, x86.RDX)
-	a.Jcc(x86.NE, unwait)
+	emitDropping(a, unwait)
 	a.Load32(x86.RAX, ringMem(OffTracer))
 	a.RR(x86.TEST, x86.RAX, x86.RAX)
 	a.Jcc(x86.E, unwait)
@@ -281,6 +266,26 @@ func emitWaitOnce(a *x86.Asm, s Spec, wait, gaveUp x86.Label) {
 	a.MovRR(x86.R12, x86.RAX)
 	tsc(a, x86.R14)
 	a.Jmp(wait)
+}
+
+// emitSlot leaves in rdi record i's place less HeaderSize (ring rsi +
+// (i & (n-1)) * RecSize) and in rax i &^ (n-1), i in rcx.
+func emitSlot(a *x86.Asm, n int32) {
+	a.MovRR(x86.RDI, x86.RCX)
+	a.RI(x86.AND, x86.RDI, n-1)
+	a.MovRR(x86.RAX, x86.RCX)
+	a.RR(x86.SUB, x86.RAX, x86.RDI)
+	a.RI(x86.SHL, x86.RDI, 6) // RecSize
+	a.RR(x86.ADD, x86.RDI, x86.RSI)
+}
+
+// emitDropping jumps to to when full rings drop (OffLossy: --lossy or the
+// pads going; OffGaveUp: the tracer taken for gone). Clobbers rax, rdx.
+func emitDropping(a *x86.Asm, to x86.Label) {
+	a.Load(x86.RAX, ringMem(OffLossy))
+	a.Load(x86.RDX, ringMem(OffGaveUp))
+	a.RR(x86.OR, x86.RAX, x86.RDX)
+	a.Jcc(x86.NE, to)
 }
 
 // futexOwnerDied is the bit the kernel sets in a robust futex word whose

@@ -282,12 +282,7 @@ func emitAmend(a *x86.Asm, s Spec, done x86.Label) error {
 	a.RR(x86.TEST, x86.RCX, x86.RCX)
 	a.Jcc(x86.E, own)
 	a.RI(x86.SUB, x86.RCX, 1) // i
-	a.MovRR(x86.RDI, x86.RCX)
-	a.RI(x86.AND, x86.RDI, n-1)
-	a.MovRR(x86.RAX, x86.RCX)
-	a.RR(x86.SUB, x86.RAX, x86.RDI) // i &^ (n-1)
-	a.RI(x86.SHL, x86.RDI, 6)       // RecSize
-	a.RR(x86.ADD, x86.RDI, x86.RSI)
+	emitSlot(a, n)
 	a.Load(x86.R8, rec(RecTSC))
 	a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
 	a.RR(x86.CMP, x86.R8, x86.RDX)

@@ -118,7 +118,7 @@ func emitStrs(a *x86.Asm, s Spec) {
 		a.Load(x86.R12, scratch(0))
 		a.RI(x86.AND, x86.R12, int32(strRecords(s.Records)-1))
 		a.RI(x86.IMUL, x86.R12, StrSub)
-		a.MovRI(x86.RAX, s.Ring+uint64(StrOff(s.Records)+i*strRecords(s.Records)*StrSub))
+		a.MovRI(x86.RAX, s.Ring+uint64(StrAt(s.Records, 0, i)))
 		a.RR(x86.ADD, x86.R12, x86.RAX)
 		a.Store(local, x86.R12)
 		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, size)
