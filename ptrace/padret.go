@@ -146,9 +146,9 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 // (pad.Spec.Open, Amend): an entry pad writing a record of at most
 // pad.MaxOpenValues values, a return probe with no condition and no
 // value but the return value (its prototype's, typed), and no wait for
-// each line (Sync: the
-// entry's line must come before the call runs). The drainer reads half
-// the records, the return pad reserves none (docs/benchmarks.md).
+// each line (Sync: the entry's line must come before the call runs).
+// The drainer reads half the records, the return pad reserves none
+// (docs/benchmarks.md).
 func callRecord(entry *pad.Spec, ret *siteProg) bool {
 	return !entry.Count && !entry.Sync && !entry.HijackOnly && !entry.Restore && entry.Agg == nil && entry.Sys == nil &&
 		len(entry.Fetches) <= pad.MaxOpenValues && ret.cond == nil && len(ret.fetches) <= 1

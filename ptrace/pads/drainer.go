@@ -339,12 +339,12 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		rec.SplitCall(&d.ret, n)
 		d.record(r, rec)
 		// The lane kept the entry: the return is its thread's, past
-		// the checks the entry passed (calls.go, events.call).
+		// the checks the entry passed, straight to the pairing.
 		if h := &d.ev.held; h.rec == rec && int(d.ret.Site) < len(d.sites) {
-			if s := d.sites[d.ret.Site]; s.Func == h.s.Func && d.ev.takes(s) && d.ev.write(h, &d.ret, s) {
-				h.rec = nil
-				return
+			if s := d.sites[d.ret.Site]; !d.ev.call(d, r, &d.ret, s, h.pid, h.tid) {
+				d.event(r, &d.ret, s, h.pid, h.tid)
 			}
+			return
 		}
 		d.record(r, &d.ret)
 		return

@@ -1,10 +1,11 @@
 package pads
 
 import (
+	"slices"
+
 	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/probe"
-	"slices"
 )
 
 // Site is what a record's event says of its probe.
