@@ -4,7 +4,7 @@ import "io"
 
 // lineBuf is a buffered writer that lines are formatted into in place:
 // bufio.Writer would copy each line a second time, from the line's own
-// buffer into its own. Whole lines are written, 64 KiB at a time.
+// buffer into its own. Whole lines are written, 256 KiB at a time.
 //
 // A full buffer is written by a goroutine of its own while lines go on
 // into a second one: the kernel's write into a file's page cache (its

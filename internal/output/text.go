@@ -453,15 +453,17 @@ func (t *text) args(b []byte, vals []probe.Value) []byte {
 
 // plainInt says whether v is a plain integer, written as its digits:
 // most values.
-func plainInt(v *probe.Value) bool {
-	return v.Format == probe.FormatDefault && !v.IsStr && !v.Err && !v.Null && v.Name == ""
-}
+func plainInt(v *probe.Value) bool { return v.Format == probe.FormatDefault && isInt(v) }
+
+// isInt says whether v is an integer to write per its format: not a
+// string, unreadable, NULL or a name.
+func isInt(v *probe.Value) bool { return !v.IsStr && !v.Err && !v.Null && v.Name == "" }
 
 // ltraceValue is formatValue with ltrace's rule for strings: it reads at
 // most -s bytes, so a string of exactly -s bytes may go on, and is shown
 // with "..." (strace reads one byte more, and shows it whole).
 func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
-	if !v.IsStr && !v.Err && !v.Null && v.Name == "" {
+	if isInt(v) {
 		// A plain integer, most values, or ltrace's guess for an
 		// untyped return: straight to its digits, as formatValue
 		// writes it, without its switch.
