@@ -105,7 +105,7 @@ func TestDifferentialBPF(t *testing.T) {
 		n = 200
 	}
 	v4 := features.HaveV4ISA() == nil
-	var ran, refused int
+	var ran, refused, elsewhere int
 	for seed := range int64(n) {
 		g := &gen{r: rand.New(rand.NewSource(seed)), a: a, builtin: true, regs: true}
 		e := g.expr(2 + int(seed%6))
@@ -127,7 +127,9 @@ func TestDifferentialBPF(t *testing.T) {
 			env := g.env(pid, tid)
 			ref, refErr := probe.Eval(e, env)
 			v, fault := runBPF(t, prog, env)
-			if fault != (refErr != nil) || !fault && v != ref.Int {
+			if env.elsewhere {
+				elsewhere++
+			} else if fault != (refErr != nil) || !fault && v != ref.Int {
 				t.Fatalf("eBPF (v4 %v) of %s\nwith args %#x sp %#x ret %#x:\n%#x fault %v, reference %#x error %v\n%s",
 					isa, e, env.regs, env.sp, env.ret, v, fault, ref.Int, refErr, mustInsns(e, isa))
 			}
@@ -139,7 +141,7 @@ func TestDifferentialBPF(t *testing.T) {
 		}
 		prog.Close()
 	}
-	t.Logf("%d hits agree on all three legs; %d expressions refused by the uprobe engine", ran, refused)
+	t.Logf("%d hits agree on all three legs (%d of them on the Go legs only: they read this process outside the arena); %d expressions refused by the uprobe engine", ran, elsewhere, refused)
 }
 
 func mustInsns(e probe.Expr, v4 bool) asm.Instructions {
