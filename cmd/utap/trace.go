@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/elfsym"
@@ -262,11 +261,7 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
-	every := 100 * time.Millisecond
-	if f, ok := out.(*os.File); ok && isTerminal(f) {
-		every = 0 // a line at a time, as the events happen
-	}
-	w := output.Periodic(fw, every)
+	w := output.Periodic(fw, flushEvery(c, out))
 
 	ctx, stopped := interruptible(!attach)
 	if d := c.Duration("duration"); d > 0 {

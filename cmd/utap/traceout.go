@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/internal/output"
@@ -38,7 +39,17 @@ func openOutput(path string) (io.Writer, func(), error) {
 // so that a call's line comes before what the command prints after it,
 // as under strace and ltrace.
 func sharedTerminal(c *cli.Context) bool {
-	if c.Command.Name != "run" || c.Bool("ff") || c.Bool("c") || c.Bool("count-only") || c.Bool("lossy") {
+	if c.Bool("ff") || c.Bool("c") || c.Bool("count-only") || c.Bool("lossy") {
+		return false
+	}
+	return commandsTerminal(c)
+}
+
+// commandsTerminal says whether the trace's lines go to a terminal the
+// command writes to as well (run mode, -o unset or "-", the command's
+// stdout or stderr a terminal too), whatever the trace shows.
+func commandsTerminal(c *cli.Context) bool {
+	if c.Command.Name != "run" {
 		return false
 	}
 	var out *os.File
@@ -51,6 +62,29 @@ func sharedTerminal(c *cli.Context) bool {
 		return false
 	}
 	return isTerminal(out) && (isTerminal(os.Stdout) || isTerminal(os.Stderr))
+}
+
+// terminalEvery is how soon a trace's lines reach a terminal the command
+// does not write to (attach, -o /dev/tty, the command's output elsewhere):
+// a write(2) per line was such a trace's pace (11 µs a call on a
+// pseudo-terminal, against 1.5–1.9 µs written in batches,
+// docs/benchmarks.md), and no output of the command's must come after
+// them there.
+const terminalEvery = 10 * time.Millisecond
+
+// flushEvery is how soon the trace's lines written to out reach it: at
+// once on a terminal the command writes to (a line must come before what
+// the command prints next, as strace's do), within terminalEvery on
+// another terminal, within 100 ms in a file or pipe.
+func flushEvery(c *cli.Context, out io.Writer) time.Duration {
+	f, ok := out.(*os.File)
+	switch {
+	case !ok || !isTerminal(f):
+		return 100 * time.Millisecond
+	case commandsTerminal(c):
+		return 0
+	}
+	return terminalEvery
 }
 
 // isTerminal says whether f is a terminal.

@@ -156,3 +156,40 @@ func TestCLIAutoBackendTerminal(t *testing.T) {
 		}
 	})
 }
+
+// TestCLITerminalNotShared: lines written to a terminal the command does
+// not write to (-o a terminal, the command's output elsewhere), which go
+// in batches rather than a write a line (flushEvery), all arrive, in
+// order, the last before utap exits.
+func TestCLITerminalNotShared(t *testing.T) {
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	m, s := pty(t)
+	var term bytes.Buffer
+	read := make(chan error, 1)
+	go func() { _, err := io.Copy(&term, m); read <- err }()
+	const n = 5000
+	cmd := exec.Command(utapBin, "run", "--backend", "ptrace", "-q", "-o", s.Name(), "-e", "work(arg1, arg2)", "--", bin, "count", fmt.Sprint(n))
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	s.Close() // the terminal's last writer: EIO on the master once read
+	<-read
+	got := terminalLines(term.String(), func(l string) bool { return strings.HasPrefix(l, "work(") })
+	if len(got) != n {
+		t.Fatalf("the terminal showed %d calls of %d:\n%s", len(got), n, term.String())
+	}
+	for i, l := range got {
+		if want := fmt.Sprintf("work(1, %d) = %d", i, i+1); l != want {
+			t.Fatalf("line %d: %q, want %q", i, l, want)
+		}
+	}
+	if !strings.Contains(stdout.String(), fmt.Sprintf("count %d", n*(n+1)/2)) {
+		t.Errorf("the command printed %q", stdout.String())
+	}
+}
