@@ -12,7 +12,7 @@ import (
 // the ring's strings, so counts and durations are exact at any rate and a
 // call costs a few locked adds. A block:
 //
-//	0   hits
+//	0   unused: the calls are the buckets' sum (a locked add less a call)
 //	8   errors: returns with a negative signed value
 //	16  sum of the durations (TSC ticks)
 //	24  ^minimum duration: inverted so that 0 is unset and both bounds
@@ -25,7 +25,6 @@ import (
 const (
 	TallyBlock   = 4096
 	TallyBuckets = 496
-	tallyHits    = 0
 	tallyErrors  = 8
 	tallySum     = 16
 	tallyNotMin  = 24
@@ -65,7 +64,6 @@ func TallyBounds(i int) (low, width uint64) {
 // r9.
 func emitTally(a *x86.Asm, s Spec) {
 	a.MovRI(x86.RSI, s.Ring+uint64(TallyOff(s.Records, int(s.ID))))
-	a.LockInc(x86.Mem{Base: x86.RSI, Disp: tallyHits})
 	ok := a.NewLabel()
 	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(x86.RAX)})
 	a.RR(x86.TEST, x86.RAX, x86.RAX)
@@ -110,7 +108,7 @@ func keepLarger(a *x86.Asm, m x86.Mem, v x86.Reg) {
 
 // Tally is one site's block as the tracer reads it.
 type Tally struct {
-	Hits, Errors uint64
+	Hits, Errors uint64 // Hits: the buckets' sum
 	Sum          uint64 // ticks
 	Min, Max     uint64 // ticks; meaningful when Hits > 0
 	Buckets      [TallyBuckets]uint64
@@ -123,7 +121,10 @@ func (r *Ring) Tally(id int) Tally {
 	if off+TallyBlock > len(r.mem) {
 		return t // not a counting trace's ring
 	}
-	t.Hits = atomic.LoadUint64(r.word(off + tallyHits))
+	for i := range t.Buckets {
+		t.Buckets[i] = atomic.LoadUint64(r.word(off + tallyHist + 8*i))
+		t.Hits += t.Buckets[i]
+	}
 	if t.Hits == 0 {
 		return t
 	}
@@ -131,8 +132,5 @@ func (r *Ring) Tally(id int) Tally {
 	t.Sum = atomic.LoadUint64(r.word(off + tallySum))
 	t.Min = ^atomic.LoadUint64(r.word(off + tallyNotMin))
 	t.Max = atomic.LoadUint64(r.word(off + tallyMax))
-	for i := range t.Buckets {
-		t.Buckets[i] = atomic.LoadUint64(r.word(off + tallyHist + 8*i))
-	}
 	return t
 }
