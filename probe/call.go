@@ -46,3 +46,11 @@ type CallWriter interface {
 	// asked once.
 	Timed() bool
 }
+
+// A Batcher is told of the batches an engine emits (Target.Lines): Hold
+// before a batch's first event, Release once its last is emitted and
+// before any probe waiting for the batch to be read goes on.
+type Batcher interface {
+	Hold()
+	Release()
+}

@@ -57,6 +57,12 @@ type Target struct {
 	// Pairs.
 	Calls CallWriter
 
+	// Lines, when set, is told of the batches of events an engine
+	// emits from a buffer its probes write (Batcher): a writer that
+	// writes each line as it comes (to a terminal) may write a batch's at
+	// once.
+	Lines Batcher
+
 	// Aggregate lets an engine compute the aggregations of sites whose
 	// Spec has an Agg where the probes fire: instead of an event per hit
 	// it emits events of Kind "agg" (Event.Agg), partial aggregates the

@@ -96,6 +96,9 @@ func (bk *breakpoints) installIn(p *process, th *thread, sites []probe.Site, onl
 	if err := tr.pads.place(p, th, pl); err != nil {
 		return err
 	}
+	if p.pads != nil && p.pads.syncAtWrites() {
+		tr.pads.say(fmt.Sprintf("process %d: the trace's lines wait for its writes to the terminal (sync points), not each call", p.pid))
+	}
 	// The trampoline and the signal hooks serve breakpoints' hijacks
 	// only: a return pad's needs neither (a pad that could not be
 	// written is a breakpoint again by now).

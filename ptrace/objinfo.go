@@ -23,6 +23,11 @@ type objInfo struct {
 	// pthread_sigmask, 0 in any other object (sigtrap.go).
 	sigAction, sigMask uint64
 	libcSigaction      bool // sigAction is glibc's __libc_sigaction
+	// writes are libc's write functions, the sync points' (padsync.go);
+	// goRuntime: a Go program's, which writes with system calls of its
+	// own.
+	writes    []unwinderSym
+	goRuntime bool
 }
 
 type unwinderSym struct {
@@ -60,6 +65,7 @@ func readObjInfo(f *elf.File) *objInfo {
 			oi.debugState, _ = oi.fileOffset(s.Value)
 		}
 		oi.signalSym(s)
+		oi.writeSym(s)
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(unwinders, s.Name) {
 			continue
 		}

@@ -27,6 +27,10 @@ func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 		p.pads = &padProc{sites: map[uint64]*padSite{}, fs: pads.Owners{}}
 	}
 	back := func(ps *padSite, why string) {
+		if ps.syncPoint {
+			pd.say(fmt.Sprintf("%s at %#x: no sync point (the pads wait after each record): %s", ps.name, ps.addr, why))
+			return
+		}
 		pd.say(fmt.Sprintf("%s at %#x: breakpoint: %s", ps.name, ps.addr, why))
 		pl.bps[ps.addr] = ps.bp
 	}
@@ -91,6 +95,8 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 			return fmt.Errorf("no return pads' shadow stacks to restore")
 		}
 		spec = *rs
+	} else if ps.syncPoint {
+		spec = syncSpec(p, ps, id)
 	} else {
 		spec = pad.Spec{
 			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
@@ -132,8 +138,8 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
 	p.pads.addFixups(at, lay.Fixups)
-	if ps.restore {
-		pd.d.AddSite(restoreSite(ps))
+	if ps.restore || ps.syncPoint {
+		pd.d.AddSite(restoreSite(ps)) // no record: a name for its id
 	} else {
 		pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
 	}
@@ -146,8 +152,11 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	p.pads.sites[ps.addr] = ps
 	tr.stats.pads++
 	what := "in-process pad"
-	if ps.restore {
+	switch {
+	case ps.restore:
 		what = "an unwinder's restore pad (puts the return pads' addresses back)"
+	case ps.syncPoint:
+		what = "a sync point (its writes to fd 0-2 wait for the trace's lines)"
 	}
 	pd.say(fmt.Sprintf("%s at %#x: %s at %#x (%d bytes displaced)", ps.name, ps.addr, what, at, len(orig)))
 	return nil

@@ -176,7 +176,7 @@ func (pd *padEngine) fault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) 
 			}
 		}
 		regs.Rip = ps.addr
-		if th.p.report && ps.sp != nil {
+		if th.p.report && ps.sp != nil && !ps.syncPoint {
 			env := tr.out.hitEnvFor(th, regs)
 			if ev := tr.out.newEvent(th, ps.sp, env, "entry"); ev != nil {
 				ev.TimeNs = tr.clock.now()

@@ -45,6 +45,8 @@ type padSite struct {
 	// ret: the return probe whose return pad follows the pad (padret.go).
 	ret    *siteProg
 	retPad uint64
+	// syncPoint: a libc write's sync point (padsync.go): sp is bare.
+	syncPoint bool
 }
 
 // padHold is a process's pads.
@@ -80,6 +82,9 @@ type padProc struct {
 	// (readFixup); kept until the pad areas go.
 	fixups map[uint64]uint64
 	sys    *sysPads // system calls in-process (padsys.go)
+	// syncing: its waits for the terminal are at its sync points
+	// (padsync.go).
+	syncing bool
 }
 
 // padEngine is the in-process pads' component: their placement, removal
@@ -161,6 +166,7 @@ func (pd *padEngine) wanted(bp *breakpoint) string {
 func (pl *planner) padPlan() {
 	tr, p := pl.tr, pl.p
 	if tr.pads == nil || tr.pads.off || !p.report {
+		pl.dropSyncs()
 		return
 	}
 	addrs := make([]uint64, 0, len(pl.bps))
@@ -176,11 +182,15 @@ func (pl *planner) padPlan() {
 		return taken[a] || p.padAt(a) != nil
 	}
 	stacks := pl.threadWords()
-	var unwinders []uint64
+	var unwinders, syncs []uint64
 	for _, a := range addrs {
 		bp := pl.bps[a]
 		if bp.unwinder && len(bp.sites) == 0 && bp.hijack == nil {
 			unwinders = append(unwinders, a)
+			continue
+		}
+		if bp.syncSite != nil && len(bp.sites) == 0 && bp.hijack == nil && !bp.unwinder && !bp.loader && bp.sigHook == 0 {
+			syncs = append(syncs, a)
 			continue
 		}
 		why := tr.pads.wanted(bp)
@@ -202,6 +212,7 @@ func (pl *planner) padPlan() {
 		delete(pl.bps, a)
 	}
 	pl.restorePads(unwinders, busy, stacks, taken)
+	pl.syncPads(syncs, busy, stacks, taken)
 }
 
 // displace asks ssol whether a jmp may replace the instructions at bp,

@@ -81,6 +81,7 @@ func (bk *breakpoints) plan(p *process, sites []probe.Site, only map[object]bool
 	}
 	pl.loaderWatch()
 	pl.signalWatch()
+	pl.syncWatch()
 	pl.padPlan()
 	pl.seen = execObjects(ms)
 	return &pl.planned, nil

@@ -97,6 +97,7 @@ type breakpoint struct {
 	unwSite  *probe.Site // the unwinder's function, link-time (a restore pad's bounds)
 	loader   bool        // the loader's _dl_debug_state: rescan for dlopen/dlclose (loader.go)
 	sigHook  sigHook     // libc's sigaction or pthread_sigmask: follow SIGTRAP's state (sigtrap.go)
+	syncSite *probe.Site // a sync point's function, link-time: a pad or nothing (padsync.go)
 	obj      object      // the object it is in: gone with it
 }
 

@@ -312,6 +312,7 @@ func trace(c *cli.Context, attach bool) error {
 	emit = symbolized(emit, t.StackDepth, warmTarget(resolveTarget, t.PIDs), backend.Name == "uprobe")
 	stages := laneStages{filtered: !filter.none(), aggregated: aggs != nil, stacks: t.StackDepth > 0, summary: sum != nil, callers: calling != nil}
 	t.Calls = newCallLane(stages, w, typed, &va, &enums, &werr, endTrace)
+	t.Lines = w // a terminal's lines a batch at a time, where the engine reads batches
 	stopInterval := aggs.every(c.Duration("interval"), out)
 	res, err := eng.Trace(ctx, t, sites, emit)
 	auto := c.String("backend") == "auto" || c.String("backend") == ""

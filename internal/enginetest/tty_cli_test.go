@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
 )
 
@@ -95,33 +96,45 @@ func terminalLines(out string, keep func(string) bool) []string {
 	return lines
 }
 
-// TestCLIPadsTerminalOrder: on the terminal the command writes to, the
-// pads wait for each record's line (probe.Config.Sync), so a call's
-// line comes before what the command prints after the call, as under
-// strace and ltrace: five work(i, 0) calls each followed by a signal
-// handler's write.
+// TestCLIPadsTerminalOrder: on the terminal the command writes to, a
+// call's line comes before what the command prints after the call, as
+// under strace and ltrace: five work(i, 0) calls each followed by a
+// signal handler's write. A program with libc's write functions waits at
+// its writes to the terminal (sync points, said with -v); a static one,
+// without them, after each record (probe.Config.Sync).
 func TestCLIPadsTerminalOrder(t *testing.T) {
 	need.Root(t)
-	bin := etWork(t)
-	for _, extra := range [][]string{nil, {"--entry-only"}} {
-		args := append([]string{"run", "--backend", "ptrace", "-q"}, extra...)
-		out := utapOnTerminal(t, append(args, "-e", "work(arg1, arg2)", "--", bin, "signals")...)
-		got := terminalLines(out, func(l string) bool {
-			// Signal lines come from the tracer's stops, not the pads.
-			return l != "" && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---")
-		})
-		var want []string
-		for i := range 5 {
-			if extra == nil {
-				want = append(want, fmt.Sprintf("work(%d, 0) = %d", i, i))
-			} else {
-				want = append(want, fmt.Sprintf("work(%d, 0)", i))
+	progs := []struct {
+		name, bin string
+		syncs     bool
+	}{
+		{"dynamic", etWork(t), true},
+		{"static", fixture.C(t, "et_work.c", "-static", "-O1", "-g", "-pthread"), false},
+	}
+	for _, pr := range progs {
+		for _, extra := range [][]string{nil, {"--entry-only"}} {
+			args := append([]string{"run", "--backend", "ptrace", "-v"}, extra...)
+			out := utapOnTerminal(t, append(args, "-e", "work(arg1, arg2)", "--", pr.bin, "signals")...)
+			got := terminalLines(out, func(l string) bool {
+				// Signal lines come from the tracer's stops, not the pads.
+				return l != "" && !strings.HasPrefix(l, "+++") && !strings.HasPrefix(l, "---") && !strings.HasPrefix(l, "utap: ")
+			})
+			var want []string
+			for i := range 5 {
+				if extra == nil {
+					want = append(want, fmt.Sprintf("work(%d, 0) = %d", i, i))
+				} else {
+					want = append(want, fmt.Sprintf("work(%d, 0)", i))
+				}
+				want = append(want, "usr1")
 			}
-			want = append(want, "usr1")
-		}
-		want = append(want, "signals 5")
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("%v: the terminal showed\n%s\nwant\n%s", extra, out, strings.Join(want, "\n"))
+			want = append(want, "signals 5")
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s %v: the terminal showed\n%s\nwant\n%s", pr.name, extra, out, strings.Join(want, "\n"))
+			}
+			if syncs := strings.Contains(out, "the trace's lines wait for its writes to the terminal (sync points)"); syncs != pr.syncs {
+				t.Errorf("%s %v: sync points %v, want %v:\n%s", pr.name, extra, syncs, pr.syncs, out)
+			}
 		}
 	}
 }

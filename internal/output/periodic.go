@@ -35,6 +35,9 @@ type PeriodicWriter struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 	now   bool // flush at every event
+	// held: now, but the events of a batch are flushed at its end
+	// (Hold, Release).
+	held  bool
 	pairs bool // w takes a call in one event (pairWriter)
 	calls callWriter
 }
@@ -94,7 +97,7 @@ func (p *PeriodicWriter) wrote(err error) error {
 	switch {
 	case err != nil:
 		p.dirty = false
-	case !p.now:
+	case !p.now || p.held:
 		p.dirty = true
 	default:
 		p.err = p.w.Flush()
@@ -110,6 +113,29 @@ func (p *PeriodicWriter) write(ev *probe.Event) error {
 		return p.w.Write(ev)
 	}
 	return probe.Apart(ev, p.w.Write)
+}
+
+// Hold defers the flushes of a writer that flushes at every event until
+// Release (probe.Batcher): a batch of lines in one write(2), not one
+// each (a pseudo-terminal's write was such a trace's pace).
+func (p *PeriodicWriter) Hold() {
+	p.mu.Lock()
+	p.held = p.now
+	p.mu.Unlock()
+}
+
+// Release flushes what Hold deferred.
+func (p *PeriodicWriter) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.held {
+		return
+	}
+	p.held = false
+	if p.dirty && p.err == nil {
+		p.err = p.w.Flush()
+	}
+	p.dirty = false
 }
 
 func (p *PeriodicWriter) Flush() error {

@@ -72,6 +72,11 @@ type Spec struct {
 	// shadow stack keeps, which tells the return pad the record is its
 	// entry's. At most MaxOpenValues values.
 	Open bool
+	// SyncPoint: a libc write the program's terminal output goes
+	// through: no record; while the ring asks (SyncAtWrites), the pad
+	// waits until the reader has passed every record before it, so the
+	// trace's lines come before what the program writes.
+	SyncPoint bool
 	// Amend: a return pad with no condition and no values but the
 	// return value, whose entry's pad is Open: it adds the return to
 	// the entry's record when that is the ring's last, unread (emitAmend).
@@ -124,6 +129,9 @@ func Check(s Spec) error {
 		if err := p.CheckNative(s.ABI); err != nil {
 			return err
 		}
+	}
+	if s.SyncPoint && (len(s.Fetches) > 0 || s.Count || s.Agg != nil || s.Hijack != nil || s.Sys != nil) {
+		return fmt.Errorf("pad: a sync point writes no record")
 	}
 	if s.NoReads && reads(s) {
 		return fmt.Errorf("%w: a memory read (a system call) under the process's seccomp filter", bytecode.ErrNotNative)
@@ -274,6 +282,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		bare := s
 		bare.Fetches = nil
 		emitRecord(a, bare, done)
+	} else if s.SyncPoint {
+		emitSyncPoint(a, s, done)
 	} else {
 		for i, f := range s.Fetches {
 			f = nativeOf(f)

@@ -182,11 +182,33 @@ func emitFull(a *x86.Asm, s Spec, retry, done x86.Label) {
 // 0, or its thread's robust-list death bit), with the ring lossy or
 // given up. Every register is the frame's again at done.
 func emitSync(a *x86.Asm, s Spec, done x86.Label) {
-	wait, unwait := a.NewLabel(), a.NewLabel()
 	a.MovRI(x86.RSI, s.Ring)
 	a.Load(x86.R13, ringMem(OffSync))
 	a.RR(x86.TEST, x86.R13, x86.R13)
 	a.Jcc(x86.E, done)
+	emitSyncWait(a, s, done)
+}
+
+// emitSyncPoint is a sync point's wait (Spec.SyncPoint), while the ring
+// asks for it (OffSyncAt, its spin): until the reader has passed every
+// record reserved before it, emitSync's wait for the last of them.
+func emitSyncPoint(a *x86.Asm, s Spec, done x86.Label) {
+	a.MovRI(x86.RSI, s.Ring)
+	a.Load(x86.R13, ringMem(OffSyncAt))
+	a.RR(x86.TEST, x86.R13, x86.R13)
+	a.Jcc(x86.E, done)
+	a.Load(x86.R15, ringMem(OffHead))
+	a.Load(x86.RAX, ringMem(OffTail))
+	a.RR(x86.CMP, x86.RAX, x86.R15)
+	a.Jcc(x86.AE, done)
+	a.RI(x86.SUB, x86.R15, 1)
+	emitSyncWait(a, s, done)
+}
+
+// emitSyncWait waits until the reader has passed record r15, spinning
+// r13 TSC cycles first (emitSync, emitSyncPoint); rsi is the ring.
+func emitSyncWait(a *x86.Asm, s Spec, done x86.Label) {
+	wait, unwait := a.NewLabel(), a.NewLabel()
 	// Spin first, OffSync's cycles (SetSync): a reader polling on
 	// another CPU writes the line and passes the record in microseconds,
 	// where a futex wait and its wake-up cost the record 18 µs on this

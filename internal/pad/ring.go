@@ -75,6 +75,11 @@ const (
 	// OffSpin is 1 while a pad spins for its line (emitSync): one at a
 	// time, the others sleep at once.
 	OffSpin = 896
+	// OffSyncAt, set by the tracer in place of OffSync (SyncAtWrites),
+	// makes the sync points (Spec.SyncPoint: the program's writes to
+	// the terminal) wait until the reader has passed every record before
+	// them; its value is their spin, as OffSync's.
+	OffSyncAt = 960
 	// OffTracer is the tracer's liveness word: the id of its thread, on
 	// that thread's robust futex list, so the kernel clears it the moment
 	// the thread dies; 0 once the tracer lets the process go. While it is

@@ -53,6 +53,18 @@ func (r *Ring) SetSync(spin uint64) {
 	atomic.StoreUint64(r.word(OffSync), max(spin, 1))
 }
 
+// SyncAtWrites moves the ring's waits from every record to its sync
+// points (Spec.SyncPoint), which wait for the reader to pass every
+// record before them: the program's writes to the terminal, the only
+// place its output can overtake a line. The sync points wait from here
+// on (OffSyncAt first), the pads after their records no more; the reader
+// still wakes the waiting ones at every drain.
+func (r *Ring) SyncAtWrites(spin uint64) {
+	r.sync = true
+	atomic.StoreUint64(r.word(OffSyncAt), max(spin, 1))
+	atomic.StoreUint64(r.word(OffSync), 0)
+}
+
 // SyncSpin is the TSC cycles a waiting pad spins for a reader polling on
 // another CPU (SetSync): about 50 µs at 2.5 GHz.
 const SyncSpin = 1 << 17

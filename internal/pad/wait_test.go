@@ -11,6 +11,10 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/bytecode"
+	"github.com/utap/utap/internal/jit"
+	"github.com/utap/utap/probe"
 )
 
 // noGC turns the collector off for the test: a pad called here that
@@ -262,5 +266,71 @@ func TestPadSyncWaitsForReader(t *testing.T) {
 	<-done
 	if got := r.Drain(func(*Record) {}); got != 1 || waiters(r) != 0 {
 		t.Fatalf("read %d records, %d waiting; want 1, 0", got, waiters(r))
+	}
+}
+
+// A sync point (Spec.SyncPoint, the program's write to the terminal)
+// waits, once the ring has its waits there (SyncAtWrites), until the
+// reader has passed every record before it; the pads writing records
+// wait no more. Its condition (an fd of the terminal's) holds or it goes
+// on at once, as it does with nothing unread or before SyncAtWrites.
+func TestPadSyncPoint(t *testing.T) {
+	noGC(t)
+	const n = 16
+	f, r, mem := padUnderTest(t, n, false, func(s *Spec) { s.Sync = true })
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&mem[OffTracer])), 1234)
+	spec, err := probe.Parse("write if (u32)arg1 < 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cond, err := bytecode.CompileCond(spec.Cond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _, err := Build(Spec{ID: 8, Addr: 0x402000, Cond: cond, SyncPoint: true,
+		Ring: uint64(uintptr(unsafe.Pointer(&mem[0]))), Records: n,
+		Displaced: func(uint64) ([]byte, error) { return []byte{0xc3}, nil }}, 0x20000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := jit.New(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	rnd := rand.New(rand.NewSource(9))
+	// Before SyncAtWrites: records unread, the sync point goes on.
+	call(t, f, rnd, 9, 0)
+	call(t, sp, rnd, 1, 0)
+
+	r.SyncAtWrites(1)
+	for i := range 3 {
+		call(t, f, rnd, 9, uint64(i)) // no wait after the record
+	}
+	call(t, sp, rnd, 7, 0) // not the terminal's fd
+	if waiters(r) != 0 || r.Reserved() != 4 {
+		t.Fatalf("waiters %d, reserved %d; want 0, 4", waiters(r), r.Reserved())
+	}
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		call(t, sp, rand.New(rand.NewSource(10)), 1, 0)
+	}()
+	for waiters(r) == 0 { // its own word: no timing
+		runtime.Gosched()
+	}
+	select {
+	case <-done:
+		t.Fatal("the write went on with records unread")
+	default:
+	}
+	if got := r.Drain(func(*Record) {}); got != 4 {
+		t.Fatalf("read %d records, want 4", got)
+	}
+	<-done
+	call(t, sp, rnd, 2, 0) // nothing unread: at once
+	if waiters(r) != 0 || r.Reserved() != 4 || r.Waited() != 0 {
+		t.Fatalf("waiters %d, reserved %d, waited for room %d; want 0, 4, 0", waiters(r), r.Reserved(), r.Waited())
 	}
 }

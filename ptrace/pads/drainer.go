@@ -120,6 +120,7 @@ func (d *Drainer) Lends(t probe.Target) {
 	if t.Pairs && t.Calls != nil {
 		d.ev.calls, d.ev.timed = t.Calls, t.Calls.Timed()
 	}
+	d.ev.lines = t.Lines
 }
 
 // Waited is the times pads found a ring full and waited, in rings gone.
@@ -329,6 +330,10 @@ func (d *Drainer) drainAll() int {
 // A record that goes nowhere lets a kept entry (calls.go) go first: the
 // ring reads the next record into the kept one's place (pad.Ring's two).
 func (d *Drainer) record(r *Ring, rec *pad.Record) {
+	if d.ev.lines != nil && !d.ev.holding {
+		d.ev.holding = true // released by the drain's end (events.end)
+		d.ev.lines.Hold()
+	}
 	if rec.Kind == pad.KindCall {
 		// A call in one record (pad.Spec.Open): its entry, then its
 		// return, as their pads write them otherwise.

@@ -38,6 +38,10 @@ type events struct {
 	held        heldCall
 	c           probe.Call
 	cArgs, cOut [pad.MaxValues]probe.Value
+	// lines: told of each drain's events (probe.Target.Lines), held
+	// from a drain's first record to its end.
+	lines   probe.Batcher
+	holding bool
 }
 
 // padEvent is an event with room for its values.
@@ -101,6 +105,10 @@ func (e *events) end() {
 	if o := e.open; o != nil {
 		e.open = nil
 		e.emit(&o.ev)
+	}
+	if e.holding {
+		e.holding = false
+		e.lines.Release() // before the tail the waiting pads watch
 	}
 }
 

@@ -49,6 +49,9 @@ type Ring struct {
 	// vforks: the records of vfork children (vfork.go).
 	vforks []*Window
 	gone   bool // unmapped here (Gone)
+	// spin: its pads' spin while they wait for the terminal (0: they
+	// do not).
+	spin uint64
 	// Quiet: a process not asked for (a fork child without -f, traced
 	// for the filter's sake): its records are read and dropped.
 	Quiet bool
@@ -82,7 +85,8 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 		r.SetLossy()
 	}
 	if d.waits.Sync {
-		r.SetSync(d.waits.spin())
+		pr.spin = d.waits.spin()
+		r.SetSync(pr.spin)
 	}
 	d.mu.Lock()
 	d.wake() // the drainer sleeps on the rings it had
@@ -95,6 +99,17 @@ func (d *Drainer) Add(pid int, addr uint64, n int, size uint64, view []byte, fs 
 	d.mu.Unlock()
 	d.start()
 	return pr, nil
+}
+
+// SyncAtWrites moves r's waits for the terminal from each record to its
+// sync points (pad.Ring.SyncAtWrites), with the same spin; false if r
+// has no waits for the terminal or is a fork child's copy.
+func (r *Ring) SyncAtWrites() bool {
+	if r.r == nil || r.spin == 0 {
+		return false
+	}
+	r.r.SyncAtWrites(r.spin)
+	return true
 }
 
 // Gone drains r a last time, counts its drops and forgets it; the caller
