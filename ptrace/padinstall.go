@@ -297,6 +297,9 @@ func (pd *padEngine) beforeRun(th *thread) {
 			tr.fail(fmt.Errorf("pid %d: a ring for the fork child's pads: %w", th.p.pid, err))
 		} else {
 			pp.ring = r
+			// Its sync points are its parent's copies. Not said: -v's
+			// line would cut a line of the trace's in two.
+			pp.syncAtWrites()
 		}
 	}
 	pd.fsOf(th)

@@ -27,7 +27,8 @@ import (
 // the wait after each record: one whose libc write functions cannot
 // have a pad (a probe of the user's there, instructions that may not be
 // moved), a program without libc (static, Go: its runtime writes with
-// system calls of its own), a fork child (its ring is new).
+// system calls of its own). A followed fork child's ring is new: its
+// copies of the sync points take its waits as it gets it.
 
 // syncWrites are the libc functions a program's terminal output goes
 // through, each a sync point; the first two are needed for the waits to

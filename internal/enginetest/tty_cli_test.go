@@ -139,6 +139,43 @@ func TestCLIPadsTerminalOrder(t *testing.T) {
 	}
 }
 
+// TestCLIPadsTerminalOrderFork: a followed fork child's copies of the
+// sync points take its waits once it has a ring of its own, and an
+// exec'd image gets its own: in each process, a call's line comes before
+// what it prints after the call.
+func TestCLIPadsTerminalOrderFork(t *testing.T) {
+	need.Root(t)
+	bin := etWork(t)
+	t.Run("fork", func(t *testing.T) {
+		out := utapOnTerminal(t, "run", "--backend", "ptrace", "-v", "-f", "-e", "work(arg1, arg2)", "--", bin, "forkprint")
+		got := terminalLines(out, func(l string) bool {
+			return strings.HasPrefix(l, "work(") || strings.HasPrefix(l, "parent ") || strings.HasPrefix(l, "child ")
+		})
+		var want []string
+		for k, who := range []string{"child", "parent"} {
+			for i := range 3 {
+				want = append(want, fmt.Sprintf("work(%d, %d) = %d", i, 1-k, i+1-k), fmt.Sprintf("%s %d", who, i))
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("the terminal showed\n%s\nwant, in order\n%s", out, strings.Join(want, "\n"))
+		}
+	})
+	t.Run("exec", func(t *testing.T) {
+		out := utapOnTerminal(t, "run", "--backend", "ptrace", "-v", "-e", "work(arg1, arg2)", "--", bin, "exec")
+		if n := strings.Count(out, "(sync points), not each call"); n != 2 {
+			t.Errorf("%d images waiting at their writes, want 2:\n%s", n, out)
+		}
+		got := terminalLines(out, func(l string) bool {
+			return strings.HasPrefix(l, "work(") || l == "exec" || strings.HasPrefix(l, "child ")
+		})
+		want := []string{"work(1, 1) = 2", "exec", "work(0, 100) = 100", "work(1, 100) = 101", "work(2, 100) = 102", "child 303"}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("the terminal showed\n%s\nwant, in order\n%s", out, strings.Join(want, "\n"))
+		}
+	})
+}
+
 // TestCLIAutoBackendTerminal: on the command's terminal, --backend auto
 // takes the ptrace engine where it would take the kernel's (a site
 // inside a function has no pad), and says why: the kernel engine's lines
