@@ -180,6 +180,11 @@ func (tr *tracer) resume(th *thread) {
 	if !th.stopped {
 		return
 	}
+	if tr.pads != nil && tr.pads.sync && len(tr.out.pending) > 0 {
+		// On the command's terminal, a stop's lines go before the
+		// thread runs on: what it prints next comes after them.
+		tr.out.flush()
+	}
 	if th.p.pads != nil && (!th.fsKnown || th.p.pads.newRing) {
 		tr.pads.beforeRun(th)
 	}

@@ -176,6 +176,23 @@ func TestCLIPadsTerminalOrderFork(t *testing.T) {
 	})
 }
 
+// TestCLIBreakpointsTerminalOrder: on the command's terminal a stop's
+// lines are written before its thread runs on (not after, off the path
+// to PTRACE_CONT, as into a file): with breakpoints, a call's line comes
+// before what the program writes right after the call returns.
+func TestCLIBreakpointsTerminalOrder(t *testing.T) {
+	need.Root(t)
+	out := utapOnTerminal(t, "run", "--backend", "ptrace", "-q", "--no-pads", "-e", "work(arg1, arg2)", "--", etWork(t), "forkprint")
+	got := terminalLines(out, func(l string) bool { return strings.HasPrefix(l, "work(") || strings.HasPrefix(l, "parent ") })
+	var want []string
+	for i := range 3 {
+		want = append(want, fmt.Sprintf("work(%d, 0) = %d", i, i), fmt.Sprintf("parent %d", i))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the terminal showed\n%s\nwant, in order\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
 // TestCLIAutoBackendTerminal: on the command's terminal, --backend auto
 // takes the ptrace engine where it would take the kernel's (a site
 // inside a function has no pad), and says why: the kernel engine's lines
