@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -44,7 +45,11 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 			exitArg[c.Arg] = true
 		}
 	}
-	for _, c := range info.Captures {
+	for k, c := range info.Captures {
+		if j := slices.Index(info.Captures[:k], c); j >= 0 {
+			caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, Same: j + 1}) // the same bytes, read once
+			continue
+		}
 		switch {
 		case c.SP || c.StrArray || c.Msg || c.Indirect || c.CountOnly:
 			return nil, "memory the pad does not read (arrays of strings, a msghdr, the stack)"

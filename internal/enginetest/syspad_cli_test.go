@@ -111,6 +111,31 @@ func TestSysPadGetppidLoop(t *testing.T) {
 	sameAsStops(t, got)
 }
 
+// TestSysPadPoll: poll in-process (its array read once, for the
+// arguments and for revents: the kernel writes only revents), with the
+// stop path's lines: a ready fd and a quiet one, none, an unreadable
+// array, and 3,000 fds, more than are read (2,036, then "...": both
+// paths).
+func TestSysPadPoll(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	got := make([][]string, len(sysPaths3))
+	for i, lines := range sysPadPaths(t, []string{"poll"}, "-e", "trace=poll", "--", bin, "poll") {
+		for _, l := range lines {
+			if strings.HasPrefix(l, "poll(") {
+				got[i] = append(got[i], straceAddr.ReplaceAllString(l, "ADDR"))
+				if strings.Contains(l, ", 3000, 0)") && !strings.Contains(l, "POLLIN}, ...], 3000, 0) = 1500 (") {
+					t.Errorf("%s: 3,000 fds not cut at 2,036: %.200s", sysPaths3[i].name, l)
+				}
+			}
+		}
+		if len(got[i]) != 4 {
+			t.Errorf("%s: %d poll lines, want 4:\n%s", sysPaths3[i].name, len(got[i]), strings.Join(lines, "\n"))
+		}
+	}
+	sameAsStops(t, got)
+}
+
 // TestSysPadMixedAreas: calls whose values take the records' small area
 // (getppid, close) between calls that take the large one (openat's path),
 // 20,000 rounds in-process: every line, in the program's order, as the

@@ -100,6 +100,10 @@ type SysCap struct {
 	// LenRet, of the result's bytes left. Max is then the whole room.
 	Iov    bool
 	IovLim int
+	// Same, when not 0, is 1 + the index of an earlier capture of the
+	// same bytes (poll's fds, read once for the arguments and once for
+	// revents): the pad reads nothing for it, the tracer takes that one's.
+	Same int
 }
 
 // sysIovElems is the iovec elements a capture holds
@@ -273,7 +277,7 @@ func emitSys(a *x86.Asm, s Spec) {
 	for k, c := range s.Sys.Caps {
 		emitCap(a, c, offs[k])
 	}
-	if n := len(s.Sys.Caps); n > 0 {
+	if n := lastRead(s.Sys.Caps); n > 0 {
 		// The bytes used end with the last capture's bytes read, not its
 		// room (an iovec array's 3.6 KiB, a path's 4 KiB, which the
 		// reader copied out of the ring at every call).
@@ -292,9 +296,24 @@ func emitSys(a *x86.Asm, s Spec) {
 	}
 }
 
+// lastRead is 1 + the index of the last capture the pad reads (not
+// Same), 0 if none.
+func lastRead(caps []SysCap) int {
+	for n := len(caps); n > 0; n-- {
+		if caps[n-1].Same == 0 {
+			return n
+		}
+	}
+	return 0
+}
+
 // emitCap reads one capture into its place at r12+off: the word, then
 // the bytes. Clobbers everything but rbx, r12.
 func emitCap(a *x86.Asm, c SysCap, off int) {
+	if c.Same > 0 {
+		a.StoreI32(x86.Mem{Base: x86.R12, Disp: int32(off)}, -1)
+		return
+	}
 	if c.Iov {
 		emitIov(a, c, off)
 		return

@@ -32,6 +32,10 @@ const (
 	// maxArray caps arrays of elements (poll fds, epoll events) and
 	// execve's strings.
 	maxArray = 4096
+	// maxPollFds caps poll's fds: its array is read once in-process, for
+	// the arguments and for revents (the kernel writes only revents),
+	// and fits a record of a system call pad (pad.SysSpace) so.
+	maxPollFds = 2036
 	// maxEnv caps envp's capture: only its count is shown, but an
 	// engine that reads the strings needs room for a usual environment.
 	maxEnv = 1 << 15
@@ -94,7 +98,7 @@ func capturesFor(in *Info) []Capture {
 		case KindEpollEvents:
 			c.LenRet, c.Elem, c.Max = true, sizeEpollEv, maxArray*sizeEpollEv
 		case KindPollFds:
-			c.LenArg, c.Elem, c.Max = a+1, 8, maxArray*8
+			c.LenArg, c.Elem, c.Max = a+1, 8, maxPollFds*8
 			add(c)
 			c.Exit = true // revents, for the result
 		case KindSockaddr:

@@ -121,7 +121,8 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 // events returned, as strace's result comment.
 func pollFdsStr(b []byte, n int, revents bool) string {
 	var parts []string
-	for i := 0; i < n && len(b) >= 8*(i+1); i++ {
+	i := 0
+	for ; i < n && len(b) >= 8*(i+1); i++ {
 		e := b[8*i:]
 		fd := int32(le.Uint32(e))
 		if revents {
@@ -131,6 +132,9 @@ func pollFdsStr(b []byte, n int, revents bool) string {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("{fd=%d, events=%s}", fd, pollEvents.flags(uint64(le.Uint16(e[4:])))))
+	}
+	if i < n {
+		parts = append(parts, "...") // more than were read (maxPollFds)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

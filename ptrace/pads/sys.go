@@ -47,15 +47,26 @@ func (ss *SysSite) event(pe *padEvent, rec *pad.Record) {
 	if ss.n > 0 {
 		sys.Entry, sys.Exit = make([][]byte, ss.n), make([][]byte, ss.n)
 		for k, c := range ss.caps {
-			off := ss.offs[k]
-			if off+8 > len(b) {
+			var data []byte
+			if c.Same > 0 {
+				data = sys.Entry[c.Same-1]
+				if ss.caps[c.Same-1].Exit {
+					data = sys.Exit[c.Same-1]
+				}
+			} else {
+				off := ss.offs[k]
+				if off+8 > len(b) {
+					continue
+				}
+				n := int64(le.Uint64(b[off:]))
+				if n < 0 || off+8+int(n) > len(b) {
+					continue
+				}
+				data = append([]byte{}, b[off+8:off+8+int(n)]...)
+			}
+			if data == nil {
 				continue
 			}
-			n := int64(le.Uint64(b[off:]))
-			if n < 0 || off+8+int(n) > len(b) {
-				continue
-			}
-			data := append([]byte{}, b[off+8:off+8+int(n)]...)
 			if c.Exit {
 				sys.Exit[k] = data
 			} else {
