@@ -89,8 +89,14 @@ func openObject(path string) (*object, error) {
 			o.loads = append(o.loads, p)
 		}
 	}
-	o.isGo = ef.Section(".go.buildinfo") != nil || ef.Section(".gopclntab") != nil
+	o.isGo = IsGo(ef)
 	return o, nil
+}
+
+// IsGo says whether f is a Go program (or a Go shared object): it has
+// the Go build info or pc-line table, which stripping keeps.
+func IsGo(f *elf.File) bool {
+	return f.Section(".go.buildinfo") != nil || f.Section(".gopclntab") != nil
 }
 
 // symbols reads the object's function symbols and PLT stubs on first use:

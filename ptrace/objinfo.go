@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"slices"
 
+	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/proc"
 )
 
@@ -15,7 +16,7 @@ import (
 type objInfo struct {
 	loads     []elf.ProgHeader
 	rseq      *elf.Section // __rseq_cs: struct rseq_cs descriptors, nil if none
-	unwinders []unwinderSym
+	unwinders []funcSym
 	// debugState is the file offset of the loader's _dl_debug_state, 0 in
 	// any other object.
 	debugState uint64
@@ -23,17 +24,18 @@ type objInfo struct {
 	// pthread_sigmask, 0 in any other object (sigtrap.go).
 	sigAction, sigMask uint64
 	libcSigaction      bool // sigAction is glibc's __libc_sigaction
-	// writes are libc's write functions, the sync points' (padsync.go);
-	// goRuntime: a Go program's, which writes with system calls of its
-	// own.
-	writes    []unwinderSym
+	// writes are a C library's write functions, the sync points'
+	// (padsync.go); goRuntime: a Go program's file, whose runtime writes
+	// with system calls of its own (elfsym.IsGo).
+	writes    []funcSym
 	goRuntime bool
 }
 
-type unwinderSym struct {
+// funcSym is a function the engine puts a pad or breakpoint of its own on.
+type funcSym struct {
 	name        string
 	off         uint64 // file offset
-	value, size uint64 // link-time address and size (a restore pad's bounds)
+	value, size uint64 // link-time address and size (a pad's bounds)
 }
 
 // objInfo reads path once per trace; nil if it is not a readable ELF.
@@ -43,15 +45,17 @@ func (ld *loader) objInfo(path string) *objInfo {
 	}
 	var oi *objInfo
 	if f, err := elf.Open(path); err == nil {
-		oi = readObjInfo(f)
+		oi = readObjInfo(f, isLibc(path))
 		f.Close()
 	}
 	ld.elfs[path] = oi
 	return oi
 }
 
-func readObjInfo(f *elf.File) *objInfo {
-	oi := &objInfo{rseq: f.Section("__rseq_cs")}
+// readObjInfo reads f; libc: it is a C library (isLibc), whose write
+// functions are read too.
+func readObjInfo(f *elf.File, libc bool) *objInfo {
+	oi := &objInfo{rseq: f.Section("__rseq_cs"), goRuntime: elfsym.IsGo(f)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			oi.loads = append(oi.loads, p.ProgHeader)
@@ -59,22 +63,35 @@ func readObjInfo(f *elf.File) *objInfo {
 	}
 	dyn, _ := f.DynamicSymbols()
 	syms, _ := f.Symbols()
-	seen := map[string]bool{}
-	for _, s := range append(dyn, syms...) {
+	all := append(dyn, syms...)
+	for _, s := range all {
 		if s.Name == debugStateSym && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && oi.debugState == 0 {
 			oi.debugState, _ = oi.fileOffset(s.Value)
 		}
 		oi.signalSym(s)
-		oi.writeSym(s)
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(unwinders, s.Name) {
+	}
+	oi.unwinders = oi.funcSyms(all, unwinders)
+	if libc {
+		oi.writes = oi.funcSyms(all, syncWrites)
+	}
+	return oi
+}
+
+// funcSyms are the functions of syms named in names, each once (its
+// first symbol with an address in the file).
+func (oi *objInfo) funcSyms(syms []elf.Symbol, names []string) []funcSym {
+	var out []funcSym
+	seen := map[string]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || seen[s.Name] || !slices.Contains(names, s.Name) {
 			continue
 		}
 		if off, ok := oi.fileOffset(s.Value); ok {
 			seen[s.Name] = true
-			oi.unwinders = append(oi.unwinders, unwinderSym{s.Name, off, s.Value, s.Size})
+			out = append(out, funcSym{s.Name, off, s.Value, s.Size})
 		}
 	}
-	return oi
+	return out
 }
 
 // signalSym records s if it is libc's sigaction or pthread_sigmask. glibc's

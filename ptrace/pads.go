@@ -166,8 +166,7 @@ func (pd *padEngine) wanted(bp *breakpoint) string {
 func (pl *planner) padPlan() {
 	tr, p := pl.tr, pl.p
 	if tr.pads == nil || tr.pads.off || !p.report {
-		pl.dropSyncs()
-		return
+		return // no sync points either (syncWatch)
 	}
 	addrs := make([]uint64, 0, len(pl.bps))
 	for a := range pl.bps {
@@ -189,7 +188,7 @@ func (pl *planner) padPlan() {
 			unwinders = append(unwinders, a)
 			continue
 		}
-		if bp.syncSite != nil && len(bp.sites) == 0 && bp.hijack == nil && !bp.unwinder && !bp.loader && bp.sigHook == 0 {
+		if bp.syncSite != nil { // marked only where nothing else was planned (syncWatch)
 			syncs = append(syncs, a)
 			continue
 		}

@@ -3,10 +3,8 @@
 package ptrace
 
 import (
-	"debug/elf"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/utap/utap/internal/bytecode"
@@ -23,7 +21,7 @@ import (
 // points, that write no record and, for a write to fd 0, 1 or 2, wait
 // until the tracer has passed every record before them
 // (pad.Spec.SyncPoint). Once a process has them all, its ring's waits
-// move there (pads.Drainer.SyncAtWrites). A process without them keeps
+// move there (pads.Ring.SyncAtWrites). A process without them keeps
 // the wait after each record: one whose libc write functions cannot
 // have a pad (a probe of the user's there, instructions that may not be
 // moved), a program without libc (static, Go: its runtime writes with
@@ -51,61 +49,39 @@ var syncCond = func() *bytecode.Program {
 	return c
 }()
 
-// writeSym records s if it is one of the write functions (syncWrites).
-func (oi *objInfo) writeSym(s elf.Symbol) {
-	if s.Name == "runtime.main" {
-		oi.goRuntime = true
-	}
-	if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 || s.Size == 0 || !slices.Contains(syncWrites, s.Name) ||
-		slices.ContainsFunc(oi.writes, func(u unwinderSym) bool { return u.name == s.Name }) {
-		return
-	}
-	if off, ok := oi.fileOffset(s.Value); ok {
-		oi.writes = append(oi.writes, unwinderSym{s.Name, off, s.Value, s.Size})
-	}
-}
-
 // isLibc says whether path is a C library (glibc's, musl's).
 func isLibc(path string) bool {
 	base := filepath.Base(path)
 	return strings.HasPrefix(base, "libc.so") || strings.HasPrefix(base, "ld-musl")
 }
 
-// syncWatch plans the sync points of the objects being planned: libc's
-// write functions, where no probe is.
+// syncWatch plans the sync points of the objects being planned: a C
+// library's write functions, where no probe is. A Go program gets none.
 func (pl *planner) syncWatch() {
 	pd := pl.tr.pads
 	if pd == nil || pd.off || !pd.sync || !pl.p.report {
 		return
 	}
 	for _, m := range pl.ms {
-		if oi := pl.tr.ld.objInfo(m.Path); strings.HasPrefix(m.Path, "/") && oi != nil && oi.goRuntime {
-			return // a Go program: its writes do not go through libc
+		if !strings.HasPrefix(m.Path, "/") {
+			continue
+		}
+		if oi := pl.tr.ld.objInfo(m.Path); oi != nil && oi.goRuntime {
+			return // its writes do not go through libc
 		}
 	}
-	for _, m := range pl.ms {
-		o, ok := execObject(m)
-		if !ok || !pl.planning(o) || !isLibc(m.Path) {
-			continue
-		}
-		oi := pl.tr.ld.objInfo(m.Path)
-		if oi == nil {
-			continue
-		}
+	pl.internalWatch(func(oi *objInfo) []internalBP {
+		var bps []internalBP
 		for _, w := range oi.writes {
-			if !m.Holds(w.off) {
-				continue
-			}
-			addr := m.AddrOf(w.off)
-			if pl.bps[addr] != nil || pl.p.bps[addr] != nil || pl.p.padAt(addr) != nil {
-				continue // a probe's, or in already
-			}
-			s := &probe.Site{Object: m.Path, Func: w.name, FuncAddr: w.value, FuncSize: w.size, Addr: w.value}
-			if bp, err := pl.bp(&probe.Site{Func: w.name, FuncAddr: addr, Addr: addr}, addr); err == nil {
-				bp.syncSite = s
-			}
+			bps = append(bps, internalBP{w.off, w.name, func(bp *breakpoint) {
+				if len(bp.sites) == 0 && bp.hijack == nil && !bp.unwinder && !bp.loader && bp.sigHook == 0 {
+					// Its own: not a probe's, nor another watch's.
+					bp.syncSite = &probe.Site{Object: bp.obj.path, Func: w.name, FuncAddr: w.value, FuncSize: w.size, Addr: w.value}
+				}
+			}})
 		}
-	}
+		return bps
+	})
 }
 
 // syncPads moves the sync points planned at addrs out of pl.bps, into
@@ -123,16 +99,6 @@ func (pl *planner) syncPads(addrs []uint64, busy func(uint64) bool, stacks map[i
 		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: sp, obj: bp.obj, name: bp.name, bp: bp, syncPoint: true})
 		for i := range uint64(d.Len) {
 			taken[a+i] = true
-		}
-	}
-}
-
-// dropSyncs takes the sync points out of pl.bps: a process whose probes
-// get no pads gets none.
-func (pl *planner) dropSyncs() {
-	for a, bp := range pl.bps {
-		if bp.syncSite != nil && len(bp.sites) == 0 && bp.hijack == nil {
-			delete(pl.bps, a)
 		}
 	}
 }
