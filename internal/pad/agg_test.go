@@ -65,12 +65,7 @@ func aggPadUnderTest(t *testing.T, spec string, slots int) (*jit.Func, *Ring, []
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := jit.New(code)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f, r, mem[Size(n):], tab
+	return jitFunc(t, code), r, mem[Size(n):], tab
 }
 
 // The table a pad fills holds what agg computes from the same values, for

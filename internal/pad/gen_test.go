@@ -63,12 +63,18 @@ func padUnderTest(t *testing.T, n int, count bool, opts ...func(*Spec)) (*jit.Fu
 	if lay.Saved <= lay.RaxSaved || lay.Displaced != len(code)-1 || lay.Down < redZone {
 		t.Fatalf("layout %+v of %d bytes", lay, len(code))
 	}
+	return jitFunc(t, code), r, mem
+}
+
+// jitFunc makes code a function the test calls, freed at its end.
+func jitFunc(t *testing.T, code []byte) *jit.Func {
+	t.Helper()
 	f, err := jit.New(code)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return f, r, mem
+	return f
 }
 
 // call runs the pad with random registers and flags, arg1 = a, and

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/bytecode"
-	"github.com/utap/utap/internal/jit"
 	"github.com/utap/utap/probe"
 )
 
@@ -230,19 +229,7 @@ func TestPadSyncWaitsForReader(t *testing.T) {
 
 	// Asleep at once: waiting on its own word.
 	r.SetSync(1)
-	done = async(1)
-	for waiters(r) == 0 { // committed, waiting: its own word, no timing
-		runtime.Gosched()
-	}
-	select {
-	case <-done:
-		t.Fatal("the call returned before its record was read")
-	default:
-	}
-	if got := r.Drain(func(*Record) {}); got != 1 {
-		t.Fatalf("read %d records, want 1", got)
-	}
-	<-done
+	heldUntilDrained(t, r, async(1), 1)
 	if waiters(r) != 0 || r.Waited() != 0 {
 		t.Fatalf("waiters %d, waited for room %d; want 0, 0", waiters(r), r.Waited())
 	}
@@ -293,11 +280,7 @@ func TestPadSyncPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := jit.New(code)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sp.Close() })
+	sp := jitFunc(t, code)
 	rnd := rand.New(rand.NewSource(9))
 	// Before SyncAtWrites: records unread, the sync point goes on.
 	call(t, f, rnd, 9, 0)
@@ -317,20 +300,30 @@ func TestPadSyncPoint(t *testing.T) {
 		defer close(done)
 		call(t, sp, rand.New(rand.NewSource(10)), 1, 0)
 	}()
-	for waiters(r) == 0 { // its own word: no timing
+	// The write waits until the records before it are read; then,
+	// nothing unread, another goes on at once.
+	heldUntilDrained(t, r, done, 4)
+	call(t, sp, rnd, 2, 0)
+	if waiters(r) != 0 || r.Reserved() != 4 || r.Waited() != 0 {
+		t.Fatalf("waiters %d, reserved %d, waited for room %d; want 0, 4, 0", waiters(r), r.Reserved(), r.Waited())
+	}
+}
+
+// heldUntilDrained checks that the call closing done waits (counted in
+// OffWaiters: its own word, no timing) and goes on only after a drain,
+// which reads want records.
+func heldUntilDrained(t *testing.T, r *Ring, done chan struct{}, want int) {
+	t.Helper()
+	for waiters(r) == 0 {
 		runtime.Gosched()
 	}
 	select {
 	case <-done:
-		t.Fatal("the write went on with records unread")
+		t.Fatal("the call went on before a drain")
 	default:
 	}
-	if got := r.Drain(func(*Record) {}); got != 4 {
-		t.Fatalf("read %d records, want 4", got)
+	if got := r.Drain(func(*Record) {}); got != want {
+		t.Fatalf("read %d records, want %d", got, want)
 	}
 	<-done
-	call(t, sp, rnd, 2, 0) // nothing unread: at once
-	if waiters(r) != 0 || r.Reserved() != 4 || r.Waited() != 0 {
-		t.Fatalf("waiters %d, reserved %d, waited for room %d; want 0, 4, 0", waiters(r), r.Reserved(), r.Waited())
-	}
 }
