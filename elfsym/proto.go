@@ -13,9 +13,18 @@ import (
 // protoAt returns the prototype of the function name starting at addr:
 // from the object's DWARF (or its separate debug file), else from
 // ltrace's prototype files; nil when neither knows it (Bind then uses
-// ltrace's default).
+// ltrace's default). A file's prototype that says what a type cannot
+// comes first (ltraceKnowsMore: read's `+string[retval]` against DWARF's
+// `void *`), so a libc with its debug file installed prints such calls
+// as one without, and as ltrace, whose files come before DWARF; else
+// DWARF's, exact where the files guess (open's third argument, there
+// only when O_CREAT is).
 func (o *object) protoAt(fn fsym) *probe.Prototype {
 	name := strings.TrimSuffix(fn.name, "@plt")
+	conf := ltraceProto(o.path, name)
+	if conf != nil && ltraceKnowsMore(conf) {
+		return conf
+	}
 	// An IFUNC's DWARF at its address is its resolver's, not the
 	// function's; a PLT stub has none.
 	if !fn.ifunc && !fn.plt && o.paramsAt(fn.addr) != nil {
@@ -30,7 +39,19 @@ func (o *object) protoAt(fn fsym) *probe.Prototype {
 			return p
 		}
 	}
-	return ltraceProto(o.path, name)
+	return conf
+}
+
+// ltraceKnowsMore says whether p, a prototype file's, says what no C type
+// does: an output argument (filled by the call, read at its return) or a
+// string's length (an argument, the return value, a constant).
+func ltraceKnowsMore(p *probe.Prototype) bool {
+	for _, t := range append([]probe.ProtoType{p.Ret}, p.Params...) {
+		if t.Out || t.LenRet || t.LenArg > 0 || t.LenConst > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // prototype turns a signature's DWARF types into a Prototype; nil when a

@@ -72,3 +72,25 @@ func TestLibcPrototypes(t *testing.T) {
 		t.Logf("%s: %+v from %s", tc.fn, *p, p.Source)
 	}
 }
+
+// A function both ltrace's files and DWARF know takes the files'
+// prototype when it says what a type cannot (an output argument, a
+// string's length), else DWARF's.
+func TestLtraceConfBeforeDWARF(t *testing.T) {
+	bin := fixture.C(t, "proto_types.c")
+	conf := filepath.Join(t.TempDir(), "ltrace.conf")
+	if err := os.WriteFile(conf, []byte("int p_str(+string[retval], string);\nint p_int(hex(int), hex(uint), long);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := ltraceSysConf
+	ltraceSysConf = conf
+	t.Cleanup(func() { ltraceSysConf = old })
+
+	p := protoOf(t, Target{Exe: bin}, "p_str")
+	if p == nil || p.Source != "ltrace.conf" || len(p.Params) != 2 || !p.Params[0].Out || !p.Params[0].LenRet {
+		t.Errorf("p_str: %+v, want ltrace.conf's (an output string, its length the return value)", p)
+	}
+	if p := protoOf(t, Target{Exe: bin}, "p_int"); p == nil || p.Source != "dwarf" {
+		t.Errorf("p_int: %+v, want DWARF's", p)
+	}
+}

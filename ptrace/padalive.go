@@ -131,6 +131,8 @@ func (pd *padEngine) readFixup(th *thread, regs *unix.PtraceRegs, sig int) bool 
 	if r := th.p.pads.ring; r != nil {
 		if ps := th.p.pads.padOf(regs.Rip); ps != nil {
 			pad.SetFaulted(r.View(), ps.id)
+		} else if ps := th.p.pads.retPadOf(regs.Rip); ps != nil {
+			pad.SetFaulted(r.View(), ps.id+1) // the return pad's id
 		} else if s := th.p.pads.sys.holding(regs.Rip); s != nil {
 			pad.SetFaulted(r.View(), s.id)
 		}

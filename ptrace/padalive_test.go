@@ -3,6 +3,8 @@
 package ptrace
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/utap/utap/internal/fixture"
@@ -39,5 +41,52 @@ func TestPadReadFixup(t *testing.T) {
 				t.Fatalf("event %d value %d: pads %+v, breakpoints %+v", i, j, pe[i].Args[j], be[i].Args[j])
 			}
 		}
+	}
+}
+
+// TestPadReturnReads: a return pad reads memory at the return through
+// the entry's arguments its entry pad kept on the shadow stack (an output
+// argument: read's +string[retval]), strings and sized strings whose
+// size is the return value, at good and bad pointers; the values are
+// the breakpoints', and no call stops.
+func TestPadReturnReads(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pad_strs.c")
+	a1, a2 := probe.EntryArg(1), probe.EntryArg(2)
+	for name, fetches := range map[string][]probe.Fetch{
+		"str, int": {{Text: "s", Expr: &probe.StrOf{Addr: a1}}, {Text: "p", Expr: &probe.Deref{Addr: a2, T: probe.S32}, Format: probe.FormatDec}},
+		// p's low bits: its value, and the same whatever ASLR did.
+		"buf[ret]": {{Text: "buf", Expr: &probe.StrOf{Addr: a1, Len: probe.BuiltinRet}},
+			{Text: "p", Expr: &probe.Binary{Op: probe.OpAnd, X: a2, Y: &probe.Const{Val: 0xfff, T: probe.U64}, T: probe.U64}, Format: probe.FormatDec}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			sites := []probe.Site{siteAt(t, bin, "show", 0), retSite(t, bin, "show", fetches...)}
+			target := probe.Target{Argv: []string{bin}}
+			pe, pout, pres, st := padRun(t, false, target, sites)
+			be, bout, _, _ := padRun(t, true, target, sites)
+			if st.pads != 1 || pout != "94\n" || bout != pout || pres.ExitCode != 0 {
+				t.Fatalf("pads %d, output %q (breakpoints %q), exit %d", st.pads, pout, bout, pres.ExitCode)
+			}
+			if st.stops > 20 {
+				t.Errorf("%d stops with pads: the returns stopped", st.stops)
+			}
+			if pl, bl := threadLines(pe), threadLines(be); !slices.Equal(pl, bl) {
+				t.Fatalf("pads' events:\n%s\nbreakpoints':\n%s", strings.Join(pl, "\n--\n"), strings.Join(bl, "\n--\n"))
+			}
+			var strs, bad int
+			for _, e := range pe {
+				if e.Kind == "return" && len(e.Args) > 0 {
+					if e.Args[0].IsStr {
+						strs++
+					}
+					if e.Args[0].Err {
+						bad++
+					}
+				}
+			}
+			if strs == 0 || bad == 0 {
+				t.Fatalf("%d strings and %d unreadable values read at the returns, want some of each", strs, bad)
+			}
+		})
 	}
 }

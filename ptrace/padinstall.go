@@ -108,7 +108,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		}
 	}
 	size := padSize(ps)
-	ret, err := pd.returnPad(p, ps, &spec, at+size)
+	ret, retFixups, err := pd.returnPad(p, ps, &spec, at+size)
 	if err != nil {
 		return err
 	}
@@ -138,6 +138,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
 	p.pads.addFixups(at, lay.Fixups)
+	p.pads.addFixups(at+size, retFixups)
 	if ps.restore || ps.syncPoint {
 		pd.d.AddSite(restoreSite(ps)) // no record: a name for its id
 	} else {
@@ -145,7 +146,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	if ps.ret != nil {
 		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
-		rs.Return = true
+		rs.Return, rs.FromRet = true, retFromRet(ps.ret)
 		pd.d.AddSite(rs)
 		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
 	}

@@ -151,6 +151,19 @@ func (pp *padProc) padOf(addr uint64) *padSite {
 	return nil
 }
 
+// retPadOf is the site whose return pad holds addr, nil if none.
+func (pp *padProc) retPadOf(addr uint64) *padSite {
+	if pp == nil || !pp.inPad(addr) {
+		return nil
+	}
+	for _, ps := range pp.sites {
+		if ps.retPad != 0 && addr >= ps.retPad && addr < ps.retPad+ps.retSize {
+			return ps
+		}
+	}
+	return nil
+}
+
 // fault handles a fault raised inside a pad. While the pad saves the
 // registers, its stores below the red zone can fault where the program
 // itself would not have (a stack next to a read-only page): the thread is

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
@@ -41,8 +42,6 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 	switch {
 	case len(g.sites) != 1:
 		return "several return probes of one function"
-	case g.args:
-		return "a return probe reading the entry's arguments"
 	}
 	sp := g.sites[0]
 	if sp.site.GoFunc || sp.site.ABI == probe.ABIGoRegs {
@@ -51,7 +50,7 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 	if why := returnProgWhy(sp); why != "" {
 		return why
 	}
-	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords})
+	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: retKept(sp), Records: pad.DefaultRecords, Kind: pad.KindReturn})
 	if err != nil {
 		return "its return probe: " + err.Error()
 	}
@@ -64,21 +63,52 @@ func returnProgWhy(sp *siteProg) string {
 	switch {
 	case sp.ref:
 		return "a return probe's expression only the reference evaluator takes"
-	case len(sp.fetches)+2 > pad.MaxValues:
-		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(sp.fetches), pad.MaxValues-2)
-	case readsMemory(sp):
-		// A return pad records its values itself, without the entry
-		// pad's fault flags and string area.
-		return "a return probe that reads memory"
+	case len(retKept(sp))+2 > pad.MaxValues:
+		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(retKept(sp)), pad.MaxValues-2)
+	case len(pad.ArgsOf(append(sp.fetches, sp.cond)...)) > pad.MaxShadowArgs:
+		return fmt.Sprintf("a return probe reading more than %d of the entry's arguments", pad.MaxShadowArgs)
 	}
 	return ""
+}
+
+// retFromRet has bit i set for each fetch of return probe sp its return
+// pad leaves out of its record, which the reader makes from the record's
+// rax (pads.Site.FromRet): the typed return value, when the record
+// could not hold every value otherwise (read's: the value, the buffer
+// and its size).
+func retFromRet(sp *siteProg) uint8 {
+	var m uint8
+	if len(sp.fetches)+2 > pad.MaxValues {
+		for i, f := range sp.fetches {
+			if f.OnlyRet() {
+				m |= 1 << i
+			}
+		}
+	}
+	return m
+}
+
+// retKept are the fetches of return probe sp its return pad records.
+func retKept(sp *siteProg) []*bytecode.Program {
+	m := retFromRet(sp)
+	if m == 0 {
+		return sp.fetches
+	}
+	var kept []*bytecode.Program
+	for i, f := range sp.fetches {
+		if m&(1<<i) == 0 {
+			kept = append(kept, f)
+		}
+	}
+	return kept
 }
 
 // padStride is the bytes ps takes in its area: its pad, and its return
 // pad after it.
 func padStride(ps *padSite) uint64 {
 	if ps.bp != nil && ps.bp.hijack != nil {
-		return padSize(ps) + pad.MaxReturnSize
+		rs := ps.bp.hijack.sites[0]
+		return padSize(ps) + uint64(pad.ReturnSizeOf(pad.Spec{Cond: rs.cond, Fetches: retKept(rs)}))
 	}
 	return padSize(ps)
 }
@@ -115,43 +145,47 @@ func (pd *padEngine) shadowFor(p *process, th *thread, list []*padSite) error {
 }
 
 // returnPad builds ps's return pad to run at `at` when its breakpoint
-// hijacks (nil if not), and makes spec, its entry pad's, hijack to it.
-func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint64) ([]byte, error) {
+// hijacks (nil if not), with its exception table, and makes spec, its
+// entry pad's, hijack to it, keeping the arguments the return reads.
+func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint64) ([]byte, []pad.Fixup, error) {
 	if ps.bp == nil || ps.bp.hijack == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	sh := p.pads.shadow
 	if sh.addr == 0 {
-		return nil, fmt.Errorf("no shadow stacks for its return")
+		return nil, nil, fmt.Errorf("no shadow stacks for its return")
 	}
 	rs := ps.bp.hijack.sites[0]
-	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring}
+	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring, Args: pad.ArgsOf(append(rs.fetches, rs.cond)...)}
 	spec.Open = callRecord(spec, rs)
-	code, err := pad.BuildReturn(pad.Spec{
-		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: rs.fetches,
-		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync, Amend: spec.Open,
-	}, h)
-	if err != nil {
-		return nil, err
+	rspec := pad.Spec{
+		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: retKept(rs),
+		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync, Amend: spec.Open, NoReads: spec.NoReads,
 	}
-	if len(code) > pad.MaxReturnSize {
-		return nil, fmt.Errorf("a return pad of %d bytes, at most %d", len(code), pad.MaxReturnSize)
+	code, fixups, err := pad.BuildReturn(rspec, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	if limit := pad.ReturnSizeOf(rspec); len(code) > limit {
+		return nil, nil, fmt.Errorf("a return pad of %d bytes, at most %d", len(code), limit)
 	}
 	spec.Hijack = h
-	ps.ret, ps.retPad = rs, at
-	return code, nil
+	ps.ret, ps.retPad, ps.retSize = rs, at, uint64(pad.ReturnSizeOf(rspec))
+	return code, fixups, nil
 }
 
 // callRecord says whether a call's entry and return may be one record
 // (pad.Spec.Open, Amend): an entry pad writing a record of at most
 // pad.MaxOpenValues values, a return probe with no condition and no
-// value but the return value (its prototype's, typed), and no wait for
+// value but the return value (its prototype's, typed: no read, no entry
+// argument), and no wait for
 // each line (Sync: the entry's line must come before the call runs).
 // The drainer reads half the records, the return pad reserves none
 // (docs/benchmarks.md).
 func callRecord(entry *pad.Spec, ret *siteProg) bool {
 	return !entry.Count && !entry.Sync && !entry.HijackOnly && !entry.Restore && entry.Agg == nil && entry.Sys == nil &&
-		len(entry.Fetches) <= pad.MaxOpenValues && ret.cond == nil && len(ret.fetches) <= 1
+		len(entry.Fetches) <= pad.MaxOpenValues && ret.cond == nil && len(ret.fetches) <= 1 && !readsMemory(ret) &&
+		len(pad.ArgsOf(ret.fetches...)) == 0
 }
 
 // restoreReturns puts back the real return address of every frame a

@@ -43,8 +43,9 @@ type padSite struct {
 	// return probe's, bare (entryProg); the pad records nothing.
 	hijackOnly bool
 	// ret: the return probe whose return pad follows the pad (padret.go).
-	ret    *siteProg
-	retPad uint64
+	ret     *siteProg
+	retPad  uint64
+	retSize uint64 // the bytes reserved for the return pad
 	// syncPoint: a libc write's sync point (padsync.go): sp is bare.
 	syncPoint bool
 }

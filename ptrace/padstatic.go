@@ -105,6 +105,9 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 		return fmt.Sprintf("%d values (a record holds %d)", len(sp.fetches), pad.MaxValues)
 	}
 	ps := pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords}
+	if s.Spec != nil && s.Spec.Kind == probe.Return {
+		ps.Kind, ps.Fetches = pad.KindReturn, retKept(sp) // its return pad's programs
+	}
 	if err := pad.Check(ps); err != nil {
 		return err.Error()
 	}
@@ -129,9 +132,6 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 // its return takes a pad, beside its entry probe's pad or in a pad that
 // only hijacks), as retWanted judges it.
 func staticReturnWhy(s *probe.Site) string {
-	if s.UsesEntryArgs() {
-		return "a return probe reading the entry's arguments"
-	}
 	sp, err := compileSite(s)
 	if err != nil {
 		return err.Error()

@@ -10,7 +10,12 @@ import (
 
 // NativeVRegBase is the frame slot (8 bytes each) of virtual register 0.
 // Slots 0–15 hold the hardware registers at the probe, 16 rflags.
-const NativeVRegBase = 24
+const NativeVRegBase = NativeEntrySlot + probe.MaxEntryArgs
+
+// NativeEntrySlot is the frame slot of argument 1 as it was at the call's
+// entry (a return pad copies the arguments its programs read there from
+// the thread's shadow stack), argument n at NativeEntrySlot+n-1.
+const NativeEntrySlot = 24
 
 // ErrNotNative is returned by Native for a program that has a string
 // result, compares two read strings, reads the pid or tid, or a stack
@@ -22,6 +27,16 @@ var ErrNotNative = errors.New("bytecode: program not compilable to native code")
 var nativeArgs = map[probe.ABI][]uint8{
 	probe.ABISysV:   {7, 6, 2, 1, 8, 9},
 	probe.ABIGoRegs: {0, 3, 1, 7, 6, 8, 9, 10, 11},
+}
+
+// ArgSlot is the frame slot (the hardware register) of argument n of
+// abi, ok false when the argument is not in a register.
+func ArgSlot(abi probe.ABI, n int) (slot uint8, ok bool) {
+	args := nativeArgs[abi]
+	if n < 1 || n > len(args) {
+		return 0, false
+	}
+	return args[n-1], true
 }
 
 // regSlots maps regNames to frame slots; rip (-1) is a constant.
@@ -68,7 +83,9 @@ func (p *Program) CheckNative(abi probe.ABI) error {
 			if why := p.checkMem(in); why != "" {
 				return fmt.Errorf("%w: %s", ErrNotNative, why)
 			}
-		case op == opPID || op == opTID || op == opEntry || op >= numOps:
+		case op == opEntry && (in.imm < 1 || in.imm > probe.MaxEntryArgs):
+			return fmt.Errorf("%w: entry argument %d", ErrNotNative, in.imm)
+		case op == opPID || op == opTID || op >= numOps:
 			return fmt.Errorf("%w: %s", ErrNotNative, op)
 		}
 	}
@@ -165,6 +182,8 @@ func (n *native) insn(in insn) {
 		a.Load(x86.RAX, slot(n.args[in.imm-1]))
 	case op == opRet:
 		a.Load(x86.RAX, slot(0))
+	case op == opEntry:
+		a.Load(x86.RAX, slot(uint8(NativeEntrySlot+in.imm-1)))
 	case op == opReg:
 		if s := regSlots[in.imm]; s >= 0 {
 			a.Load(x86.RAX, slot(uint8(s)))

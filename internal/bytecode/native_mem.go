@@ -340,13 +340,21 @@ func (n *native) strEq(in insn, lit string) {
 	}
 }
 
-// StrAddr is, for a fetch of str(addr), a program computing addr natively
-// (p without its final string read), which a pad runs before it reads the
-// string into its record (Unreadable, StrValue and NullValue then give
-// the value the interpreter's Fetch gives); nil for any other program.
-// Sized strings (buf) are not done: their fetch keeps its breakpoint.
+// StrAddr is, for a fetch of str(addr) or of a sized string (buf: n
+// bytes, NULs included), a program computing addr natively (p without
+// its final string read), which a pad runs before it reads the string
+// into its record (Unreadable, StrValue and NullValue then give the
+// value the interpreter's Fetch gives); nil for any other program. A
+// sized string's program leaves its length in virtual register 1
+// (NativeBufLen).
 func (p *Program) StrAddr() *Program {
-	if !p.typ.Str || p.isLit || len(p.code) == 0 || p.code[len(p.code)-1].op != opStr || p.code[len(p.code)-1].a != 0 {
+	if !p.typ.Str || p.isLit || len(p.code) == 0 {
+		return nil
+	}
+	switch last := p.code[len(p.code)-1]; {
+	case last.op == opStr && last.a == 0:
+	case last.op == opBuf && last.a == 0 && last.b == 1:
+	default:
 		return nil
 	}
 	q := *p
@@ -354,6 +362,29 @@ func (p *Program) StrAddr() *Program {
 	q.typ = probe.U64
 	q.scratch = new(scratch)
 	return &q
+}
+
+// IsBuf says whether p reads a sized string (StrAddr): its bytes are the
+// length's, NULs included, not a NUL-terminated string's.
+func (p *Program) IsBuf() bool {
+	return p.typ.Str && !p.isLit && len(p.code) > 0 && p.code[len(p.code)-1].op == opBuf
+}
+
+// NativeBufLen is the frame slot where a sized string's StrAddr program
+// leaves the length: its virtual register 1.
+const NativeBufLen = NativeVRegBase + 1
+
+// EntryArgs has bit n-1 set for each argument n p reads as it was at the
+// call's entry (a return probe's): the pad that hijacks the return keeps
+// those for the return pad (NativeEntrySlot).
+func (p *Program) EntryArgs() uint8 {
+	var m uint8
+	for _, in := range p.code {
+		if in.op == opEntry && in.imm >= 1 && in.imm <= probe.MaxEntryArgs {
+			m |= 1 << (in.imm - 1)
+		}
+	}
+	return m
 }
 
 // StrValue is the value of a string read as the interpreter reads it.

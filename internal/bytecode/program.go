@@ -178,3 +178,41 @@ func (p *Program) Fetch(args []uint64, env probe.Env) probe.Value {
 	}
 	return v
 }
+
+// OnlyRet says whether p's value depends on nothing but the return value
+// (a prototype's typed return: a cast of ret): a return pad need not
+// record it, its reader makes it from the record's rax (RetValue).
+func (p *Program) OnlyRet() bool {
+	if p.isLit || p.typ.Str {
+		return false
+	}
+	ret := false
+	for _, in := range p.code {
+		switch {
+		case in.op == opRet:
+			ret = true
+		case in.op == opArg || in.op == opReg || in.op == opEntry || in.op == opPID || in.op == opTID ||
+			in.op >= opLoad8 && in.op <= opBuf:
+			return false
+		}
+	}
+	return ret
+}
+
+// RetValue is the value p (OnlyRet) gives when the return value is rax.
+func (p *Program) RetValue(rax uint64) probe.Value {
+	return p.Fetch(nil, retEnv(rax))
+}
+
+// retEnv is the environment of an OnlyRet program: the return value.
+type retEnv uint64
+
+func (r retEnv) Arg(int) (uint64, error) { return 0, ErrFault }
+func (r retEnv) Builtin(b probe.Builtin) uint64 {
+	if b == probe.BuiltinRet {
+		return uint64(r)
+	}
+	return 0
+}
+func (r retEnv) Reg(string) (uint64, error) { return 0, ErrFault }
+func (r retEnv) Read(uint64, []byte) error  { return ErrFault }

@@ -11,7 +11,7 @@ import (
 
 // TestCLIAutoBackendPads: --backend auto takes the ptrace engine when
 // every probe would run in-process (a pad: no stop, no kernel entry), and
-// the kernel's uprobes otherwise (a return reading memory, --no-pads). A
+// the kernel's uprobes otherwise (--no-pads). A
 // return alone takes a pad that only hijacks. The default trace, an
 // entry with its return, and -c's timed calls run in-process. A run's
 // system calls alone take the ptrace engine too.
@@ -32,7 +32,8 @@ func TestCLIAutoBackendPads(t *testing.T) {
 		// A pad reads by loads while utap lives: no system call (utap is not
 		// under a seccomp filter here).
 		{[]string{"--entry-only", "-e", "greet(str(arg1))"}, "utap: backend ptrace: every probe runs in-process (pads)"},
-		{[]string{"-e", "greet%return(str(arg1))"}, "utap: backend uprobe"},
+		// A return reads memory in its return pad too.
+		{[]string{"-e", "greet%return(str(arg1))"}, "utap: backend ptrace: every probe runs in-process (pads)"},
 		{[]string{"--entry-only", "--no-pads", "-e", "work"}, "utap: backend uprobe"},
 		// System calls only, in run mode: in-process or behind the
 		// filter, started at once (the kernel engine's verifier takes a

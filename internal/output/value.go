@@ -30,9 +30,7 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		}
 		return append(b, "true"...)
 	case probe.FormatOctal:
-		if v.Int == 0 {
-			return append(b, '0')
-		}
+		// ltrace's "0%o": 0 is "00".
 		return strconv.AppendUint(append(b, '0'), v.Int, 8)
 	case probe.FormatChar:
 		return appendChar(b, byte(v.Int))

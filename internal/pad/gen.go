@@ -133,6 +133,9 @@ func Check(s Spec) error {
 	if s.SyncPoint && (len(s.Fetches) > 0 || s.Count || s.Agg != nil || s.Hijack != nil || s.Sys != nil) {
 		return fmt.Errorf("pad: a sync point writes no record")
 	}
+	if s.Kind != KindReturn && len(ArgsOf(programs(s)...)) > 0 {
+		return fmt.Errorf("pad: an entry's argument read where the entry is (only a return pad has them)")
+	}
 	if s.NoReads && reads(s) {
 		return fmt.Errorf("%w: a memory read (a system call) under the process's seccomp filter", bytecode.ErrNotNative)
 	}
@@ -173,9 +176,7 @@ func frameSize(s Spec) (int32, error) {
 	if s.Sys != nil {
 		vregs = max(vregs, iovScratch+1) // emitIov's
 	}
-	if s.Open {
-		vregs++ // the entry's tsc (tscSlot)
-	}
+	vregs += topWords
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))
 	frame = (frame + 15) &^ 15
 	if frame > maxFrame {
@@ -285,15 +286,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	} else if s.SyncPoint {
 		emitSyncPoint(a, s, done)
 	} else {
-		for i, f := range s.Fetches {
-			f = nativeOf(f)
-			if err := f.Native(a, s.ABI, s.Addr); err != nil {
-				return nil, lay, err
-			}
-			a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
-			if f.Reads() {
-				faultBit(a, i)
-			}
+		if err := emitFetches(a, s, frame); err != nil {
+			return nil, lay, err
 		}
 		if s.Agg != nil {
 			emitAgg(a, s)
@@ -317,9 +311,40 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	return code, lay, nil
 }
 
-// tscSlot is an Open entry pad's frame word for its record's tsc: the
-// frame's last, past the programs' virtual registers.
-func tscSlot(frame int32) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: frame - 8} }
+// topWords are the frame's last words, past the programs' virtual
+// registers, which no program touches: an Open entry pad's tsc (tscSlot)
+// or a return pad's real address and entry tsc (retpad.go), then the
+// lengths of the sized strings (bufLenSlot).
+const topWords = 2 + MaxValues
+
+func topSlot(frame int32, k int) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: frame - 8*int32(k+1)} }
+
+// tscSlot is an Open entry pad's frame word for its record's tsc.
+func tscSlot(frame int32) x86.Mem { return topSlot(frame, 0) }
+
+// bufLenSlot holds fetch i's length when it is a sized string, from its
+// program (bytecode.NativeBufLen) to the read (emitStrs).
+func bufLenSlot(frame int32, i int) x86.Mem { return topSlot(frame, 2+i) }
+
+// emitFetches computes each fetch of s into its value slot (a string's
+// address, a sized string's length to bufLenSlot), with its fault bit.
+func emitFetches(a *x86.Asm, s Spec, frame int32) error {
+	for i, f := range s.Fetches {
+		q := nativeOf(f)
+		if err := q.Native(a, s.ABI, s.Addr); err != nil {
+			return err
+		}
+		a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
+		if q.Reads() {
+			faultBit(a, i)
+		}
+		if f.IsBuf() {
+			a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativeBufLen})
+			a.Store(bufLenSlot(frame, i), x86.RAX)
+		}
+	}
+	return nil
+}
 
 // fixupsOf is a's exception table as offsets in its code (assembled).
 func fixupsOf(a *x86.Asm) []Fixup {

@@ -36,11 +36,18 @@ const (
 	shadowBits    = 9 // log2(ShadowThreads)
 	ShadowHeader  = 64
 	slotHeader    = 16 // fs base, entries
-	ShadowEntry   = 32 // rsp at entry (the slot), real return address, tsc, the return pad
-	entSP         = 0
-	entOrig       = 8
-	entTSC        = 16
-	entRet        = 24
+	// ShadowEntry: rsp at entry (the slot), real return address, tsc,
+	// the return pad, then the entry's arguments its return probe reads
+	// (Hijack.Args).
+	ShadowEntry = 64
+	shadowShift = 6 // log2(ShadowEntry)
+	entSP       = 0
+	entOrig     = 8
+	entTSC      = 16
+	entRet      = 24
+	entArgs     = 32
+	// MaxShadowArgs is the entry's arguments a shadow entry keeps.
+	MaxShadowArgs = 4
 	shadowProbes  = 64 // slots looked at before giving up
 	hashMul       = 0x9E3779B97F4A7C15
 )
@@ -56,6 +63,15 @@ const OffRetMissed = 704
 // scan.
 const MaxReturnSize = 2048
 
+// ReturnSizeOf is the bytes reserved for s's return pad: twice as much
+// when it reads memory, as SizeOf.
+func ReturnSizeOf(s Spec) int {
+	if reads(s) {
+		return 2 * MaxReturnSize
+	}
+	return MaxReturnSize
+}
+
 // DefaultDepth is the entries of a thread's shadow stack.
 const DefaultDepth = 4096
 
@@ -70,14 +86,34 @@ type Hijack struct {
 	Depth  int    // entries a thread
 	Return uint64 // the site's return pad
 	Ring   uint64 // the ring (OffRetMissed)
+	// Args are the arguments (1-based) the entry keeps on the shadow
+	// stack for its return probe (an output argument, read at the
+	// return: bytecode's EntryArgs), at most MaxShadowArgs.
+	Args []int
 }
 
-// frame slots of a return pad, between the values and the programs'
-// virtual registers.
-const (
-	slotOrig = slotVals + MaxValues // the real return address
-	slotETSC = slotOrig + 1         // the entry's tsc
-)
+// ArgsOf lists the entry's arguments programs read at the return
+// (Hijack.Args).
+func ArgsOf(progs ...*bytecode.Program) []int {
+	var m uint8
+	for _, p := range progs {
+		if p != nil {
+			m |= p.EntryArgs()
+		}
+	}
+	var args []int
+	for n := 1; m != 0; n, m = n+1, m>>1 {
+		if m&1 != 0 {
+			args = append(args, n)
+		}
+	}
+	return args
+}
+
+// A return pad's top frame words (topSlot): the real return address and
+// the entry's tsc.
+func origSlot(frame int32) x86.Mem { return topSlot(frame, 0) }
+func etscSlot(frame int32) x86.Mem { return topSlot(frame, 1) }
 
 // emitFind leaves in rdi the thread slot of fs base rdx (claiming a free
 // one when claim), or jumps to none. Clobbers rax, rcx, r8, r9.
@@ -137,8 +173,13 @@ func emitHijack(a *x86.Asm, h *Hijack, s Spec, frame int32) {
 	a.Jcc(x86.AE, missed)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RCX, Disp: 1})
 	a.Store(x86.Mem{Base: x86.RDI, Disp: 8}, x86.RAX)
-	a.RI(x86.SHL, x86.RCX, 5) // ShadowEntry
+	a.RI(x86.SHL, x86.RCX, shadowShift)
 	a.RR(x86.ADD, x86.RCX, x86.RDI)
+	for k, n := range h.Args {
+		r, _ := bytecode.ArgSlot(s.ABI, n) // Check refused any other
+		a.Load(x86.RAX, slot(x86.Reg(r)))
+		a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entArgs + 8*int32(k)}, x86.RAX)
+	}
 	a.Load(x86.R10, slot(x86.RSP)) // the thread's rsp: its return address
 	a.Load(x86.R11, x86.Mem{Base: x86.R10})
 	a.Store(x86.Mem{Base: x86.RCX, Disp: slotHeader + entSP}, x86.R10)
@@ -165,26 +206,40 @@ func emitHijack(a *x86.Asm, h *Hijack, s Spec, frame int32) {
 }
 
 // BuildReturn returns the return pad of s (its return probe: condition
-// and fetches read the registers at the return) assembled to run at
-// `at`; h is its entry's. Its record holds the fetched values, then rax,
-// then the entry's tsc. A return whose entry is not on the thread's
-// shadow stack has nowhere to go: ud2, as the kernel kills a task whose
-// uretprobe lost its return address. In a counting trace (s.Count) it
-// adds to the site's tally block instead of writing a record.
-func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
+// and fetches read the registers at the return, and the entry's
+// arguments h keeps) assembled to run at `at`, and its exception table;
+// h is its entry's. Its record holds the fetched values (strings in the
+// string area, read as an entry pad reads them), then rax, then the
+// entry's tsc. A return whose entry is not on the thread's shadow stack
+// has nowhere to go: ud2, as the kernel kills a task whose uretprobe
+// lost its return address. In a counting trace (s.Count) it adds to the
+// site's tally block instead of writing a record.
+func BuildReturn(s Spec, h *Hijack) ([]byte, []Fixup, error) {
 	if len(s.Fetches)+2 > MaxValues {
-		return nil, fmt.Errorf("pad: a return probe with %d values (a record holds %d with the return value and time)", len(s.Fetches), MaxValues-2)
+		return nil, nil, fmt.Errorf("pad: a return probe with %d values (a record holds %d with the return value and time)", len(s.Fetches), MaxValues-2)
 	}
-	if s.Amend && (len(s.Fetches) > 1 || s.Cond != nil || s.Count || s.Sync) {
-		return nil, fmt.Errorf("pad: a return pad amending its entry's record has no condition and one value at most, and does not count or wait")
+	if s.Amend && (len(s.Fetches) > 1 || s.Cond != nil || s.Count || s.Sync || reads(s)) {
+		return nil, nil, fmt.Errorf("pad: a return pad amending its entry's record has no condition, one value at most, no read, and does not count or wait")
+	}
+	s.Kind = KindReturn
+	if err := Check(s); err != nil {
+		return nil, nil, err
+	}
+	if err := h.check(s); err != nil {
+		return nil, nil, err
 	}
 	frame, err := frameSize(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := x86.NewAsm()
 	down := redZone + frame
 	saveAll(a, down)
+	if reads(s) {
+		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
+		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
+		emitAlive(a, s)
+	}
 	lost, scan, match, done := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
 	a.Load(x86.R10, slot(x86.RSP))
 	a.Lea(x86.R10, x86.Mem{Base: x86.R10, Disp: -8}) // the slot ret popped
@@ -196,16 +251,20 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 	a.Jcc(x86.E, lost)
 	a.RI(x86.SUB, x86.RCX, 1)
 	a.MovRR(x86.RAX, x86.RCX)
-	a.RI(x86.SHL, x86.RAX, 5)
+	a.RI(x86.SHL, x86.RAX, shadowShift)
 	a.RR(x86.ADD, x86.RAX, x86.RDI)
 	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entSP})
 	a.RR(x86.CMP, x86.R8, x86.R10)
 	a.Jcc(x86.NE, scan)
 	a.Bind(match)
+	for k, n := range h.Args {
+		a.Load(x86.R9, x86.Mem{Base: x86.RAX, Disp: slotHeader + entArgs + 8*int32(k)})
+		a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(bytecode.NativeEntrySlot+n-1)}, x86.R9)
+	}
 	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entOrig})
-	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * slotOrig}, x86.R8)
+	a.Store(origSlot(frame), x86.R8)
 	a.Load(x86.R9, x86.Mem{Base: x86.RAX, Disp: slotHeader + entTSC})
-	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC}, x86.R9)
+	a.Store(etscSlot(frame), x86.R9)
 	// Popped with the entries above it, then the real address back in
 	// the slot, where the final jmp reads it: below rsp, but inside the
 	// red zone no signal frame is written to.
@@ -213,7 +272,7 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 	a.Store(x86.Mem{Base: x86.R10}, x86.R8)
 	if s.Cond != nil {
 		if err := s.Cond.Native(a, s.ABI, s.Addr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.E, done)
@@ -222,41 +281,64 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 		// A counting trace: the call's duration into the site's tally
 		// block (tally.go), no record.
 		tsc(a, x86.R8)
-		a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
+		a.Load(x86.RAX, etscSlot(frame))
 		a.RR(x86.SUB, x86.R8, x86.RAX)
 		emitTally(a, s)
 		a.Jmp(done)
 	}
 	if s.Amend {
-		if err := emitAmend(a, s, done); err != nil {
-			return nil, err
+		if err := emitAmend(a, s, frame, done); err != nil {
+			return nil, nil, err
 		}
 	}
-	for i, f := range s.Fetches {
-		if err := f.Native(a, s.ABI, s.Addr); err != nil {
-			return nil, err
-		}
-		a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}, x86.RAX)
+	if err := emitFetches(a, s, frame); err != nil {
+		return nil, nil, err
 	}
 	n := len(s.Fetches)
 	a.Load(x86.RAX, slot(x86.RAX))
 	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+n)}, x86.RAX)
-	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
+	a.Load(x86.RAX, etscSlot(frame))
 	a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+n+1)}, x86.RAX)
+	// The record's values: the fetches (their strings read into the
+	// record's string area), then the two the pad computed itself (nil).
 	rec := s
-	rec.Kind = KindReturn
-	rec.Fetches = make([]*bytecode.Program, n+2)
+	rec.Fetches = append(append([]*bytecode.Program(nil), s.Fetches...), nil, nil)
 	emitRecord(a, rec, done)
 	a.Bind(done)
 	restoreAll(a, down)
 	a.Raw(0xff, 0x64, 0x24, 0xf8) // jmp *-8(%rsp)
 	a.Bind(lost)
 	a.Raw(0x0f, 0x0b) // ud2
-	return a.Assemble()
+	code, err := a.Assemble()
+	if err != nil {
+		return nil, nil, err
+	}
+	return code, fixupsOf(a), nil
+}
+
+// check says whether the entry keeps every argument s reads at the
+// return, where its ABI passes it.
+func (h *Hijack) check(s Spec) error {
+	kept := map[int]bool{}
+	for _, n := range h.Args {
+		if _, ok := bytecode.ArgSlot(s.ABI, n); !ok {
+			return fmt.Errorf("%w: entry argument %d is not in a register", bytecode.ErrNotNative, n)
+		}
+		kept[n] = true
+	}
+	if len(h.Args) > MaxShadowArgs {
+		return fmt.Errorf("%w: a return probe reading %d of the entry's arguments (a shadow stack entry keeps %d)", bytecode.ErrNotNative, len(h.Args), MaxShadowArgs)
+	}
+	for _, n := range ArgsOf(programs(s)...) {
+		if !kept[n] {
+			return fmt.Errorf("pad: entry argument %d is not kept for the return", n)
+		}
+	}
+	return nil
 }
 
 // emitAmend adds the return to its entry's record, when that is the
-// ring's last (index head-1), stamped with the entry's tsc (slotETSC) by
+// ring's last (index head-1), stamped with the entry's tsc (etscSlot) by
 // this thread (its fs base) and still Open (unread): claimed from Open
 // by cmpxchg, the return value (the frame's rax) and the tsc go in
 // values 2 and 3, the kind becomes KindCall, and the commit is plain.
@@ -265,7 +347,7 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, error) {
 // between: a nested call's, another thread's; the reader took it; the
 // entry wrote none; a value not rax, a float's) it falls through to the
 // return's own record. Clobbers every register but rbx.
-func emitAmend(a *x86.Asm, s Spec, done x86.Label) error {
+func emitAmend(a *x86.Asm, s Spec, frame int32, done x86.Label) error {
 	own := a.NewLabel()
 	if len(s.Fetches) == 1 {
 		if err := s.Fetches[0].Native(a, s.ABI, s.Addr); err != nil {
@@ -284,7 +366,7 @@ func emitAmend(a *x86.Asm, s Spec, done x86.Label) error {
 	a.RI(x86.SUB, x86.RCX, 1) // i
 	emitSlot(a, n)
 	a.Load(x86.R8, rec(RecTSC))
-	a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: 8 * slotETSC})
+	a.Load(x86.RDX, etscSlot(frame))
 	a.RR(x86.CMP, x86.R8, x86.RDX)
 	a.Jcc(x86.NE, own)
 	a.Rdfsbase(x86.RDX)
@@ -436,7 +518,7 @@ func emitRestore(a *x86.Asm, h *Hijack) {
 	a.Jcc(x86.E, next)
 	a.RI(x86.SUB, x86.RCX, 1)
 	a.MovRR(x86.RAX, x86.RCX)
-	a.RI(x86.SHL, x86.RAX, 5) // ShadowEntry
+	a.RI(x86.SHL, x86.RAX, shadowShift)
 	a.RR(x86.ADD, x86.RAX, x86.RDI)
 	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entSP})
 	a.RR(x86.CMP, x86.R8, x86.R10)

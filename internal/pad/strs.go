@@ -103,8 +103,13 @@ func emitStrs(a *x86.Asm, s Spec) {
 	}
 	local, remote := scratch(4), scratch(6)
 	size := int32(probe.MaxStrLen + 1)
-	for i := range s.Fetches {
+	frame, _ := frameSize(s)
+	for i, f := range s.Fetches {
 		if m&(1<<i) == 0 {
+			continue
+		}
+		if f.IsBuf() {
+			emitBuf(a, s, i, frame, local, remote)
 			continue
 		}
 		val := x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}
@@ -114,13 +119,7 @@ func emitStrs(a *x86.Asm, s Spec) {
 		a.Jcc(x86.E, null)
 		a.Store(remote, x86.RAX)
 		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}, size)
-		// r12 = the string's place: ring + StrAt(index).
-		a.Load(x86.R12, scratch(0))
-		a.RI(x86.AND, x86.R12, int32(strRecords(s.Records)-1))
-		a.RI(x86.IMUL, x86.R12, StrSub)
-		a.MovRI(x86.RAX, s.Ring+uint64(StrAt(s.Records, 0, i)))
-		a.RR(x86.ADD, x86.R12, x86.RAX)
-		a.Store(local, x86.R12)
+		strPlace(a, s, i, local)
 		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, size)
 		selfRead(a, local, remote)
 		// r13 = the bytes read (0 on an error); rcx = min(r13, MaxStrLen).
@@ -164,6 +163,51 @@ func emitStrs(a *x86.Asm, s Spec) {
 	for k, r := range saved {
 		a.Load(r, scratch(int32(k)))
 	}
+}
+
+// strPlace points local and r12 at value i's string part of the claimed
+// record (its index in scratch(0)): ring + StrAt(index). Clobbers rax.
+func strPlace(a *x86.Asm, s Spec, i int, local x86.Mem) {
+	a.Load(x86.R12, scratch(0))
+	a.RI(x86.AND, x86.R12, int32(strRecords(s.Records)-1))
+	a.RI(x86.IMUL, x86.R12, StrSub)
+	a.MovRI(x86.RAX, s.Ring+uint64(StrAt(s.Records, 0, i)))
+	a.RR(x86.ADD, x86.R12, x86.RAX)
+	a.Store(local, x86.R12)
+}
+
+// emitBuf reads fetch i's sized string (its address in its value slot,
+// its length in bufLenSlot) as the interpreter's buf does: min(length,
+// MaxStrLen) bytes, NULs included, unreadable unless all were read; the
+// value becomes the bytes read. Clobbers what emitStrs may.
+func emitBuf(a *x86.Asm, s Spec, i int, frame int32, local, remote x86.Mem) {
+	val := x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}
+	a.Load(x86.RAX, val)
+	a.Store(remote, x86.RAX)
+	short := a.NewLabel()
+	a.Load(x86.RCX, bufLenSlot(frame, i))
+	a.MovRI(x86.RAX, probe.MaxStrLen)
+	a.RR(x86.CMP, x86.RCX, x86.RAX)
+	a.Jcc(x86.BE, short) // unsigned: a negative length is a huge one, as r[b] is
+	a.MovRR(x86.RCX, x86.RAX)
+	a.Bind(short)
+	ok, next := a.NewLabel(), a.NewLabel()
+	a.MovRR(x86.RAX, x86.RCX)
+	a.RR(x86.TEST, x86.RCX, x86.RCX)
+	a.Jcc(x86.E, ok) // nothing to read: "", where a read of none says EFAULT
+	a.Store(x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}, x86.RCX)
+	a.Store(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, x86.RCX)
+	strPlace(a, s, i, local)
+	bytecode.SelfRead(a, local, remote, false)
+	a.Load(x86.RCX, x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8})
+	a.RR(x86.CMP, x86.RAX, x86.RCX)
+	a.Jcc(x86.E, ok)
+	a.MovRI(x86.RDX, 1)
+	faultBit(a, i)
+	a.Jmp(next)
+	a.Bind(ok)
+	a.Store(val, x86.RAX)
+	a.Bind(next)
 }
 
 // selfRead is bytecode's read of the process's own memory, the pid

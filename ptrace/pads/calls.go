@@ -106,13 +106,18 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 // of a traced string's cost.
 func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record, inPlace bool) []probe.Value {
 	dst = dst[:len(s.Fetches)]
+	j := 0 // the record's value
 	for i, f := range s.Fetches {
 		v := &dst[i]
-		switch bit := uint8(1) << i; {
+		if s.FromRet&(1<<i) != 0 {
+			*v = f.RetValue(rec.Vals[s.recorded()])
+			continue
+		}
+		switch bit := uint8(1) << j; {
 		case rec.Faults&bit != 0:
 			*v = f.Unreadable()
 		case rec.Strs&bit != 0:
-			if b, ok := rec.Str(i); ok {
+			if b, ok := rec.Str(j); ok {
 				*v = f.StrValue(nil)
 				if inPlace {
 					v.Str = unsafe.String(unsafe.SliceData(b), len(b))
@@ -123,8 +128,9 @@ func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record, inPlace boo
 				*v = f.NullValue()
 			}
 		default:
-			f.SetValue(v, rec.Vals[i])
+			f.SetValue(v, rec.Vals[j])
 		}
+		j++
 	}
 	return dst
 }

@@ -339,7 +339,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		// return, as their pads write them otherwise.
 		n := 0
 		if int(rec.Site)+1 < len(d.sites) {
-			n = len(d.sites[rec.Site+1].Fetches)
+			n = d.sites[rec.Site+1].recorded()
 		}
 		rec.SplitCall(&d.ret, n)
 		d.record(r, rec)

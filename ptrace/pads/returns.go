@@ -18,14 +18,14 @@ func returnOf(pe *padEvent, rec *pad.Record, s *Site, clock *pad.Clock) {
 // rawRet makes *v a return record's rax, after its site's values, field
 // by field (bytecode.Program.SetValue says why).
 func rawRet(v *probe.Value, rec *pad.Record, s *Site) {
-	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rec.Vals[len(s.Fetches)], "", false, false, false, ""
+	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rec.Vals[s.recorded()], "", false, false, false, ""
 	v.Format, v.Signed = probe.FormatDefault, true
 }
 
 // callDuration is the duration of the call a return record ends at ns:
 // from its entry's tsc, after rax; 0 if that converts later than ns.
 func callDuration(clock *pad.Clock, rec *pad.Record, s *Site, ns int64) int64 {
-	if entry := clock.Nanos(rec.Vals[len(s.Fetches)+1]); entry <= ns {
+	if entry := clock.Nanos(rec.Vals[s.recorded()+1]); entry <= ns {
 		return ns - entry
 	}
 	return 0

@@ -1,6 +1,7 @@
 package pads
 
 import (
+	"math/bits"
 	"slices"
 
 	"github.com/utap/utap/internal/bytecode"
@@ -17,11 +18,17 @@ type Site struct {
 	// Return: a return pad's site; in a counting trace it keeps a tally
 	// block (pad.Tally) rather than a counter.
 	Return bool
-	Sys    *SysSite // a system call pad's (sys.go)
+	// FromRet: bit i set when a return pad left fetch i out of its
+	// record, made from the record's rax (OnlyRet) by the reader.
+	FromRet uint8
+	Sys     *SysSite // a system call pad's (sys.go)
 	// call: whether its calls may come without events (calls.go), once
 	// asked: 0 not yet, 1 yes, 2 no. The drainer's only.
 	call int8
 }
+
+// recorded is the values of s's fetches its records hold.
+func (s *Site) recorded() int { return len(s.Fetches) - bits.OnesCount8(s.FromRet) }
 
 // NewSite is the event side of site s, whose pad fetches with fetches.
 func NewSite(s *probe.Site, fetches []*bytecode.Program) *Site {
