@@ -91,7 +91,7 @@ func (pd *padEngine) aggBytes() uint64 { return uint64(pd.aggLayout().size) }
 func (pd *padEngine) aggSpec(p *process, ps *padSite, spec *pad.Spec) {
 	site := ps.sp.site
 	ag := site.Spec.Agg
-	if ag == nil || spec.Count || p.pads.ring == nil {
+	if ag == nil || spec.Count || p.pads.ring == nil || len(spec.Extra) > 0 {
 		return
 	}
 	t, ok := pd.aggLayout().tables[site.Probe]

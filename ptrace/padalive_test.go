@@ -90,3 +90,35 @@ func TestPadReturnReads(t *testing.T) {
 		})
 	}
 }
+
+// TestPadExtraValues: a probe with more values than a record holds keeps
+// the plain ones past it in the pad (an entry's six arguments; a return
+// reading a string and three of the entry's arguments): the breakpoints'
+// events, no stop.
+func TestPadExtraValues(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pad_six.c")
+	entry := specSite(t, bin, "six", "six(str(arg1), arg2, arg3, arg4, arg5, arg6)")
+	ret := retSite(t, bin, "six", probe.Fetch{Text: "s", Expr: &probe.StrOf{Addr: probe.EntryArg(1)}},
+		probe.Fetch{Text: "b", Expr: probe.EntryArg(2), Format: probe.FormatDec},
+		probe.Fetch{Text: "c", Expr: probe.EntryArg(3), Format: probe.FormatDec},
+		probe.Fetch{Text: "d", Expr: probe.EntryArg(4), Format: probe.FormatDec})
+	target := probe.Target{Argv: []string{bin}}
+	pe, pout, pres, st := padRun(t, false, target, []probe.Site{entry, ret})
+	be, bout, _, _ := padRun(t, true, target, []probe.Site{entry, ret})
+	if st.pads != 1 || pout == "" || bout != pout || pres.ExitCode != 0 {
+		t.Fatalf("pads %d, output %q (breakpoints %q), exit %d", st.pads, pout, bout, pres.ExitCode)
+	}
+	if st.stops > 20 {
+		t.Errorf("%d stops with pads", st.stops)
+	}
+	if len(pe) != 100 {
+		t.Fatalf("%d events, want 100", len(pe))
+	}
+	if pl, bl := threadLines(pe), threadLines(be); !slices.Equal(pl, bl) {
+		t.Fatalf("pads' events:\n%s\nbreakpoints':\n%s", strings.Join(pl, "\n--\n"), strings.Join(bl, "\n--\n"))
+	}
+	if a := pe[0].Args; len(a) != 6 || a[4].Int != 1<<40 || int64(a[5].Int) != -7 {
+		t.Fatalf("the first call's arguments: %+v", a)
+	}
+}

@@ -89,6 +89,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	sp := ps.sp
 	id := pd.d.NextID()
 	var spec pad.Spec
+	var where []int8 // the site's values in its records (pads.Site.Where)
 	if ps.restore {
 		rs := pd.restoreSpec(p, ps, id)
 		if rs == nil {
@@ -99,10 +100,13 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		spec = syncSpec(p, ps, id)
 	} else {
 		spec = pad.Spec{
-			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches,
+			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond,
 			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(), Sync: pd.sync,
 			NoReads: seccompFiltered(p.pid), HijackOnly: ps.hijackOnly,
 		}
+		lay, _ := layoutOf(sp.fetches, false) // padWhy checked it
+		lay.spec(&spec)
+		where = lay.where
 		if !ps.hijackOnly {
 			pd.aggSpec(p, ps, &spec)
 		}
@@ -142,11 +146,14 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	if ps.restore || ps.syncPoint {
 		pd.d.AddSite(restoreSite(ps)) // no record: a name for its id
 	} else {
-		pd.d.AddSite(pads.NewSite(sp.site, sp.fetches))
+		s := pads.NewSite(sp.site, sp.fetches)
+		s.Where = where
+		pd.d.AddSite(s)
 	}
 	if ps.ret != nil {
 		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
-		rs.Return, rs.FromRet = true, retFromRet(ps.ret)
+		lay, _ := layoutOf(ps.ret.fetches, true)
+		rs.Return, rs.Where = true, lay.where
 		pd.d.AddSite(rs)
 		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
 	}

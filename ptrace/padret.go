@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
@@ -50,7 +49,10 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 	if why := returnProgWhy(sp); why != "" {
 		return why
 	}
-	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: retKept(sp), Records: pad.DefaultRecords, Kind: pad.KindReturn})
+	ps := pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Records: pad.DefaultRecords, Kind: pad.KindReturn}
+	lay, _ := layoutOf(sp.fetches, true)
+	lay.spec(&ps)
+	err := pad.Check(ps)
 	if err != nil {
 		return "its return probe: " + err.Error()
 	}
@@ -63,44 +65,19 @@ func returnProgWhy(sp *siteProg) string {
 	switch {
 	case sp.ref:
 		return "a return probe's expression only the reference evaluator takes"
-	case len(retKept(sp))+2 > pad.MaxValues:
-		return fmt.Sprintf("a return probe with %d values (a return record holds %d)", len(retKept(sp)), pad.MaxValues-2)
+	case !retLayoutOK(sp):
+		return fmt.Sprintf("a return probe with %d values (a return record holds %d, and %d plain ones past them)", len(sp.fetches), pad.MaxValues-2, pad.MaxExtra)
 	case len(pad.ArgsOf(append(sp.fetches, sp.cond)...)) > pad.MaxShadowArgs:
 		return fmt.Sprintf("a return probe reading more than %d of the entry's arguments", pad.MaxShadowArgs)
 	}
 	return ""
 }
 
-// retFromRet has bit i set for each fetch of return probe sp its return
-// pad leaves out of its record, which the reader makes from the record's
-// rax (pads.Site.FromRet): the typed return value, when the record
-// could not hold every value otherwise (read's: the value, the buffer
-// and its size).
-func retFromRet(sp *siteProg) uint8 {
-	var m uint8
-	if len(sp.fetches)+2 > pad.MaxValues {
-		for i, f := range sp.fetches {
-			if f.OnlyRet() {
-				m |= 1 << i
-			}
-		}
-	}
-	return m
-}
-
-// retKept are the fetches of return probe sp its return pad records.
-func retKept(sp *siteProg) []*bytecode.Program {
-	m := retFromRet(sp)
-	if m == 0 {
-		return sp.fetches
-	}
-	var kept []*bytecode.Program
-	for i, f := range sp.fetches {
-		if m&(1<<i) == 0 {
-			kept = append(kept, f)
-		}
-	}
-	return kept
+// retLayoutOK says whether return probe sp's values fit its return pad's
+// record (layoutOf).
+func retLayoutOK(sp *siteProg) bool {
+	_, ok := layoutOf(sp.fetches, true)
+	return ok
 }
 
 // padStride is the bytes ps takes in its area: its pad, and its return
@@ -108,7 +85,7 @@ func retKept(sp *siteProg) []*bytecode.Program {
 func padStride(ps *padSite) uint64 {
 	if ps.bp != nil && ps.bp.hijack != nil {
 		rs := ps.bp.hijack.sites[0]
-		return padSize(ps) + uint64(pad.ReturnSizeOf(pad.Spec{Cond: rs.cond, Fetches: retKept(rs)}))
+		return padSize(ps) + uint64(pad.ReturnSizeOf(pad.Spec{Cond: rs.cond, Fetches: rs.fetches}))
 	}
 	return padSize(ps)
 }
@@ -159,9 +136,11 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring, Args: pad.ArgsOf(append(rs.fetches, rs.cond)...)}
 	spec.Open = callRecord(spec, rs)
 	rspec := pad.Spec{
-		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond, Fetches: retKept(rs),
+		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond,
 		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync, Amend: spec.Open, NoReads: spec.NoReads,
 	}
+	lay, _ := layoutOf(rs.fetches, true)
+	lay.spec(&rspec)
 	code, fixups, err := pad.BuildReturn(rspec, h)
 	if err != nil {
 		return nil, nil, err
@@ -184,7 +163,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 // (docs/benchmarks.md).
 func callRecord(entry *pad.Spec, ret *siteProg) bool {
 	return !entry.Count && !entry.Sync && !entry.HijackOnly && !entry.Restore && entry.Agg == nil && entry.Sys == nil &&
-		len(entry.Fetches) <= pad.MaxOpenValues && ret.cond == nil && len(ret.fetches) <= 1 && !readsMemory(ret) &&
+		len(entry.Fetches) <= pad.MaxOpenValues && len(entry.Extra) == 0 && ret.cond == nil && len(ret.fetches) <= 1 && !readsMemory(ret) &&
 		len(pad.ArgsOf(ret.fetches...)) == 0
 }
 

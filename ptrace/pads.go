@@ -151,10 +151,14 @@ func (pd *padEngine) wanted(bp *breakpoint) string {
 		return "an expression only the reference evaluator takes"
 	case sp.site.GoFunc || sp.site.ABI == probe.ABIGoRegs:
 		return "a Go function"
-	case len(sp.fetches) > pad.MaxValues:
-		return fmt.Sprintf("%d values (a record holds %d)", len(sp.fetches), pad.MaxValues)
 	}
-	err := pad.Check(pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords})
+	lay, ok := layoutOf(sp.fetches, false)
+	if !ok {
+		return fmt.Sprintf("%d values (a record holds %d, and %d plain ones past them)", len(sp.fetches), pad.MaxValues, pad.MaxExtra)
+	}
+	spec := pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Records: pad.DefaultRecords}
+	lay.spec(&spec)
+	err := pad.Check(spec)
 	if err != nil {
 		return err.Error()
 	}

@@ -101,12 +101,16 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 		return err.Error()
 	case sp.ref:
 		return "an expression only the reference evaluator takes"
-	case len(sp.fetches) > pad.MaxValues:
-		return fmt.Sprintf("%d values (a record holds %d)", len(sp.fetches), pad.MaxValues)
 	}
-	ps := pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Fetches: sp.fetches, Records: pad.DefaultRecords}
-	if s.Spec != nil && s.Spec.Kind == probe.Return {
-		ps.Kind, ps.Fetches = pad.KindReturn, retKept(sp) // its return pad's programs
+	ret := s.Spec != nil && s.Spec.Kind == probe.Return
+	lay, ok := layoutOf(sp.fetches, ret)
+	if !ok {
+		return fmt.Sprintf("%d values (a record holds %d, and %d plain ones past them)", len(sp.fetches), pad.MaxValues, pad.MaxExtra)
+	}
+	ps := pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Records: pad.DefaultRecords}
+	lay.spec(&ps)
+	if ret {
+		ps.Kind = pad.KindReturn // its return pad's programs
 	}
 	if err := pad.Check(ps); err != nil {
 		return err.Error()

@@ -81,6 +81,11 @@ type Spec struct {
 	// return value, whose entry's pad is Open: it adds the return to
 	// the entry's record when that is the ring's last, unread (emitAmend).
 	Amend bool
+	// Extra: values past the record's, plain integers (no read, no
+	// string), at most MaxExtra: the pad keeps them in the string part of
+	// value ExtraSlot, which holds no string (extras.go).
+	Extra     []*bytecode.Program
+	ExtraSlot int
 }
 
 // MaxOpenValues is the values an Open entry's record may hold: the
@@ -133,6 +138,9 @@ func Check(s Spec) error {
 	if s.SyncPoint && (len(s.Fetches) > 0 || s.Count || s.Agg != nil || s.Hijack != nil || s.Sys != nil) {
 		return fmt.Errorf("pad: a sync point writes no record")
 	}
+	if err := checkExtra(s); err != nil {
+		return err
+	}
 	if s.Kind != KindReturn && len(ArgsOf(programs(s)...)) > 0 {
 		return fmt.Errorf("pad: an entry's argument read where the entry is (only a return pad has them)")
 	}
@@ -154,7 +162,7 @@ func programs(s Spec) []*bytecode.Program {
 			ps = append(ps, nativeOf(f))
 		}
 	}
-	return ps
+	return append(ps, s.Extra...)
 }
 
 // frameSize is the bytes of s's frame below the red zone, after the
@@ -315,7 +323,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 // registers, which no program touches: an Open entry pad's tsc (tscSlot)
 // or a return pad's real address and entry tsc (retpad.go), then the
 // lengths of the sized strings (bufLenSlot).
-const topWords = 2 + MaxValues
+const topWords = 2 + MaxValues + MaxExtra
 
 func topSlot(frame int32, k int) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: frame - 8*int32(k+1)} }
 
@@ -342,6 +350,12 @@ func emitFetches(a *x86.Asm, s Spec, frame int32) error {
 			a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativeBufLen})
 			a.Store(bufLenSlot(frame, i), x86.RAX)
 		}
+	}
+	for k, f := range s.Extra {
+		if err := f.Native(a, s.ABI, s.Addr); err != nil {
+			return err
+		}
+		a.Store(extraSlot(frame, k), x86.RAX)
 	}
 	return nil
 }

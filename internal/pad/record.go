@@ -79,7 +79,8 @@ func emitRecord(a *x86.Asm, s Spec, done x86.Label) {
 	}
 	a.Rdfsbase(x86.RAX)
 	a.Store(x86.Mem{Base: x86.RDI, Disp: HeaderSize + RecFS}, x86.RAX)
-	a.MovRI(x86.RAX, uint64(s.ID)|uint64(kindOf(s))<<56|strMask(s)<<strShift)
+	emitExtra(a, s)
+	a.MovRI(x86.RAX, uint64(s.ID)|uint64(kindOf(s))<<56|strMask(s)<<strShift|extraBits(s))
 	if reads(s) {
 		a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults})
 		a.RI(x86.SHL, x86.RDX, faultShift)

@@ -1,6 +1,7 @@
 package pad
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -157,8 +158,18 @@ type Record struct {
 	// Strs: bit i set when value i is a string: Str(i), or NULL.
 	Strs uint8
 	strs [MaxValues][]byte // in the ring's string area
+	// extra: the values past Vals, in the string area (extras.go).
+	extra []byte
 	// Sys: a KindSys record's system call values (syspad.go).
 	Sys []byte
+}
+
+// Extra is extra value k (Spec.Extra), 0 if the record has none.
+func (r *Record) Extra(k int) uint64 {
+	if 8*k+8 > len(r.extra) {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(r.extra[8*k:])
 }
 
 // Str is value i's string, ok false for a NULL pointer (str(0)). Its
@@ -415,8 +426,13 @@ func (r *Ring) read(off int, index uint64, rec *Record) {
 		r.readSys(index, rec)
 		r.room = min(r.room, uint64(min(sysRecords(int(r.n)), smallRecords(int(r.n)))))
 	}
-	if rec.Strs != 0 {
+	if rec.Strs != 0 || s&extraBit != 0 {
 		r.room = min(r.room, uint64(strRecords(int(r.n))))
+	}
+	rec.extra = nil
+	if s&extraBit != 0 {
+		at := StrAt(int(r.n), index, int(s>>extraSlotShift)&(MaxValues-1))
+		rec.extra = r.mem[at : at+8*MaxExtra : at+8*MaxExtra]
 	}
 	for i := range rec.Vals {
 		rec.Vals[i] = *r.word(off + RecVals + 8*i)

@@ -72,7 +72,7 @@ func room(s Spec) int32 {
 		records, _, _, _ := sysArea(s)
 		return int32(records)
 	}
-	if strMask(s) != 0 {
+	if strMask(s) != 0 || len(s.Extra) > 0 {
 		return int32(strRecords(s.Records))
 	}
 	return int32(s.Records)

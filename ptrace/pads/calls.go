@@ -106,12 +106,20 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 // of a traced string's cost.
 func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record, inPlace bool) []probe.Value {
 	dst = dst[:len(s.Fetches)]
-	j := 0 // the record's value
 	for i, f := range s.Fetches {
 		v := &dst[i]
-		if s.FromRet&(1<<i) != 0 {
-			*v = f.RetValue(rec.Vals[s.recorded()])
-			continue
+		j := i // the record's value
+		if s.Where != nil {
+			switch w := s.Where[i]; {
+			case w == FromRax:
+				*v = f.RetValue(rec.Vals[s.recorded()])
+				continue
+			case w < FromRax:
+				f.SetValue(v, rec.Extra(int(-2-w)))
+				continue
+			default:
+				j = int(w)
+			}
 		}
 		switch bit := uint8(1) << j; {
 		case rec.Faults&bit != 0:
@@ -130,7 +138,6 @@ func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record, inPlace boo
 		default:
 			f.SetValue(v, rec.Vals[j])
 		}
-		j++
 	}
 	return dst
 }

@@ -37,7 +37,7 @@ type events struct {
 	d           *Drainer // makes a kept entry's event (unhold)
 	held        heldCall
 	c           probe.Call
-	cArgs, cOut [pad.MaxValues]probe.Value
+	cArgs, cOut [pad.MaxValues + pad.MaxExtra]probe.Value
 	// lines: told of each drain's events (probe.Target.Lines), held
 	// from a drain's first record to its end.
 	lines   probe.Batcher
@@ -47,7 +47,7 @@ type events struct {
 // padEvent is an event with room for its values.
 type padEvent struct {
 	ev   probe.Event
-	args [pad.MaxValues]probe.Value
+	args [pad.MaxValues + pad.MaxExtra]probe.Value
 	ret  probe.Value
 	sys  probe.Syscall // a system call pad's (sys.go)
 }

@@ -1,7 +1,6 @@
 package pads
 
 import (
-	"math/bits"
 	"slices"
 
 	"github.com/utap/utap/internal/bytecode"
@@ -18,17 +17,36 @@ type Site struct {
 	// Return: a return pad's site; in a counting trace it keeps a tally
 	// block (pad.Tally) rather than a counter.
 	Return bool
-	// FromRet: bit i set when a return pad left fetch i out of its
-	// record, made from the record's rax (OnlyRet) by the reader.
-	FromRet uint8
-	Sys     *SysSite // a system call pad's (sys.go)
+	// Where: where fetch i's value is, when not in record value i (nil:
+	// each is): record value Where[i] if >= 0, made from the return
+	// record's rax by the reader if FromRax (OnlyRet), extra value
+	// Extra(k) if ExtraAt(k) (the pad's Spec.Extra).
+	Where []int8
+	Sys   *SysSite // a system call pad's (sys.go)
 	// call: whether its calls may come without events (calls.go), once
 	// asked: 0 not yet, 1 yes, 2 no. The drainer's only.
 	call int8
 }
 
+// FromRax and ExtraAt are Site.Where's values for a fetch not in a
+// record value.
+const FromRax int8 = -1
+
+func ExtraAt(k int) int8 { return int8(-2 - k) }
+
 // recorded is the values of s's fetches its records hold.
-func (s *Site) recorded() int { return len(s.Fetches) - bits.OnesCount8(s.FromRet) }
+func (s *Site) recorded() int {
+	if s.Where == nil {
+		return len(s.Fetches)
+	}
+	n := 0
+	for _, w := range s.Where {
+		if w >= 0 {
+			n++
+		}
+	}
+	return n
+}
 
 // NewSite is the event side of site s, whose pad fetches with fetches.
 func NewSite(s *probe.Site, fetches []*bytecode.Program) *Site {
