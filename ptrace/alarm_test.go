@@ -18,7 +18,8 @@ import (
 // program probed on every instruction of its hot function. Signals that
 // came while one was held for a slot step used to be re-sent and dequeued
 // before the slot ran, for ever: the trace hung. It must finish, with the
-// program's output as untraced and every call seen.
+// program's output as untraced and every call seen, and each alarm held
+// must come with its own siginfo (it came as the tracer's SI_USER).
 func TestAlarmEveryInstruction(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_alarm.c", "-O1")
@@ -54,6 +55,8 @@ func TestAlarmEveryInstruction(t *testing.T) {
 			t.Errorf("every %s µs: exit %d, output %q; untraced %q", usec, res.ExitCode, out.String(), want)
 		case entries != calls:
 			t.Errorf("every %s µs: %d calls seen, want %d", usec, entries, calls)
+		case !bytes.Contains(errOut.Bytes(), []byte(" 0 with another siginfo")):
+			t.Errorf("every %s µs: %s", usec, bytes.TrimSpace(errOut.Bytes()))
 		}
 		t.Logf("every %s µs: %s", usec, bytes.TrimSpace(errOut.Bytes()))
 	}

@@ -92,6 +92,12 @@ func (bk *breakpoints) releaseHeld(th *thread, st *stepping) {
 		proc.SetSigmask(th.tid, st.mask)
 	}
 	th.sig = st.deferred
+	if th.sig != 0 && st.deferredSiOK {
+		// Same signal number as the siginfo: the kernel keeps it, and
+		// the program gets the sender, code and fields it was sent with
+		// (a SIGCHLD's child and status), the trace its line.
+		proc.SetSiginfo(th.tid, &st.deferredSi)
+	}
 	for _, s := range st.more {
 		resend(th.p.pid, th.tid, s)
 	}
@@ -243,7 +249,7 @@ func (bk *breakpoints) ownSignal(s *stop) bool {
 			// again once the step is over. A standard signal already held
 			// merges with it, as the kernel merges a pending one.
 			if st.deferred == 0 {
-				st.deferred = sig
+				st.deferred, st.deferredSi, st.deferredSiOK = sig, *si, true
 			} else if sig >= sigRTMin || !st.holds(sig) {
 				st.more = append(st.more, sig)
 			}
@@ -273,7 +279,7 @@ func (bk *breakpoints) ownSignal(s *stop) bool {
 		// (on whichever thread the handler's return lands, in Go).
 		// Single-step the slot instead, then deliver the signal.
 		if !isPushf(bp.code) {
-			th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, single: true}
+			th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, deferredSi: *si, deferredSiOK: true, single: true}
 			holdSignals(th, th.step)
 			return true
 		}

@@ -73,8 +73,35 @@ func (sg *signals) releaseSignal(th *thread, sig int, si *proc.Siginfo, regs *un
 		th.sig = int(h.si.Signo)
 		return true
 	}
+	if sig == int(unix.SIGTRAP) && si != nil {
+		th.displaced = &h.si // a trap first: given back after it (afterTrap)
+		return false
+	}
 	resend(th.p.pid, th.tid, int(h.si.Signo))
 	return false
+}
+
+// afterTrap gives back a held signal a trap displaced (releaseSignal),
+// once the trap's stop is handled: held again with its siginfo when the
+// trap started a slot step, delivered at this stop when nothing else is
+// (the same signal number as the siginfo set: the kernel keeps it), sent
+// again otherwise.
+func (sg *signals) afterTrap(th *thread) {
+	si := th.displaced
+	if si == nil {
+		return
+	}
+	th.displaced = nil
+	sig := int(si.Signo)
+	switch st := th.step; {
+	case st != nil && st.deferred == 0:
+		st.deferred, st.deferredSi, st.deferredSiOK = sig, *si, true
+		holdSignals(th, st)
+	case st == nil && th.sig == 0 && th.held == nil && th.sysStep == nil && proc.SetSiginfo(th.tid, si) == nil:
+		th.sig = sig
+	default:
+		resend(th.p.pid, th.tid, sig)
+	}
 }
 
 // ownSignal makes a thread that an asynchronous signal keeps at one

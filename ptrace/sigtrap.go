@@ -67,6 +67,10 @@ type sigThread struct {
 	sigRip  uint64
 	sigRuns int
 	held    *heldSignal
+	// displaced: a held signal whose step a trap ended first (a
+	// breakpoint at the next instruction), given back after that stop
+	// with its siginfo (afterTrap), not sent again as the tracer's.
+	displaced *proc.Siginfo
 }
 
 const (

@@ -47,6 +47,7 @@ func (tr *tracer) signalStop(th *thread, sig int) {
 	}
 	s.runs = th.sigRuns
 	th.sigRuns = 0
+	defer tr.sigs.afterTrap(th)
 	took, resend := tr.sigs.before(s)
 	if resend {
 		defer unix.Tgkill(th.p.pid, th.tid, unix.SIGTRAP)
