@@ -92,7 +92,7 @@ func (bk *breakpoints) releaseHeld(th *thread, st *stepping) {
 		proc.SetSigmask(th.tid, st.mask)
 	}
 	th.sig = st.deferred
-	if th.sig != 0 && st.deferredSiOK {
+	if th.sig != 0 && st.deferredSi.Signo != 0 {
 		// Same signal number as the siginfo: the kernel keeps it, and
 		// the program gets the sender, code and fields it was sent with
 		// (a SIGCHLD's child and status), the trace its line.
@@ -102,6 +102,10 @@ func (bk *breakpoints) releaseHeld(th *thread, st *stepping) {
 		resend(th.p.pid, th.tid, s)
 	}
 }
+
+// hold makes sig, with its siginfo si, the signal delivered when st's
+// step ends (releaseHeld).
+func (st *stepping) hold(sig int, si *proc.Siginfo) { st.deferred, st.deferredSi = sig, *si }
 
 // holdSignals blocks th's asynchronous signals until st's step ends, once
 // one came before it: a periodic signal (a 20 µs timer) would otherwise be
@@ -249,7 +253,7 @@ func (bk *breakpoints) ownSignal(s *stop) bool {
 			// again once the step is over. A standard signal already held
 			// merges with it, as the kernel merges a pending one.
 			if st.deferred == 0 {
-				st.deferred, st.deferredSi, st.deferredSiOK = sig, *si, true
+				st.hold(sig, si)
 			} else if sig >= sigRTMin || !st.holds(sig) {
 				st.more = append(st.more, sig)
 			}
@@ -279,7 +283,8 @@ func (bk *breakpoints) ownSignal(s *stop) bool {
 		// (on whichever thread the handler's return lands, in Go).
 		// Single-step the slot instead, then deliver the signal.
 		if !isPushf(bp.code) {
-			th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, deferred: sig, deferredSi: *si, deferredSiOK: true, single: true}
+			th.step = &stepping{bp: bp, st: ssol.StepState{Scratch: -1}, single: true}
+			th.step.hold(sig, si)
 			holdSignals(th, th.step)
 			return true
 		}

@@ -95,7 +95,7 @@ func (sg *signals) afterTrap(th *thread) {
 	sig := int(si.Signo)
 	switch st := th.step; {
 	case st != nil && st.deferred == 0:
-		st.deferred, st.deferredSi, st.deferredSiOK = sig, *si, true
+		st.hold(sig, si)
 		holdSignals(th, st)
 	case st == nil && th.sig == 0 && th.held == nil && th.sysStep == nil && proc.SetSiginfo(th.tid, si) == nil:
 		th.sig = sig

@@ -131,16 +131,15 @@ type stepping struct {
 	bp       *breakpoint
 	st       ssol.StepState
 	deferred int // async signal held back until the step completes
-	// deferredSi is its siginfo (when deferredSiOK): given back with it,
-	// or the kernel makes one of its own (SI_USER from the tracer) for
-	// a signal resumed at a stop of another signal (the step's trap).
-	deferredSi   proc.Siginfo
-	deferredSiOK bool
-	more         []int // and those arriving after it
-	single       bool  // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
-	mask         uint64
-	masked       bool      // async signals blocked until the step ends; mask is the thread's own
-	touch        *touching // not a slot: an emulated access made for real (touch.go)
+	// deferredSi is its siginfo (Signo 0: not known): given back with
+	// it, or the kernel makes one of its own (SI_USER from the tracer)
+	// for a signal resumed at a stop of another signal (the step's trap).
+	deferredSi proc.Siginfo
+	more       []int // and those arriving after it
+	single     bool  // a boost slot run by PTRACE_SINGLESTEP (see signalStop)
+	mask       uint64
+	masked     bool      // async signals blocked until the step ends; mask is the thread's own
+	touch      *touching // not a slot: an emulated access made for real (touch.go)
 }
 
 // waker lets the context watcher wake the loop blocked in wait4, by a
