@@ -61,10 +61,7 @@ func emitExtra(a *x86.Asm, s Spec) {
 	}
 	frame, _ := frameSize(s)
 	a.MovRR(x86.RAX, x86.RCX)
-	a.RI(x86.AND, x86.RAX, int32(strRecords(s.Records)-1))
-	a.RI(x86.IMUL, x86.RAX, StrSub)
-	a.MovRI(x86.RDX, s.Ring+uint64(StrAt(s.Records, 0, s.ExtraSlot)))
-	a.RR(x86.ADD, x86.RAX, x86.RDX)
+	strPart(a, s, s.ExtraSlot, x86.RAX, x86.RDX)
 	for k := range s.Extra {
 		a.Load(x86.R8, extraSlot(frame, k))
 		a.Store(x86.Mem{Base: x86.RAX, Disp: int32(8 * k)}, x86.R8)

@@ -253,11 +253,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		a.StoreI32(tscSlot(frame), 0) // no record: the hijack reads the clock
 	}
 
-	if reads(s) {
-		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
-		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
-		emitAlive(a, s)
-	}
+	emitReadSetup(a, s)
 	done := a.NewLabel()
 	if s.Restore {
 		emitRestore(a, s.Hijack)
@@ -321,8 +317,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 
 // topWords are the frame's last words, past the programs' virtual
 // registers, which no program touches: an Open entry pad's tsc (tscSlot)
-// or a return pad's real address and entry tsc (retpad.go), then the
-// lengths of the sized strings (bufLenSlot).
+// or a return pad's entry tsc (etscSlot, the second), then the lengths
+// of the sized strings (bufLenSlot) and the extra values (extraSlot).
 const topWords = 2 + MaxValues + MaxExtra
 
 func topSlot(frame int32, k int) x86.Mem { return x86.Mem{Base: x86.RBX, Disp: frame - 8*int32(k+1)} }
@@ -367,6 +363,17 @@ func fixupsOf(a *x86.Asm) []Fixup {
 		fs = append(fs, Fixup{At: a.Offset(f.At), To: a.Offset(f.To)})
 	}
 	return fs
+}
+
+// emitReadSetup readies the frame of a pad whose programs read: no pid
+// cached, no fault yet, the tracer's liveness word (emitAlive).
+func emitReadSetup(a *x86.Asm, s Spec) {
+	if !reads(s) {
+		return
+	}
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
+	emitAlive(a, s)
 }
 
 // reads says whether a program of s reads memory (bytecode's

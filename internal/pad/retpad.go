@@ -110,9 +110,7 @@ func ArgsOf(progs ...*bytecode.Program) []int {
 	return args
 }
 
-// A return pad's top frame words (topSlot): the real return address and
-// the entry's tsc.
-func origSlot(frame int32) x86.Mem { return topSlot(frame, 0) }
+// etscSlot is a return pad's top frame word (topSlot) for the entry's tsc.
 func etscSlot(frame int32) x86.Mem { return topSlot(frame, 1) }
 
 // emitFind leaves in rdi the thread slot of fs base rdx (claiming a free
@@ -235,11 +233,7 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, []Fixup, error) {
 	a := x86.NewAsm()
 	down := redZone + frame
 	saveAll(a, down)
-	if reads(s) {
-		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
-		a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
-		emitAlive(a, s)
-	}
+	emitReadSetup(a, s)
 	lost, scan, match, done := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
 	a.Load(x86.R10, slot(x86.RSP))
 	a.Lea(x86.R10, x86.Mem{Base: x86.R10, Disp: -8}) // the slot ret popped
@@ -262,7 +256,6 @@ func BuildReturn(s Spec, h *Hijack) ([]byte, []Fixup, error) {
 		a.Store(x86.Mem{Base: x86.RBX, Disp: 8 * int32(bytecode.NativeEntrySlot+n-1)}, x86.R9)
 	}
 	a.Load(x86.R8, x86.Mem{Base: x86.RAX, Disp: slotHeader + entOrig})
-	a.Store(origSlot(frame), x86.R8)
 	a.Load(x86.R9, x86.Mem{Base: x86.RAX, Disp: slotHeader + entTSC})
 	a.Store(etscSlot(frame), x86.R9)
 	// Popped with the entries above it, then the real address back in

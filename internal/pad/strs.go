@@ -166,14 +166,28 @@ func emitStrs(a *x86.Asm, s Spec) {
 }
 
 // strPlace points local and r12 at value i's string part of the claimed
-// record (its index in scratch(0)): ring + StrAt(index). Clobbers rax.
+// record (its index in scratch(0)). Clobbers rax.
 func strPlace(a *x86.Asm, s Spec, i int, local x86.Mem) {
 	a.Load(x86.R12, scratch(0))
-	a.RI(x86.AND, x86.R12, int32(strRecords(s.Records)-1))
-	a.RI(x86.IMUL, x86.R12, StrSub)
-	a.MovRI(x86.RAX, s.Ring+uint64(StrAt(s.Records, 0, i)))
-	a.RR(x86.ADD, x86.R12, x86.RAX)
+	strPart(a, s, i, x86.R12, x86.RAX)
 	a.Store(local, x86.R12)
+}
+
+// strPart turns r, a record's index, into the address of value i's part
+// of the string area for it: ring + StrAt(index). Clobbers tmp.
+func strPart(a *x86.Asm, s Spec, i int, r, tmp x86.Reg) {
+	emitAreaAt(a, r, tmp, strRecords(s.Records), StrSub, s.Ring+uint64(StrAt(s.Records, 0, i)))
+}
+
+// emitAreaAt turns r, a record's index, into the address of its part of
+// an area of `records` parts of size bytes at base (the string area's,
+// the system call areas'): base + (index & (records-1)) * size. Clobbers
+// tmp.
+func emitAreaAt(a *x86.Asm, r, tmp x86.Reg, records, size int, base uint64) {
+	a.RI(x86.AND, r, int32(records-1))
+	a.RI(x86.IMUL, r, int32(size))
+	a.MovRI(tmp, base)
+	a.RR(x86.ADD, r, tmp)
 }
 
 // emitBuf reads fetch i's sized string (its address in its value slot,

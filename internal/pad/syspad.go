@@ -254,10 +254,7 @@ func emitSys(a *x86.Asm, s Spec) {
 	// r12 = the area: ring + SysAt(index).
 	records, space, off, _ := sysArea(s)
 	a.MovRR(x86.R12, x86.RCX)
-	a.RI(x86.AND, x86.R12, int32(records-1))
-	a.RI(x86.IMUL, x86.R12, int32(space))
-	a.MovRI(x86.RAX, s.Ring+uint64(off))
-	a.RR(x86.ADD, x86.R12, x86.RAX)
+	emitAreaAt(a, x86.R12, x86.RAX, records, space, s.Ring+uint64(off))
 	area := func(off int) x86.Mem { return x86.Mem{Base: x86.R12, Disp: int32(off)} }
 	for i, r := range sysArgRegs {
 		a.Load(x86.RAX, frameReg(r))
