@@ -104,7 +104,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(), Sync: pd.sync,
 			NoReads: seccompFiltered(p.pid), HijackOnly: ps.hijackOnly,
 		}
-		lay, _ := layoutOf(sp.fetches, false) // padWhy checked it
+		lay, _ := sp.layout() // wanted checked it
 		lay.spec(&spec)
 		where = lay.where
 		if !ps.hijackOnly {
@@ -152,8 +152,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	}
 	if ps.ret != nil {
 		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
-		lay, _ := layoutOf(ps.ret.fetches, true)
-		rs.Return, rs.Where = true, lay.where
+		rs.Return, rs.Where = true, ps.retWhere
 		pd.d.AddSite(rs)
 		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
 	}

@@ -3,8 +3,11 @@
 package ptrace
 
 import (
+	"fmt"
+
 	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/probe"
 	"github.com/utap/utap/ptrace/pads"
 )
 
@@ -80,6 +83,30 @@ func layoutOf(fetches []*bytecode.Program, ret bool) (lay padLayout, ok bool) {
 		return padLayout{}, false // every record value a string's
 	}
 	return lay, true
+}
+
+// layout is sp's layoutOf, a return probe's or an entry's as its site is.
+func (sp *siteProg) layout() (padLayout, bool) {
+	return layoutOf(sp.fetches, sp.site.Spec != nil && sp.site.Spec.Kind == probe.Return)
+}
+
+// layoutWhy says why sp's values do not fit its pad's record, "" if they
+// do.
+func (sp *siteProg) layoutWhy() string {
+	if _, ok := sp.layout(); ok {
+		return ""
+	}
+	room := pad.MaxValues
+	if sp.site.Spec != nil && sp.site.Spec.Kind == probe.Return {
+		room -= 2
+	}
+	return fmt.Sprintf("%d values (a record holds %d, and %d plain ones past them)", len(sp.fetches), room, pad.MaxExtra)
+}
+
+// entryArgs are the entry's arguments return probe sp reads (its entry
+// keeps them: pad.Hijack.Args).
+func (sp *siteProg) entryArgs() []int {
+	return pad.ArgsOf(append([]*bytecode.Program{sp.cond}, sp.fetches...)...)
 }
 
 // plainValue says whether f's value is a plain integer, which may go past

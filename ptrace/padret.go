@@ -50,7 +50,7 @@ func (pd *padEngine) retWanted(bp *breakpoint) string {
 		return why
 	}
 	ps := pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Records: pad.DefaultRecords, Kind: pad.KindReturn}
-	lay, _ := layoutOf(sp.fetches, true)
+	lay, _ := sp.layout()
 	lay.spec(&ps)
 	err := pad.Check(ps)
 	if err != nil {
@@ -65,19 +65,12 @@ func returnProgWhy(sp *siteProg) string {
 	switch {
 	case sp.ref:
 		return "a return probe's expression only the reference evaluator takes"
-	case !retLayoutOK(sp):
-		return fmt.Sprintf("a return probe with %d values (a return record holds %d, and %d plain ones past them)", len(sp.fetches), pad.MaxValues-2, pad.MaxExtra)
-	case len(pad.ArgsOf(append(sp.fetches, sp.cond)...)) > pad.MaxShadowArgs:
+	case sp.layoutWhy() != "":
+		return "a return probe with " + sp.layoutWhy()
+	case len(sp.entryArgs()) > pad.MaxShadowArgs:
 		return fmt.Sprintf("a return probe reading more than %d of the entry's arguments", pad.MaxShadowArgs)
 	}
 	return ""
-}
-
-// retLayoutOK says whether return probe sp's values fit its return pad's
-// record (layoutOf).
-func retLayoutOK(sp *siteProg) bool {
-	_, ok := layoutOf(sp.fetches, true)
-	return ok
 }
 
 // padStride is the bytes ps takes in its area: its pad, and its return
@@ -133,13 +126,13 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 		return nil, nil, fmt.Errorf("no shadow stacks for its return")
 	}
 	rs := ps.bp.hijack.sites[0]
-	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring, Args: pad.ArgsOf(append(rs.fetches, rs.cond)...)}
+	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring, Args: rs.entryArgs()}
 	spec.Open = callRecord(spec, rs)
 	rspec := pad.Spec{
 		ID: spec.ID + 1, Addr: ps.addr, ABI: rs.site.ABI, Cond: rs.cond,
 		Ring: spec.Ring, Records: spec.Records, Count: spec.Count, Sync: spec.Sync, Amend: spec.Open, NoReads: spec.NoReads,
 	}
-	lay, _ := layoutOf(rs.fetches, true)
+	lay, _ := rs.layout()
 	lay.spec(&rspec)
 	code, fixups, err := pad.BuildReturn(rspec, h)
 	if err != nil {
@@ -149,7 +142,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 		return nil, nil, fmt.Errorf("a return pad of %d bytes, at most %d", len(code), limit)
 	}
 	spec.Hijack = h
-	ps.ret, ps.retPad, ps.retSize = rs, at, uint64(pad.ReturnSizeOf(rspec))
+	ps.ret, ps.retPad, ps.retSize, ps.retWhere = rs, at, uint64(pad.ReturnSizeOf(rspec)), lay.where
 	return code, fixups, nil
 }
 
@@ -164,7 +157,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 func callRecord(entry *pad.Spec, ret *siteProg) bool {
 	return !entry.Count && !entry.Sync && !entry.HijackOnly && !entry.Restore && entry.Agg == nil && entry.Sys == nil &&
 		len(entry.Fetches) <= pad.MaxOpenValues && len(entry.Extra) == 0 && ret.cond == nil && len(ret.fetches) <= 1 && !readsMemory(ret) &&
-		len(pad.ArgsOf(ret.fetches...)) == 0
+		len(ret.entryArgs()) == 0
 }
 
 // restoreReturns puts back the real return address of every frame a

@@ -46,6 +46,8 @@ type padSite struct {
 	ret     *siteProg
 	retPad  uint64
 	retSize uint64 // the bytes reserved for the return pad
+	// retWhere: its values in the return pad's records (pads.Site.Where).
+	retWhere []int8
 	// syncPoint: a libc write's sync point (padsync.go): sp is bare.
 	syncPoint bool
 }
@@ -152,10 +154,10 @@ func (pd *padEngine) wanted(bp *breakpoint) string {
 	case sp.site.GoFunc || sp.site.ABI == probe.ABIGoRegs:
 		return "a Go function"
 	}
-	lay, ok := layoutOf(sp.fetches, false)
-	if !ok {
-		return fmt.Sprintf("%d values (a record holds %d, and %d plain ones past them)", len(sp.fetches), pad.MaxValues, pad.MaxExtra)
+	if why := sp.layoutWhy(); why != "" {
+		return why
 	}
+	lay, _ := sp.layout()
 	spec := pad.Spec{Addr: bp.addr, ABI: sp.site.ABI, Cond: sp.cond, Records: pad.DefaultRecords}
 	lay.spec(&spec)
 	err := pad.Check(spec)

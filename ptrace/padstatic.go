@@ -102,14 +102,13 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 	case sp.ref:
 		return "an expression only the reference evaluator takes"
 	}
-	ret := s.Spec != nil && s.Spec.Kind == probe.Return
-	lay, ok := layoutOf(sp.fetches, ret)
-	if !ok {
-		return fmt.Sprintf("%d values (a record holds %d, and %d plain ones past them)", len(sp.fetches), pad.MaxValues, pad.MaxExtra)
+	if why := sp.layoutWhy(); why != "" {
+		return why
 	}
+	lay, _ := sp.layout()
 	ps := pad.Spec{Addr: s.Addr, ABI: s.ABI, Cond: sp.cond, Records: pad.DefaultRecords}
 	lay.spec(&ps)
-	if ret {
+	if s.Spec != nil && s.Spec.Kind == probe.Return {
 		ps.Kind = pad.KindReturn // its return pad's programs
 	}
 	if err := pad.Check(ps); err != nil {
