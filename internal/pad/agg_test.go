@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/agg"
-	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/jit"
 	"github.com/utap/utap/probe"
 )
@@ -22,24 +21,7 @@ import (
 // process, as padUnderTest does.
 func aggPadUnderTest(t *testing.T, spec string, slots int) (*jit.Func, *Ring, []byte, AggTable) {
 	t.Helper()
-	s, err := probe.Parse(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cond *bytecode.Program
-	if s.Cond != nil {
-		if cond, err = bytecode.CompileCond(s.Cond); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var fetches []*bytecode.Program
-	for _, f := range s.Fetches {
-		p, err := bytecode.CompileFetch(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fetches = append(fetches, p)
-	}
+	s, cond, fetches := compileSpec(t, spec)
 	var keys []int
 	for _, k := range s.Agg.Keys {
 		keys = append(keys, k.Fetch)

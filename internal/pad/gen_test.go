@@ -18,18 +18,19 @@ import (
 // touches the others.
 const arithFlags = 0x8d5
 
-// padUnderTest builds the pad of `work(arg1, arg2 + 1) if arg1 > 5` (or
-// its counting form) on a ring of n records in a shared mapping of this
-// process, its displaced instructions a ret, so that jit can call it.
-func padUnderTest(t *testing.T, n int, count bool, opts ...func(*Spec)) (*jit.Func, *Ring, []byte) {
+// compileSpec parses a probe spec and compiles its condition (nil if it
+// has none) and fetches, as the engine does.
+func compileSpec(t *testing.T, text string) (*probe.Spec, *bytecode.Program, []*bytecode.Program) {
 	t.Helper()
-	s, err := probe.Parse("work(arg1, arg2 + 1) if arg1 > 5")
+	s, err := probe.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cond, err := bytecode.CompileCond(s.Cond)
-	if err != nil {
-		t.Fatal(err)
+	var cond *bytecode.Program
+	if s.Cond != nil {
+		if cond, err = bytecode.CompileCond(s.Cond); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var fetches []*bytecode.Program
 	for _, f := range s.Fetches {
@@ -39,6 +40,15 @@ func padUnderTest(t *testing.T, n int, count bool, opts ...func(*Spec)) (*jit.Fu
 		}
 		fetches = append(fetches, p)
 	}
+	return s, cond, fetches
+}
+
+// padUnderTest builds the pad of `work(arg1, arg2 + 1) if arg1 > 5` (or
+// its counting form) on a ring of n records in a shared mapping of this
+// process, its displaced instructions a ret, so that jit can call it.
+func padUnderTest(t *testing.T, n int, count bool, opts ...func(*Spec)) (*jit.Func, *Ring, []byte) {
+	t.Helper()
+	_, cond, fetches := compileSpec(t, "work(arg1, arg2 + 1) if arg1 > 5")
 	mem, err := unix.Mmap(-1, 0, Size(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANON)
 	if err != nil {
 		t.Fatal(err)

@@ -11,9 +11,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/utap/utap/internal/bytecode"
-	"github.com/utap/utap/probe"
 )
 
 // noGC turns the collector off for the test: a pad called here that
@@ -266,14 +263,7 @@ func TestPadSyncPoint(t *testing.T) {
 	const n = 16
 	f, r, mem := padUnderTest(t, n, false, func(s *Spec) { s.Sync = true })
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&mem[OffTracer])), 1234)
-	spec, err := probe.Parse("write if (u32)arg1 < 3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cond, err := bytecode.CompileCond(spec.Cond)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cond, _ := compileSpec(t, "write if (u32)arg1 < 3")
 	code, _, err := Build(Spec{ID: 8, Addr: 0x402000, Cond: cond, SyncPoint: true,
 		Ring: uint64(uintptr(unsafe.Pointer(&mem[0]))), Records: n,
 		Displaced: func(uint64) ([]byte, error) { return []byte{0xc3}, nil }}, 0x20000)
