@@ -53,7 +53,7 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 		switch {
 		case c.SP || c.StrArray || c.Msg || c.Indirect || c.CountOnly:
 			return nil, "memory the pad does not read (arrays of strings, a msghdr, the stack)"
-		case !c.Exit && exitArg[c.Arg]:
+		case !c.Exit && exitArg[c.Arg] && (c.Iov || c.LenRet):
 			return nil, "memory read before the call that the call changes"
 		case c.Iov && c.LenArg >= 0:
 			lim := syscalls.MaxFor(c, strsize)
@@ -65,11 +65,16 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 		case !c.Str && c.Size == 0 && c.LenArg < 0 && !c.LenRet:
 			return nil, "memory of a size the pad does not know"
 		}
+		// Bytes the call may change are read before it (pad.SysCap.Before).
 		caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, Str: c.Str, Size: c.Size,
-			LenArg: c.LenArg, LenRet: c.LenRet, Elem: c.Elem, Max: syscalls.MaxFor(c, strsize)})
+			LenArg: c.LenArg, LenRet: c.LenRet, Elem: c.Elem, Max: syscalls.MaxFor(c, strsize),
+			Before: !c.Exit && exitArg[c.Arg]})
 	}
 	if _, _, ok := pad.SysLayout(caps); !ok {
 		return nil, "its memory does not fit a record"
+	}
+	if _, size := pad.BeforeLayout(caps); size > pad.MaxBefore {
+		return nil, "memory read before the call that the call changes, more than a pad reads there"
 	}
 	return caps, ""
 }

@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // endSignals are the catchable signals whose default action would end
@@ -34,7 +36,9 @@ var endSignals = []os.Signal{
 // The signals stay caught until utap exits: one arriving while probes are
 // being removed must not kill utap half-way. Caught, SIGPIPE no longer
 // kills utap on a closed output either; the write fails instead, and that
-// ends the trace too (see trace).
+// ends the trace too (see trace). A SIGPIPE of a closed stderr, where
+// -v's and the warnings' lines go, does not: a trace going to -o FILE
+// must not be lost with them (`utap run -v -o FILE ... 2>&1 | head`).
 func interruptible(runMode bool) (context.Context, func() syscall.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan os.Signal, 4)
@@ -43,6 +47,9 @@ func interruptible(runMode bool) (context.Context, func() syscall.Signal) {
 	go func() {
 		interrupts := 0
 		for sig := range ch {
+			if sig == syscall.SIGPIPE && stderrClosed() {
+				continue
+			}
 			if sig == os.Interrupt && runMode && interrupts == 0 {
 				interrupts++
 				continue
@@ -52,4 +59,13 @@ func interruptible(runMode bool) (context.Context, func() syscall.Signal) {
 		}
 	}()
 	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }
+}
+
+// stderrClosed says whether utap's stderr is a pipe or socket nobody
+// reads any more (poll's POLLERR): a SIGPIPE then came of a line
+// written there, not of a kill.
+func stderrClosed() bool {
+	fds := []unix.PollFd{{Fd: 2, Events: unix.POLLOUT}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0
 }

@@ -617,12 +617,12 @@ func TestCLIUntimedSaid(t *testing.T) {
 }
 
 // TestCLIClosedStderrAtStart: utap's stderr closes while the pads go in
-// (`utap run -v ... 2>&1 | head -1`, -v saying a line per site): the
-// trace ends, and the command runs to its end, untraced once utap has
-// let it go (it may outlive utap: it is waited for by its output). On
-// 69127c7 the watcher's wake-up
-// SIGSTOP, met by a system call injected to place the pads, was
-// delivered: the command stayed in a group-stop and utap spun for good.
+// (`utap run -v -o FILE ... 2>&1 | head -1`, -v saying a line per
+// site): -v's lines are lost, not the trace, which goes on into FILE
+// whole, and the command runs to its end. On 69127c7 the watcher's
+// wake-up SIGSTOP, met by a system call injected to place the pads, was
+// delivered: the command stayed in a group-stop and utap spun for good;
+// until 2026-11-27 the closed stderr's SIGPIPE ended the trace.
 func TestCLIClosedStderrAtStart(t *testing.T) {
 	need.Root(t)
 	if buildErr != nil {
@@ -645,17 +645,24 @@ func TestCLIClosedStderrAtStart(t *testing.T) {
 		exec.Command("pkill", "-KILL", "-f", file).Run()
 		t.Fatal("utap and the command still running 60s after utap's stderr closed")
 	}
-	// Let go, dd finishes on its own, maybe after utap has exited.
+	// dd finishes on its own, maybe after utap has exited.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		st, err := os.Stat(file)
 		if err == nil && st.Size() == 2000 {
-			return
+			break
 		}
 		if time.Now().After(deadline) {
 			exec.Command("pkill", "-KILL", "-f", file).Run()
 			t.Fatalf("the command did not run to its end: %v %v", st, err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(text), "\nwrite(1, \"\\0\", 1) "); n != 2000 {
+		t.Errorf("%d of dd's 2,000 writes traced, its trace:\n%.2000s", n, text)
 	}
 }

@@ -111,26 +111,31 @@ func TestSysPadGetppidLoop(t *testing.T) {
 	sameAsStops(t, got)
 }
 
-// TestSysPadPoll: poll in-process (its array read once, for the
-// arguments and for revents: the kernel writes only revents), with the
-// stop path's lines: a ready fd and a quiet one, none, an unreadable
-// array, and 3,000 fds, more than are read (2,036, then "...": both
-// paths).
+// TestSysPadPoll: poll, ppoll and epoll_wait in-process (poll's array
+// read once, for the arguments and for revents: the kernel writes only
+// revents), with the stop path's lines: a ready fd and a quiet one, none,
+// an unreadable array, and 3,000 fds, shown as strace shows them (-s's
+// 32, then "..."); ppoll with a timeout and a mask; 40 epoll events (32
+// shown), 2, and an unreadable array.
 func TestSysPadPoll(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "sys_pad.c")
 	got := make([][]string, len(sysPaths3))
-	for i, lines := range sysPadPaths(t, []string{"poll"}, "-e", "trace=poll", "--", bin, "poll") {
+	calls := []string{"poll", "ppoll", "epoll_wait"}
+	for i, lines := range sysPadPaths(t, calls, "-e", "trace=poll,ppoll,epoll_wait", "--", bin, "poll") {
 		for _, l := range lines {
-			if strings.HasPrefix(l, "poll(") {
+			if !strings.HasPrefix(l, "+++") {
 				got[i] = append(got[i], straceAddr.ReplaceAllString(l, "ADDR"))
-				if strings.Contains(l, ", 3000, 0)") && !strings.Contains(l, "POLLIN}, ...], 3000, 0) = 1500 (") {
-					t.Errorf("%s: 3,000 fds not cut at 2,036: %.200s", sysPaths3[i].name, l)
-				}
+			}
+			if strings.Contains(l, ", 3000, 0)") && (strings.Count(l, "{fd=") != 64 || !strings.Contains(l, "POLLIN}, ...], 3000, 0) = 1500 (")) {
+				t.Errorf("%s: 3,000 fds not cut at 32: %.300s", sysPaths3[i].name, l)
+			}
+			if strings.Contains(l, "], 64, 0) = 40") && (strings.Count(l, "{events=") != 32 || !strings.Contains(l, "u64=31}}, ...], 64, 0)")) {
+				t.Errorf("%s: 40 events not cut at 32: %.300s", sysPaths3[i].name, l)
 			}
 		}
-		if len(got[i]) != 4 {
-			t.Errorf("%s: %d poll lines, want 4:\n%s", sysPaths3[i].name, len(got[i]), strings.Join(lines, "\n"))
+		if len(got[i]) != 8 {
+			t.Errorf("%s: %d lines, want 8:\n%s", sysPaths3[i].name, len(got[i]), strings.Join(lines, "\n"))
 		}
 	}
 	sameAsStops(t, got)
@@ -560,5 +565,40 @@ func TestSysPadBlockedShows(t *testing.T) {
 				t.Errorf("lines:\n%s\nstderr:\n%s", text, stderr.String())
 			}
 		})
+	}
+}
+
+// TestSysPadInOut: calls whose memory the call changes ([in => out]: an
+// ioctl's argument, select's sets, an address length) run in-process,
+// that memory read by the pad before the call and after it, with the
+// stop path's lines, bad pointers included (EFAULT: the address shown).
+func TestSysPadInOut(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	calls := []string{"ioctl", "pselect6", "getsockname", "accept4", "recvfrom", "getsockopt"}
+	spec := "trace=" + strings.Join(append(calls, "prctl"), ",")
+	got := make([][]string, len(sysPaths3))
+	for i, lines := range sysPadPaths(t, calls, "-e", spec, "--", bin, "inout") {
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "+++") {
+				got[i] = append(got[i], bigNumber.ReplaceAllString(straceAddr.ReplaceAllString(l, "ADDR"), "N"))
+			}
+		}
+		if len(got[i]) != 16 {
+			t.Errorf("%s: %d lines, want 16:\n%s", sysPaths3[i].name, len(got[i]), strings.Join(lines, "\n"))
+		}
+	}
+	sameAsStops(t, got)
+	for _, want := range []string{
+		"ioctl(3, FIONREAD, [5]) = 0",
+		"pselect6(7, [3 5], [6], NULL, {tv_sec=0, tv_nsec=0}, NULL) = 2 (in [3], out [6], left {tv_sec=0, tv_nsec=0})",
+		`getsockname(8, {sa_family=AF_UNIX, sun_path=@"utap-inout"}, [N => N]) = 0`,
+		"accept4(8, {sa_family=AF_UNIX}, [N => 2], SOCK_CLOEXEC) = N",
+		"getsockopt(N, SOL_SOCKET, SO_TYPE, [2], [4]) = 0",
+		"getsockname(8, 0x?, 0x?) = -1 EFAULT (Bad address)",
+	} {
+		if !slices.Contains(got[0], want) {
+			t.Errorf("no line %q among the pads':\n%s", want, strings.Join(got[0], "\n"))
+		}
 	}
 }

@@ -368,12 +368,9 @@ func fixupsOf(a *x86.Asm) []Fixup {
 // emitReadSetup readies the frame of a pad whose programs read: no pid
 // cached, no fault yet, the tracer's liveness word (emitAlive).
 func emitReadSetup(a *x86.Asm, s Spec) {
-	if !reads(s) {
-		return
+	if reads(s) {
+		emitReadFrame(a, s)
 	}
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
-	emitAlive(a, s)
 }
 
 // reads says whether a program of s reads memory (bytecode's

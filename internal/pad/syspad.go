@@ -104,6 +104,31 @@ type SysCap struct {
 	// same bytes (poll's fds, read once for the arguments and once for
 	// revents): the pad reads nothing for it, the tracer takes that one's.
 	Same int
+	// Before: read before the call, which may change the bytes (ioctl's
+	// argument, select's sets, accept's [in => out] length): into the
+	// stack below the pad's frame (beforeLayout), then copied into the
+	// record after the call.
+	Before bool
+}
+
+// MaxBefore bounds the bytes a pad reads before its call (SysCap.Before),
+// on the thread's stack below its frame: select's three sets and its
+// timeout take 432.
+const MaxBefore = 1024
+
+// BeforeLayout gives each Before capture's offset in the stack area the
+// pad reads them into (the others -1) and the area's bytes: a word and
+// the bytes, as SysLayout's.
+func BeforeLayout(caps []SysCap) (offs []int, size int) {
+	for _, c := range caps {
+		if !c.Before || c.Same > 0 {
+			offs = append(offs, -1)
+			continue
+		}
+		offs = append(offs, size)
+		size += 8 + (c.Max+7)&^7
+	}
+	return offs, size
 }
 
 // sysIovElems is the iovec elements a capture holds
@@ -161,18 +186,26 @@ func BuildSys(s Spec, at uint64) ([]byte, SysParts, error) {
 	if err != nil {
 		return nil, parts, err
 	}
+	// part appends a part's code, its fix-ups moved to where it lands.
+	part := func(c []byte, fixups []Fixup, err error) error {
+		for _, f := range fixups {
+			parts.Fixups = append(parts.Fixups, Fixup{At: len(code) + f.At, To: len(code) + f.To})
+		}
+		code = append(code, c...)
+		return err
+	}
+	if _, size := BeforeLayout(s.Sys.Caps); size > 0 {
+		if err := part(sysBeforeCode(s)); err != nil {
+			return nil, parts, err
+		}
+	}
 	parts.TSC = len(code)
 	code = append(code, startTSC(s.Sys.Nr)...)
 	parts.Syscall = len(code)
 	code = append(code, 0x0f, 0x05)
-	after, fixups, err := sysCode(s)
-	if err != nil {
+	if err := part(sysCode(s)); err != nil {
 		return nil, parts, err
 	}
-	for _, f := range fixups {
-		parts.Fixups = append(parts.Fixups, Fixup{At: len(code) + f.At, To: len(code) + f.To})
-	}
-	code = append(code, after...)
 	// The gate packs system call pads by their length (ptrace's take):
 	// the bound is one pad's, twice an entry pad's (a writev's with the
 	// terminal's wait, 2,191 bytes, stopped under MaxSize).
@@ -202,25 +235,17 @@ func startTSC(nr int) []byte {
 // restored, rcx as the original's, the jump back; and the exception
 // table of its captures' loads, offsets in that code.
 func sysCode(s Spec) ([]byte, []Fixup, error) {
-	frame, err := frameSize(s)
+	a, frame, down, err := sysFrame(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := x86.NewAsm()
-	down := redZone + 16 + frame // above the frame: startTSC's two words
-	saveAll(a, down)
 	// The TSC just after the call, before anything can wait (a full
 	// ring): kept where startTSC kept rdx.
 	a.Raw(0x0f, 0x31) // rdtsc
 	a.RI(x86.SHL, x86.RDX, 32)
 	a.RR(x86.OR, x86.RAX, x86.RDX)
-	a.Store(x86.Mem{Base: x86.RBX, Disp: frame + 8}, x86.RAX)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * bytecode.NativePidSlot}, 0)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: 8 * slotFaults}, 0)
-	// Its captures are loads while the tracer lives, as a function pad's
-	// reads (a bad buffer faults once, and the site's reads are system
-	// calls from then on: OffFaulted), process_vm_readv after.
-	emitAlive(a, s)
+	a.Store(x86.Mem{Base: x86.RBX, Disp: startWords(s, frame) + 8}, x86.RAX)
+	emitReadFrame(a, s)
 	done := a.NewLabel()
 	emitRecord(a, s, done)
 	a.Bind(done)
@@ -265,13 +290,18 @@ func emitSys(a *x86.Asm, s Spec) {
 	// The TSC after the call minus the TSC before, just above the frame
 	// (sysCode's: startTSC's words).
 	frame, _ := frameSize(s)
-	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: frame + 8})
-	a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: frame})
+	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: startWords(s, frame) + 8})
+	a.Load(x86.RDX, x86.Mem{Base: x86.RBX, Disp: startWords(s, frame)})
 	a.RR(x86.SUB, x86.RAX, x86.RDX)
 	a.Store(area(SysTicksOff), x86.RAX)
 	offs, used, _ := SysLayout(s.Sys.Caps)
 	a.StoreI32(area(56), int32(used))
+	boffs, _ := BeforeLayout(s.Sys.Caps)
 	for k, c := range s.Sys.Caps {
+		if boffs[k] >= 0 {
+			emitCopy(a, x86.Mem{Base: x86.RBX, Disp: frame + int32(boffs[k])}, x86.Mem{Base: x86.R12, Disp: int32(offs[k])}, 8+(c.Max+7)&^7)
+			continue
+		}
 		emitCap(a, c, offs[k])
 	}
 	if n := lastRead(s.Sys.Caps); n > 0 {

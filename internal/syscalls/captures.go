@@ -29,13 +29,16 @@ const (
 
 	// MaxIovElems caps the iovec elements an Iov capture holds.
 	MaxIovElems = 64
-	// maxArray caps arrays of elements (poll fds, epoll events) and
-	// execve's strings.
+	// maxArray caps arrays of elements and execve's strings.
 	maxArray = 4096
 	// maxPollFds caps poll's fds: its array is read once in-process, for
 	// the arguments and for revents (the kernel writes only revents),
-	// and fits a record of a system call pad (pad.SysSpace) so.
-	maxPollFds = 2036
+	// and fits a record of a system call pad (pad.SysSpace) so, with
+	// ppoll's timeout and mask.
+	maxPollFds = 2028
+	// maxEpollEvents caps epoll_wait's events: strace shows -s of them
+	// (32 by default), and 1,024 fit a system call pad's record.
+	maxEpollEvents = 1024
 	// maxEnv caps envp's capture: only its count is shown, but an
 	// engine that reads the strings needs room for a usual environment.
 	maxEnv = 1 << 15
@@ -96,7 +99,7 @@ func capturesFor(in *Info) []Capture {
 		case KindEpollEvent:
 			c.Size = sizeEpollEv
 		case KindEpollEvents:
-			c.LenRet, c.Elem, c.Max = true, sizeEpollEv, maxArray*sizeEpollEv
+			c.LenRet, c.Elem, c.Max = true, sizeEpollEv, maxEpollEvents*sizeEpollEv
 		case KindPollFds:
 			c.LenArg, c.Elem, c.Max = a+1, 8, maxPollFds*8
 			add(c)
@@ -177,6 +180,8 @@ func capturesFor(in *Info) []Capture {
 		add(Capture{Arg: 1, LenArg: -1, Size: 8, Exit: true}) // ARCH_GET_FS
 	case "select", "pselect6":
 		add(Capture{Arg: 4, LenArg: -1, Size: sizeTimespec, Exit: true}) // the time left
+	case "ppoll":
+		add(Capture{Arg: 2, LenArg: -1, Size: sizeTimespec, Exit: true}) // the time left
 	case "fcntl":
 		add(Capture{Arg: 2, LenArg: -1, Size: 32}) // struct flock, for F_SETLK & co.
 	}

@@ -139,11 +139,11 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 	case KindSockaddr:
 		return x.sockaddrArg(a, b, out)
 	case KindPollFds:
-		return pollFdsStr(b, int(uint32(x.arg(a+1))), false)
+		return pollFdsStr(b, int(uint32(x.arg(a+1))), false, x.strsize)
 	case KindEpollEvent:
 		return epollEventStr(b)
 	case KindEpollEvents:
-		return epollEventsStr(b)
+		return epollEventsStr(b, int(x.c.Ret), x.strsize)
 	case KindClone3:
 		return clone3Str(b)
 	case KindRusage:

@@ -118,8 +118,10 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 }
 
 // pollFdsStr: [{fd=3, events=POLLIN}]; revents: only the fds with
-// events returned, as strace's result comment.
-func pollFdsStr(b []byte, n int, revents bool) string {
+// events returned, as strace's result comment. As strace, at most max
+// elements show (-s), then "..."; "..." too where fewer than n were read
+// (maxPollFds).
+func pollFdsStr(b []byte, n int, revents bool, max int) string {
 	var parts []string
 	i := 0
 	for ; i < n && len(b) >= 8*(i+1); i++ {
@@ -127,14 +129,20 @@ func pollFdsStr(b []byte, n int, revents bool) string {
 		fd := int32(le.Uint32(e))
 		if revents {
 			if re := le.Uint16(e[6:]); re != 0 {
+				if len(parts) == max {
+					break
+				}
 				parts = append(parts, fmt.Sprintf("{fd=%d, revents=%s}", fd, pollEvents.flags(uint64(re))))
 			}
 			continue
 		}
+		if len(parts) == max {
+			break
+		}
 		parts = append(parts, fmt.Sprintf("{fd=%d, events=%s}", fd, pollEvents.flags(uint64(le.Uint16(e[4:])))))
 	}
 	if i < n {
-		parts = append(parts, "...") // more than were read (maxPollFds)
+		parts = append(parts, "...")
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
@@ -148,7 +156,11 @@ func (x *ctx) pollResult() string {
 	if b == nil {
 		return fmt.Sprint(r)
 	}
-	return fmt.Sprintf("%d (%s)", r, pollFdsStr(b, int(uint32(x.arg(1))), true))
+	s := pollFdsStr(b, int(uint32(x.arg(1))), true, x.strsize)
+	if t := x.data(2, true); x.in.Name == "ppoll" && len(t) >= 16 && x.arg(2) != 0 {
+		s += fmt.Sprintf(", left {tv_sec=%d, tv_nsec=%d}", int64(le.Uint64(t)), int64(le.Uint64(t[8:])))
+	}
+	return fmt.Sprintf("%d (%s)", r, s)
 }
 
 // selectResult: "1 (in [0], left {tv_sec=0, tv_nsec=0})".
@@ -184,10 +196,15 @@ func epollEventStr(b []byte) string {
 	return fmt.Sprintf("{events=%s, data={u32=%d, u64=%d}}", epollEvents.flags(uint64(le.Uint32(b))), uint32(d), d)
 }
 
-func epollEventsStr(b []byte) string {
+// epollEventsStr: the n events returned, at most max of them (-s), then
+// "...", as strace (and where fewer were read: maxEpollEvents).
+func epollEventsStr(b []byte, n, max int) string {
 	var parts []string
-	for ; len(b) >= sizeEpollEv; b = b[sizeEpollEv:] {
+	for ; len(b) >= sizeEpollEv && len(parts) < min(n, max); b = b[sizeEpollEv:] {
 		parts = append(parts, epollEventStr(b))
+	}
+	if len(parts) < n {
+		parts = append(parts, "...")
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }

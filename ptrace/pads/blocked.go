@@ -58,7 +58,9 @@ func (b *blockedScan) returned(tid int) {
 }
 
 // scan makes the entry events of the calls blocked since the last look,
-// under d.mu, once the rings are drained.
+// under d.mu, once the rings are drained; a ring with records again by
+// the time its thread is seen blocked waits for the next look (its
+// records go first).
 func (b *blockedScan) scan(d *Drainer) {
 	if len(b.pcs) == 0 || d.emit == nil || d.tally || d.mute.Load() || time.Since(b.last) < blockedEvery {
 		return
@@ -81,6 +83,13 @@ func (b *blockedScan) scan(d *Drainer) {
 			}
 			if b.shown[tid] == c {
 				continue // shown at an earlier look, still blocked
+			}
+			if behind, open := anyBehind([]*Ring{r}); behind || open {
+				// The thread's records before its call, committed
+				// before it blocked, came after the drain that
+				// called this scan: they go first, its entry at
+				// the next look.
+				continue
 			}
 			b.shown[tid] = c
 			d.emit(entryEvent(d.sites[id], r.Pid, tid, c))
