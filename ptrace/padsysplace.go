@@ -51,10 +51,15 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 			continue
 		}
 		switch {
-		case c.SP || c.StrArray || c.Msg || c.Indirect || c.CountOnly:
-			return nil, "memory the pad does not read (arrays of strings, a msghdr, the stack)"
-		case !c.Exit && exitArg[c.Arg] && (c.Iov || c.LenRet):
+		case c.SP || c.StrArray || c.Indirect || c.CountOnly:
+			return nil, "memory the pad does not read (arrays of strings, the stack)"
+		case !c.Exit && exitArg[c.Arg] && (c.Iov || c.Msg || c.LenRet):
 			return nil, "memory read before the call that the call changes"
+		case c.Msg:
+			lim := syscalls.MaxFor(c, strsize)
+			caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, LenRet: c.LenRet, Msg: true,
+				IovLim: lim, Max: pad.MsgRoom(lim)})
+			continue
 		case c.Iov && c.LenArg >= 0:
 			lim := syscalls.MaxFor(c, strsize)
 			caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, LenArg: c.LenArg, LenRet: c.LenRet,

@@ -577,18 +577,7 @@ func TestSysPadInOut(t *testing.T) {
 	bin := fixture.C(t, "sys_pad.c")
 	calls := []string{"ioctl", "pselect6", "getsockname", "accept4", "recvfrom", "getsockopt"}
 	spec := "trace=" + strings.Join(append(calls, "prctl"), ",")
-	got := make([][]string, len(sysPaths3))
-	for i, lines := range sysPadPaths(t, calls, "-e", spec, "--", bin, "inout") {
-		for _, l := range lines {
-			if !strings.HasPrefix(l, "+++") {
-				got[i] = append(got[i], bigNumber.ReplaceAllString(straceAddr.ReplaceAllString(l, "ADDR"), "N"))
-			}
-		}
-		if len(got[i]) != 16 {
-			t.Errorf("%s: %d lines, want 16:\n%s", sysPaths3[i].name, len(got[i]), strings.Join(lines, "\n"))
-		}
-	}
-	sameAsStops(t, got)
+	got := sysPadMasked(t, calls, spec, 16, bin, "inout")
 	for _, want := range []string{
 		"ioctl(3, FIONREAD, [5]) = 0",
 		"pselect6(7, [3 5], [6], NULL, {tv_sec=0, tv_nsec=0}, NULL) = 2 (in [3], out [6], left {tv_sec=0, tv_nsec=0})",
@@ -597,8 +586,50 @@ func TestSysPadInOut(t *testing.T) {
 		"getsockopt(N, SOL_SOCKET, SO_TYPE, [2], [4]) = 0",
 		"getsockname(8, 0x?, 0x?) = -1 EFAULT (Bad address)",
 	} {
-		if !slices.Contains(got[0], want) {
-			t.Errorf("no line %q among the pads':\n%s", want, strings.Join(got[0], "\n"))
+		if !slices.Contains(got, want) {
+			t.Errorf("no line %q among the pads':\n%s", want, strings.Join(got, "\n"))
 		}
 	}
+}
+
+// TestSysPadMsg: sendmsg and recvmsg in-process, their msghdr read by the
+// pad as the stop path reads it (the name, the iovecs cut at -s and at
+// what recvmsg received, the control data), with the stop path's lines:
+// an address, an fd passed, an unreadable element, an unreadable msghdr,
+// EAGAIN.
+func TestSysPadMsg(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	got := sysPadMasked(t, []string{"sendmsg", "recvmsg"}, "trace=sendmsg,recvmsg", 8, bin, "msg")
+	for _, want := range []string{
+		`recvmsg(3, {msg_name={sa_family=AF_INET, sin_port=htons(N), sin_addr=inet_addr("N.0.0.1")}, msg_namelen=N, msg_iov=[{iov_base="hell", iov_len=4}, {iov_base="o world, this is a buffer longer"..., iov_len=N}], msg_iovlen=2, msg_controllen=0, msg_flags=0}, 0) = N`,
+		`recvmsg(5, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base="hell", iov_len=4}, {iov_base="o ", iov_len=N}], msg_iovlen=2, msg_control=[{cmsg_len=N, cmsg_level=SOL_SOCKET, cmsg_type=SCM_RIGHTS, cmsg_data=[6]}], msg_controllen=N, msg_flags=0}, 0) = 6`,
+		`sendmsg(4, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base=0x?, iov_len=4}, {iov_base="hel", iov_len=3}], msg_iovlen=2, msg_controllen=0, msg_flags=0}, 0) = -1 EFAULT (Bad address)`,
+		`sendmsg(4, 0x?, 0) = -1 EFAULT (Bad address)`,
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no line %q among the pads':\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// sysPadMasked runs argv on each of sysPaths3 with spec, wants calls
+// in-process but on the stop path, n lines (the exit's left out) and the
+// stop path's on each; it returns the pad path's lines, addresses
+// (ADDR) and numbers of two digits or more (N) masked.
+func sysPadMasked(t *testing.T, calls []string, spec string, n int, argv ...string) []string {
+	t.Helper()
+	got := make([][]string, len(sysPaths3))
+	for i, lines := range sysPadPaths(t, calls, append([]string{"-e", spec, "--"}, argv...)...) {
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "+++") {
+				got[i] = append(got[i], bigNumber.ReplaceAllString(straceAddr.ReplaceAllString(l, "ADDR"), "N"))
+			}
+		}
+		if len(got[i]) != n {
+			t.Errorf("%s: %d lines, want %d:\n%s", sysPaths3[i].name, len(got[i]), n, strings.Join(lines, "\n"))
+		}
+	}
+	sameAsStops(t, got)
+	return got[0]
 }

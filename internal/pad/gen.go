@@ -182,7 +182,7 @@ func frameSize(s Spec) (int32, error) {
 		vregs = max(vregs, strScratch)
 	}
 	if s.Sys != nil {
-		vregs = max(vregs, iovScratch+1) // emitIov's
+		vregs = max(vregs, msgScratch+1) // emitIov's, emitMsg's
 	}
 	vregs += topWords
 	frame := int32(8 * (bytecode.NativeVRegBase + vregs))

@@ -100,6 +100,10 @@ type SysCap struct {
 	// LenRet, of the result's bytes left. Max is then the whole room.
 	Iov    bool
 	IovLim int
+	// Msg: a msghdr (syscalls.Capture.Msg), read as the stop path reads
+	// it (syspadmsg.go), its elements at most IovLim bytes each; Max is
+	// the whole room (MsgRoom).
+	Msg bool
 	// Same, when not 0, is 1 + the index of an earlier capture of the
 	// same bytes (poll's fds, read once for the arguments and once for
 	// revents): the pad reads nothing for it, the tracer takes that one's.
@@ -343,6 +347,10 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 	}
 	if c.Iov {
 		emitIov(a, c, off)
+		return
+	}
+	if c.Msg {
+		emitMsg(a, c, off)
 		return
 	}
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}

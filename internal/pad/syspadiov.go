@@ -20,10 +20,7 @@ const iovScratch = strScratch
 // them. Clobbers everything but rbx, r12.
 func emitIov(a *x86.Asm, c SysCap, off int) {
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
-	local, remote := scratch(4), scratch(6)
-	localLen := x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}
-	remoteLen := x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}
-	next, loop, done, stored := a.NewLabel(), a.NewLabel(), a.NewLabel(), a.NewLabel()
+	next := a.NewLabel()
 	// readv's are read even when the call failed: its elements without
 	// their bytes (strace shows their addresses then).
 	start := c
@@ -33,9 +30,22 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	// r14 = min(count, sysIovElems), unsigned.
 	a.Load(x86.R14, frameReg(sysArgRegs[c.LenArg]))
 	minU(a, x86.R14, sysIovElems)
-	// r15 = the result's bytes (readv), 0 when it failed, else -1.
+	emitIovBound(a, c.LenRet)
+	a.Lea(x86.R13, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+	emitIovLoop(a, c.IovLim)
+	a.Lea(x86.RAX, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+	a.MovRR(x86.RDX, x86.R13)
+	a.RR(x86.SUB, x86.RDX, x86.RAX)
+	a.Jcc(x86.E, next)
+	a.Store(word, x86.RDX)
+	a.Bind(next)
+}
+
+// emitIovBound sets r15, the bytes the elements may hold all told: with
+// lenRet the result's (readv's), 0 when it failed, else -1 (no bound).
+func emitIovBound(a *x86.Asm, lenRet bool) {
 	a.MovRI(x86.R15, ^uint64(0))
-	if c.LenRet {
+	if lenRet {
 		read := a.NewLabel()
 		a.Load(x86.R15, frameReg(x86.RAX))
 		a.RR(x86.TEST, x86.R15, x86.R15)
@@ -43,8 +53,16 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 		a.MovRI(x86.R15, 0)
 		a.Bind(read)
 	}
-	a.Lea(x86.R13, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
+}
 
+// emitIovLoop reads the elements of the iovec array at scratch
+// iovScratch to r13 on: r14 of them, each at most lim bytes and r15 all
+// told (-1: no bound). r13 ends past the last element written.
+func emitIovLoop(a *x86.Asm, lim int) {
+	local, remote := scratch(4), scratch(6)
+	localLen := x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}
+	remoteLen := x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}
+	loop, done, stored := a.NewLabel(), a.NewLabel(), a.NewLabel()
 	a.Bind(loop)
 	a.RR(x86.TEST, x86.R14, x86.R14)
 	a.Jcc(x86.E, done)
@@ -59,7 +77,7 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	a.Jcc(x86.NE, done)
 	// rdx = min(iov_len, IovLim), then min(rdx, r15) when bounded.
 	a.Load(x86.RDX, x86.Mem{Base: x86.R13, Disp: 8})
-	minU(a, x86.RDX, uint64(c.IovLim))
+	minU(a, x86.RDX, uint64(lim))
 	unbounded := a.NewLabel()
 	a.RR(x86.TEST, x86.R15, x86.R15)
 	a.Jcc(x86.S, unbounded)
@@ -101,10 +119,4 @@ func emitIov(a *x86.Asm, c SysCap, off int) {
 	a.Jmp(loop)
 
 	a.Bind(done)
-	a.Lea(x86.RAX, x86.Mem{Base: x86.R12, Disp: int32(off + 8)})
-	a.MovRR(x86.RDX, x86.R13)
-	a.RR(x86.SUB, x86.RDX, x86.RAX)
-	a.Jcc(x86.E, next)
-	a.Store(word, x86.RDX)
-	a.Bind(next)
 }
