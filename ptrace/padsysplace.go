@@ -29,6 +29,10 @@ var stopCalls = map[int]bool{
 	unix.SYS_EXIT: true, unix.SYS_EXIT_GROUP: true,
 }
 
+// direntRoom is the bytes of a getdents buffer a pad's record holds, with
+// the count of the records past them (pad.SysCap.DirentCount).
+const direntRoom = pad.SysSpace - pad.SysHead - 8 - 16
+
 // sysCaps is how a pad reads the captures of nr, after the call; why
 // says why the call keeps its stops instead.
 func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
@@ -38,6 +42,10 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 		return nil, "a call utap does not decode"
 	case stopCalls[nr] || info.NoReturn:
 		return nil, "a call that keeps its stops (clone, fork, exec, exit, rt_sigreturn)"
+	}
+	dirents := syscalls.DirentCapture(nr)
+	if dirents >= 0 && !info.Captures[dirents].Counted {
+		dirents = -1 // every entry shown: the whole buffer, more than a record holds
 	}
 	exitArg := map[int]bool{}
 	for _, c := range info.Captures {
@@ -70,10 +78,18 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 		case !c.Str && c.Size == 0 && c.LenArg < 0 && !c.LenRet:
 			return nil, "memory of a size the pad does not know"
 		}
+		room := syscalls.MaxFor(c, strsize)
+		if k == dirents {
+			room = min(room, direntRoom)
+		}
 		// Bytes the call may change are read before it (pad.SysCap.Before).
 		caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, Str: c.Str, Size: c.Size,
-			LenArg: c.LenArg, LenRet: c.LenRet, Elem: c.Elem, Max: syscalls.MaxFor(c, strsize),
+			LenArg: c.LenArg, LenRet: c.LenRet, Elem: c.Elem, Max: room,
 			Before: !c.Exit && exitArg[c.Arg]})
+	}
+	if dirents >= 0 {
+		// The records past what the record holds are counted.
+		caps = append(caps, pad.SysCap{Arg: info.Captures[dirents].Arg, Exit: true, LenArg: -1, DirentCount: true, Max: 8})
 	}
 	if _, _, ok := pad.SysLayout(caps); !ok {
 		return nil, "its memory does not fit a record"

@@ -2,7 +2,11 @@
 
 package uprobe
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/utap/utap/internal/syscalls"
+)
 
 // sysConf is a number's entry in the table the programs read.
 //
@@ -41,7 +45,7 @@ func (ss *sysSpec) conf(c *sysCall) []byte {
 	if c.info.noReturn {
 		flags |= sysNoReturn
 	}
-	if direntCapture(c.nr) >= 0 {
+	if syscalls.DirentCapture(c.nr) >= 0 {
 		flags |= sysDirents
 	}
 	le.PutUint32(b[confOffFlags:], flags)

@@ -2,7 +2,11 @@
 
 package uprobe
 
-import "github.com/cilium/ebpf/asm"
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/utap/utap/internal/syscalls"
+)
 
 // getdents returns up to its count argument of linux_dirent64 records (a
 // 32 KiB buffer is common), more than a record's capture holds
@@ -22,7 +26,7 @@ const (
 // hasDirents says whether some traced call returns dirents.
 func (ss *sysSpec) hasDirents() bool {
 	for nr := range ss.calls {
-		if direntCapture(nr) >= 0 {
+		if syscalls.DirentCapture(nr) >= 0 {
 			return true
 		}
 	}

@@ -101,58 +101,17 @@ func readMem(pid int) syscalls.ReadFunc {
 	return func(addr uint64, p []byte) error { return mem.ReadAt(p, addr) }
 }
 
-// direntSize is the smallest linux_dirent64 record: its 19 bytes of
-// header and a NUL, 8-aligned.
-const direntSize = 24
-
 // fullDirents makes a getdents capture count every entry the call
 // returned. The record holds at most sysMaxCapture bytes of the buffer
 // (a per-CPU value is 32 KiB), so the exit program walks the whole
-// returned buffer's d_reclen chain and records the count at sysOffDirents;
-// the decoder counts the records of the bytes it gets (it shows only the
-// count), so the bytes captured are cut to their whole records and
-// followed by empty records up to that count.
+// returned buffer's d_reclen chain and records the count at
+// sysOffDirents (syscalls.WithDirents).
 func (y *sysSession) fullDirents(sys *probe.Syscall, raw []byte) {
-	i := direntCapture(sys.Nr)
+	i := syscalls.DirentCapture(sys.Nr)
 	if i < 0 || i >= len(sys.Exit) || sys.Exit[i] == nil || !sys.Returned || sys.Ret <= 0 {
 		return
 	}
-	total := int(binary.LittleEndian.Uint64(raw[sysOffDirents:]))
-	b := sys.Exit[i]
-	whole, n := 0, 0
-	for whole+18 <= len(b) {
-		rl := int(binary.LittleEndian.Uint16(b[whole+16:]))
-		if rl == 0 || whole+rl > len(b) {
-			break
-		}
-		whole += rl
-		n++
-	}
-	if total <= n {
-		return
-	}
-	out := append(make([]byte, 0, whole+(total-n)*direntSize), b[:whole]...)
-	for range total - n {
-		var e [direntSize]byte
-		binary.LittleEndian.PutUint16(e[16:], direntSize)
-		out = append(out, e[:]...)
-	}
-	sys.Exit[i] = out
-}
-
-// direntCapture is the index of the getdents capture of call nr, -1 when
-// it has none.
-func direntCapture(nr int) int {
-	in := syscalls.Lookup(nr)
-	if in == nil {
-		return -1
-	}
-	for i, c := range in.Captures {
-		if c.Exit && c.Arg < len(in.Args) && in.Args[c.Arg].Kind == syscalls.KindDirents {
-			return i
-		}
-	}
-	return -1
+	sys.Exit[i] = syscalls.WithDirents(sys.Exit[i], int(binary.LittleEndian.Uint64(raw[sysOffDirents:])))
 }
 
 // running counts the calls still in progress when the links are gone:

@@ -115,11 +115,14 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 	return false, nil
 }
 
-// environments has execve's environment captured whole where its line
-// shows it so (-e abbrev=none, --no-abbrev).
+// environments has execve's environment and getdents' entries captured
+// whole where their lines show them so (-e abbrev=none, --no-abbrev).
 func (f *eventFilter) environments() {
 	if full := f.sys.Full; full != nil && (full(unix.SYS_EXECVE) || full(unix.SYS_EXECVEAT)) {
 		syscalls.ShowEnvironments()
+	}
+	if full := f.sys.Full; full != nil && (full(unix.SYS_GETDENTS64) || full(unix.SYS_GETDENTS)) {
+		syscalls.ShowDirents()
 	}
 }
 

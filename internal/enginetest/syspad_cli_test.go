@@ -4,6 +4,7 @@ package enginetest
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -632,4 +633,47 @@ func sysPadMasked(t *testing.T, calls []string, spec string, n int, argv ...stri
 	}
 	sameAsStops(t, got)
 	return got[0]
+}
+
+// TestSysPadDirents: getdents64 in-process over a directory whose
+// entries take more than a record holds (1,000 names, ≈40 KiB): the pad
+// captures the first 16 KiB and counts every record, and the line says
+// all of them, as the stop path's; an unreadable buffer and a bad fd.
+// With -e abbrev=none every entry shows: the call keeps its stops.
+func TestSysPadDirents(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "sys_pad.c")
+	dir := t.TempDir()
+	for i := range 1000 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("an-entry-with-a-longer-name-%04d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := sysPadMasked(t, []string{"getdents64"}, "trace=getdents64", 5, bin, "dirents", dir)
+	for _, want := range []string{
+		"getdents64(3, 0x? /* N entries */, N) = N",
+		"getdents64(3, 0x? /* 0 entries */, N) = 0",
+		"getdents64(4, 0x?, N) = -1 EFAULT (Bad address)",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no line %q among the pads':\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	entries := regexp.MustCompile(`/\* (\d+) entries \*/`)
+	_, lines := sysPadRun(t, padPath, "-e", "trace=getdents64", "--", bin, "dirents", dir)
+	n := 0
+	for _, l := range lines {
+		if m := entries.FindStringSubmatch(l); m != nil {
+			k, _ := strconv.Atoi(m[1])
+			n += k
+		}
+	}
+	if n != 1002 {
+		t.Errorf("%d entries counted, want 1,002:\n%s", n, strings.Join(lines, "\n"))
+	}
+	r, lines := sysPadRun(t, padPath, "-e", "trace=getdents64", "-e", "abbrev=none", "--", bin, "dirents", dir)
+	joined := strings.Join(lines, "\n")
+	if inProcess(r.stderr, "getdents64") || strings.Count(joined, "d_name=") != 1002 || strings.Contains(joined, "...") {
+		t.Errorf("-e abbrev=none: not every entry shown from stops:\n%.3000s", joined)
+	}
 }

@@ -104,6 +104,10 @@ type SysCap struct {
 	// it (syspadmsg.go), its elements at most IovLim bytes each; Max is
 	// the whole room (MsgRoom).
 	Msg bool
+	// DirentCount: not bytes but the count of the linux_dirent64 records
+	// the call returned in the buffer Arg points to (8 bytes: a getdents
+	// buffer may hold more than its capture, syscalls.WithDirents).
+	DirentCount bool
 	// Same, when not 0, is 1 + the index of an earlier capture of the
 	// same bytes (poll's fds, read once for the arguments and once for
 	// revents): the pad reads nothing for it, the tracer takes that one's.
@@ -351,6 +355,10 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 	}
 	if c.Msg {
 		emitMsg(a, c, off)
+		return
+	}
+	if c.DirentCount {
+		emitDirentCount(a, c, off)
 		return
 	}
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}

@@ -99,6 +99,10 @@ type Capture struct {
 	// count n then n bytes: the name (at most 128), the iovecs (as an Iov
 	// capture's, msg_iovlen elements) and the control data (at most 256).
 	Msg bool
+	// Counted: a getdents buffer whose line shows only its records'
+	// count: an engine may capture its first bytes and count the rest
+	// (WithDirents). ShowDirents clears it (-e abbrev=none).
+	Counted bool
 }
 
 // Call is one traced system call as an engine captured it (probe.Syscall,

@@ -138,7 +138,7 @@ func capturesFor(in *Info) []Capture {
 		case KindCPUSet:
 			c.LenRet, c.Max = true, 128
 		case KindDirents:
-			c.LenRet, c.Max = true, 1<<16
+			c.LenRet, c.Max, c.Counted = true, 1<<16, true
 		case KindArgv:
 			c.StrArray, c.Max = true, maxArray
 		case KindEnvp:

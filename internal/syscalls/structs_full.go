@@ -175,13 +175,19 @@ var direntTypes = xlat{
 }
 
 // direntsFull is getdents64's entries, each whole, as strace -v shows
-// them; "" when b is not a whole list.
+// them, "..." for those an engine counted but did not capture; "" when b
+// is not a whole list.
 func direntsFull(b []byte) string {
 	var parts []string
 	for len(b) >= 19 {
 		n := int(le.Uint16(b[16:]))
 		if n < 19 || n > len(b) {
 			return ""
+		}
+		if b[18] == direntUnseen {
+			// Counted, not captured (WithDirents): said, not made up.
+			parts = append(parts, "...")
+			break
 		}
 		name := b[19:n]
 		if i := strings.IndexByte(string(name), 0); i >= 0 {

@@ -104,6 +104,16 @@ func (i *Info) capture(a int, exit bool) int {
 	return -1
 }
 
+// ShowDirents has getdents' buffers captured whole, every entry shown
+// (strace -v, -e abbrev=none), not counted past their first bytes.
+func ShowDirents() {
+	for _, in := range infos {
+		for i := range in.Captures {
+			in.Captures[i].Counted = false
+		}
+	}
+}
+
 // ShowEnvironments has execve's and execveat's environments captured as
 // strings rather than counted (strace -v, -e abbrev=none): a display
 // choice the CLI makes once, before an engine reads the table.

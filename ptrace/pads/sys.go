@@ -46,6 +46,7 @@ func (ss *SysSite) event(pe *padEvent, rec *pad.Record) {
 	}
 	if ss.n > 0 {
 		sys.Entry, sys.Exit = make([][]byte, ss.n), make([][]byte, ss.n)
+		dirents := -1 // the records a getdents call returned (pad.SysCap.DirentCount)
 		for k, c := range ss.caps {
 			var data []byte
 			if c.Same > 0 {
@@ -67,11 +68,20 @@ func (ss *SysSite) event(pe *padEvent, rec *pad.Record) {
 			if data == nil {
 				continue
 			}
+			if c.DirentCount {
+				if len(data) == 8 {
+					dirents = int(le.Uint64(data))
+				}
+				continue
+			}
 			if c.Exit {
 				sys.Exit[k] = data
 			} else {
 				sys.Entry[k] = data
 			}
+		}
+		if i := syscalls.DirentCapture(ss.Nr); dirents >= 0 && i >= 0 && sys.Exit[i] != nil {
+			sys.Exit[i] = syscalls.WithDirents(sys.Exit[i], dirents)
 		}
 	}
 	ev.Kind = probe.Return.String()
