@@ -95,7 +95,7 @@ func (p *confParser) lens1() (lens, error) {
 			}
 		}
 		if n, err := strconv.Atoi(strings.TrimPrefix(w, "string")); err == nil && n > 0 {
-			l.t.LenArg = n
+			l.t.LenArg, l.t.CStr = n, true
 		}
 		p.sizedString(&l.t)
 	case w == "struct" || w == "array":
@@ -180,6 +180,7 @@ func (p *confParser) sizedString(t *probe.ProtoType) {
 	}
 	start := p.i + 1
 	p.skipGroup('[', ']')
+	t.CStr = true // string[N]: up to its NUL too, as ltrace shows it
 	expr := strings.TrimSpace(strings.TrimSuffix(p.s[start:p.i], "]"))
 	if n, err := strconv.Atoi(strings.TrimPrefix(expr, "arg")); err == nil && n > 0 && strings.HasPrefix(expr, "arg") {
 		t.LenArg = n

@@ -48,9 +48,9 @@ addr fgets(+string, int, file);
 		"isok":      {Params: []probe.ProtoType{{Kind: probe.ProtoHex, Size: 4}, ptr}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 4, Signed: true}},
 		"printf":    {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, Format: true}}, Ret: i32},
 		"memcpy":    {Params: []probe.ProtoType{ptr, {Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
-		"strncmp": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, LenArg: 3}, {Kind: probe.ProtoString, Size: 8, LenConst: 8},
+		"strncmp": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, LenArg: 3, CStr: true}, {Kind: probe.ProtoString, Size: 8, LenConst: 8, CStr: true},
 			{Kind: probe.ProtoInt, Size: 8}}, Ret: i32},
-		"read": {Params: []probe.ProtoType{i32, {Kind: probe.ProtoString, Size: 8, Out: true, LenRet: true}, {Kind: probe.ProtoInt, Size: 8}},
+		"read": {Params: []probe.ProtoType{i32, {Kind: probe.ProtoString, Size: 8, Out: true, LenRet: true, CStr: true}, {Kind: probe.ProtoInt, Size: 8}},
 			Ret: probe.ProtoType{Kind: probe.ProtoInt, Size: 8, Signed: true}},
 		"fgets": {Params: []probe.ProtoType{{Kind: probe.ProtoString, Size: 8, Out: true}, i32, ptr}, Ret: ptr},
 	} {

@@ -53,6 +53,10 @@ type ProtoType struct {
 	// (entryarg.go). LenRet: a ProtoString whose length is the return
 	// value (ltrace's [retval]).
 	Out, LenRet bool
+	// CStr: a string of a known length shown up to its first NUL too
+	// (ltrace's string[N] and stringN, where string(array(char, N)*)
+	// shows every byte): FormatCStr.
+	CStr bool
 }
 
 // Enum maps an enumeration's values to their names. A value without a
@@ -145,6 +149,9 @@ func typedFetch(x Expr, t ProtoType, text string) Fetch {
 			s.Len = &Const{Val: uint64(t.LenConst), T: U64}
 		}
 		f.Expr = s
+		if t.CStr {
+			f.Format = FormatCStr
+		}
 	case ProtoVoid:
 		f.Expr, f.Format = &Const{Val: 0, T: U64}, FormatVoid
 	case ProtoPointer:

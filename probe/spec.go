@@ -89,4 +89,5 @@ const (
 	FormatChar  Format = 'c' // a character, quoted 'c'
 	FormatVoid  Format = 'v' // a void function's return: <void> / JSON null
 	FormatGuess Format = 'g' // a value of unknown type, as ltrace shows one: decimal within ±10000, else hex
+	FormatCStr  Format = 'z' // a sized string shown up to its first NUL, as ltrace shows string[N] and stringN
 )

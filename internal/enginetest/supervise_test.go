@@ -197,8 +197,8 @@ func findDescendant(pid int, exe string) int {
 	return 0
 }
 
-// waitGone waits for the tracer to have exited (a zombie counts: its
-// tracees were detached before it exited).
+// waitGone waits for the tracer to have exited (a zombie whose threads
+// have all exited counts: its tracees were detached by then).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
@@ -206,7 +206,10 @@ func waitGone(t *testing.T, pid int) {
 		if err != nil {
 			return
 		}
-		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
+		// A zombie leader: gone once its other threads are (the one that
+		// traced may still be exiting, its tracees traced until it has).
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" && len(tasks) <= 1 {
 			return
 		}
 	}

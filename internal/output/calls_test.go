@@ -93,6 +93,8 @@ func TestTypedValues(t *testing.T) {
 		{probe.Value{Int: 0o644, Format: probe.FormatOctal}, "0644"},
 		{probe.Value{Int: 'a', Format: probe.FormatChar}, "'a'"},
 		{probe.Value{Int: '\n', Format: probe.FormatChar}, `'\n'`},
+		{probe.Value{Str: "ab\x00cd", IsStr: true, Format: probe.FormatCStr}, `"ab"`},
+		{probe.Value{Str: "ab\x00cd", IsStr: true}, `"ab\0cd"`},
 	} {
 		if got := string(formatValue(nil, &tc.v, 32)); got != tc.want {
 			t.Errorf("%+v = %s, want %s", tc.v, got, tc.want)

@@ -475,7 +475,7 @@ func ltraceValue(b []byte, v *probe.Value, strLen int) []byte {
 		}
 	}
 	b = formatValue(b, v, strLen)
-	if v.IsStr && !v.Err && !v.Null && v.Name == "" && strLen > 0 && len(v.Str) == strLen {
+	if v.IsStr && !v.Err && !v.Null && v.Name == "" && strLen > 0 && len(cstr(v)) == strLen {
 		b = append(b, "..."...)
 	}
 	return b

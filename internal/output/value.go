@@ -2,6 +2,7 @@ package output
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/utap/utap/internal/dec"
@@ -19,7 +20,7 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 	case v.Name != "":
 		return append(b, v.Name...)
 	case v.IsStr:
-		return quote(b, v.Str, strLen)
+		return quote(b, cstr(v), strLen)
 	}
 	switch v.Format {
 	case probe.FormatVoid:
@@ -59,6 +60,17 @@ func appendGuess(b []byte, u uint64) []byte {
 		return dec.AppendInt(b, n)
 	}
 	return appendHex(append(b, "0x"...), u)
+}
+
+// cstr is v's string as it shows: up to its first NUL for FormatCStr
+// (ltrace's string[N]), else whole.
+func cstr(v *probe.Value) string {
+	if v.Format == probe.FormatCStr {
+		if i := strings.IndexByte(v.Str, 0); i >= 0 {
+			return v.Str[:i]
+		}
+	}
+	return v.Str
 }
 
 // plain marks the bytes a quoted string shows as they are.
