@@ -57,8 +57,10 @@ func (p *confParser) lens1() (lens, error) {
 		l = inner
 		if l.ok && l.t.Kind != probe.ProtoPointer && l.t.Kind != probe.ProtoString {
 			switch w {
-			case "hex", "bitvec":
+			case "hex":
 				l.t.Kind = probe.ProtoHex
+			case "bitvec":
+				l.t.Kind = probe.ProtoBitvec
 			case "oct":
 				l.t.Kind = probe.ProtoOctal
 			case "bool":
@@ -115,8 +117,13 @@ func (p *confParser) lens1() (lens, error) {
 		}
 	}
 	for p.eat('*') {
-		// A pointer to anything is an address; char* is one too (ltrace
-		// shows the char it points to, utap the address).
+		if l.t.Kind == probe.ProtoBitvec {
+			// sigset_t*: the set it points to, as ltrace shows it.
+			l.t.Kind = probe.ProtoBitvecPtr
+			continue
+		}
+		// A pointer to anything else is an address; char* is one too
+		// (ltrace shows the char it points to, utap the address).
 		l = lens{t: confPrimitives["addr"], ok: true, hidden: l.hidden}
 	}
 	return l, nil

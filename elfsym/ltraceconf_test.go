@@ -42,7 +42,7 @@ addr fgets(+string, int, file);
 		"malloc":    {Params: []probe.ProtoType{{Kind: probe.ProtoInt, Size: 8}}, Ret: ptr},
 		"fopen":     {Params: []probe.ProtoType{str, str}, Ret: ptr},
 		"free":      {Params: []probe.ProtoType{ptr}, Ret: probe.ProtoType{Kind: probe.ProtoVoid}},
-		"sigaddset": {Params: []probe.ProtoType{{Kind: probe.ProtoPointer, Size: 8, Out: true}, {Kind: probe.ProtoInt, Size: 4, Signed: true, Enum: probe.Enum{1: "SIGHUP", 2: "SIGINT"}}}, Ret: i32},
+		"sigaddset": {Params: []probe.ProtoType{{Kind: probe.ProtoBitvecPtr, Size: 8, Out: true}, {Kind: probe.ProtoInt, Size: 4, Signed: true, Enum: probe.Enum{1: "SIGHUP", 2: "SIGINT"}}}, Ret: i32},
 		"atof":      {Params: []probe.ProtoType{str}, Ret: hex},
 		"pow2":      {More: true, Ret: i32},
 		"isok":      {Params: []probe.ProtoType{{Kind: probe.ProtoHex, Size: 4}, ptr}, Ret: probe.ProtoType{Kind: probe.ProtoBool, Size: 4, Signed: true}},

@@ -89,6 +89,8 @@ func (s *Site) outFetches() []Fetch {
 		f := typedFetch(EntryArg(i+1), t, s.paramName(i))
 		if str, ok := f.Expr.(*StrOf); ok {
 			switch {
+			case t.Kind == ProtoBitvecPtr:
+				// A set the call filled (sigaddset's): all its bytes.
 			case t.LenRet:
 				// [retval]: the bytes the call says it filled, none when
 				// it failed or filled nothing.

@@ -20,15 +20,17 @@ type Prototype struct {
 type ProtoKind uint8
 
 const (
-	ProtoInt     ProtoKind = iota // integer: signed or unsigned per Signed
-	ProtoHex                      // integer shown in hex
-	ProtoOctal                    // integer shown in octal (ltrace's octal: modes)
-	ProtoPointer                  // pointer, shown in hex (NULL for 0)
-	ProtoString                   // char*: the NUL-terminated string it points to
-	ProtoBool                     // shown false / true
-	ProtoChar                     // a character, shown 'c'
-	ProtoVoid                     // nothing (a return type only)
-	ProtoGuess                    // a long of unknown type: decimal when small, else hex (FormatGuess)
+	ProtoInt       ProtoKind = iota // integer: signed or unsigned per Signed
+	ProtoHex                        // integer shown in hex
+	ProtoOctal                      // integer shown in octal (ltrace's octal: modes)
+	ProtoPointer                    // pointer, shown in hex (NULL for 0)
+	ProtoString                     // char*: the NUL-terminated string it points to
+	ProtoBool                       // shown false / true
+	ProtoChar                       // a character, shown 'c'
+	ProtoVoid                       // nothing (a return type only)
+	ProtoGuess                      // a long of unknown type: decimal when small, else hex (FormatGuess)
+	ProtoBitvec                     // a bit set (ltrace's bitvec): its bits, <0-2,12>
+	ProtoBitvecPtr                  // a pointer to a bit set of Size bytes (ltrace's sigset_t*): the set
 )
 
 // ProtoType is one parameter's or the return value's type. Size is 1, 2,
@@ -160,6 +162,12 @@ func typedFetch(x Expr, t ProtoType, text string) Fetch {
 		f.Expr, f.Format = cast(false), FormatHex
 	case ProtoGuess:
 		f.Expr, f.Format = x, FormatGuess
+	case ProtoBitvec:
+		f.Expr, f.Format = cast(false), FormatBitvec
+	case ProtoBitvecPtr:
+		// Read as a buffer of its bytes: NULL shows as NULL, a bad
+		// pointer as unreadable, on every engine, as a string's.
+		f.Expr, f.Format = &StrOf{Addr: x, Len: &Const{Val: uint64(size), T: U64}}, FormatBitvec
 	case ProtoOctal:
 		f.Expr, f.Format = cast(false), FormatOctal
 	case ProtoBool:

@@ -90,4 +90,7 @@ const (
 	FormatVoid  Format = 'v' // a void function's return: <void> / JSON null
 	FormatGuess Format = 'g' // a value of unknown type, as ltrace shows one: decimal within ±10000, else hex
 	FormatCStr  Format = 'z' // a sized string shown up to its first NUL, as ltrace shows string[N] and stringN
+	// FormatBitvec: a bit set, an integer's bits or a buffer's (little
+	// endian), as ltrace shows one: <1,12>, ~<31-32> when most are set.
+	FormatBitvec Format = 'B'
 )

@@ -317,10 +317,12 @@ func fetchBuf(g *progGen, e *probe.StrOf, fl field) error {
 	if err := g.x.expr(e.Len); err != nil {
 		return err
 	}
-	faulted, short, done := g.label(), g.label(), g.label()
+	faulted, short, done, null := g.label(), g.label(), g.label(), g.label()
 	g.emit(
 		asm.LoadMem(asm.R1, asm.RFP, slotFault, asm.DWord),
 		asm.JNE.Imm(asm.R1, 0, faulted),
+		asm.LoadMem(asm.R1, asm.RFP, slotAddr, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, null), // NULL, as a string's
 		asm.JLE.Imm(asm.R0, probe.MaxStrLen, short),
 		asm.Mov.Imm(asm.R0, probe.MaxStrLen),
 	)
@@ -337,6 +339,8 @@ func fetchBuf(g *progGen, e *probe.StrOf, fl field) error {
 		asm.StoreMem(asm.R7, int16(fl.off), asm.R1, asm.DWord),
 		asm.Ja.Label(done),
 	)
+	g.mark(null)
+	g.emit(storeImm64(asm.R7, int16(fl.off), strNull), asm.Ja.Label(done))
 	g.mark(faulted)
 	g.emit(storeImm64(asm.R7, int16(fl.off), -14)) // -EFAULT
 	g.mark(done)

@@ -48,6 +48,10 @@ func decode(raw []byte, sites []probe.Site, progs []*program, stk *stackDecoder,
 			v.IsStr, v.Str = true, fl.lit
 		case fieldBuf:
 			n := int64(le.Uint64(raw[fl.off:]))
+			if n == strNull {
+				v.Null = true
+				break
+			}
 			if n < 0 {
 				v.Err = true
 				break

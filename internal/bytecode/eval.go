@@ -186,7 +186,10 @@ func (p *Program) run(args []uint64, env probe.Env) (uint64, error) {
 			}
 			r[in.dst] = u2b(string(x) == string(y)) ^ in.imm
 		case opBuf:
-			s.null = false
+			if s.null = r[in.a] == 0; s.null {
+				s.slen = 0 // NULL, as a string's
+				continue
+			}
 			n := min(r[in.b], probe.MaxStrLen)
 			if err := env.Read(r[in.a], s.buf[:n]); err != nil {
 				return 0, err

@@ -170,3 +170,36 @@ func TestCLIOutArgsPads(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIBitvecLtrace: ltrace.conf's sigset_t* (bitvec(ulong)*) shows as
+// ltrace shows it, the set's bits (sigaddset(<1,12>, SIGINT), sigfillset's
+// ~<31-32>, NULL as NULL), on every engine, in pads and on breakpoints.
+func TestCLIBitvecLtrace(t *testing.T) {
+	need.Tool(t, "ltrace")
+	bin := fixture.C(t, "lt_sigset.c")
+	out, err := exec.Command("ltrace", "-e", "sig*", "--", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ltrace: %v\n%s", err, out)
+	}
+	var want []string
+	for _, l := range ltraceLines(string(out)) {
+		want = append(want, ltraceCaller.ReplaceAllString(l, ""))
+	}
+	if len(want) != 8 || want[1] != "sigaddset(<12>, SIGPIPE) = 0" {
+		t.Fatalf("ltrace's lines are not the fixture's calls: %q", want)
+	}
+	outArgsVariants(t, func(t *testing.T, backend string, extra []string) {
+		out := filepath.Join(t.TempDir(), "events")
+		r := utap(t, append(append([]string{"run", "--backend", backend, "-q", "-E", "sig*", "-o", out}, extra...), "--", bin)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ltraceLines(pidless.ReplaceAllString(string(data), "")); !reflect.DeepEqual(got, want) {
+			t.Errorf("utap's lines:\n%s\nltrace's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+}

@@ -95,6 +95,11 @@ func TestTypedValues(t *testing.T) {
 		{probe.Value{Int: '\n', Format: probe.FormatChar}, `'\n'`},
 		{probe.Value{Str: "ab\x00cd", IsStr: true, Format: probe.FormatCStr}, `"ab"`},
 		{probe.Value{Str: "ab\x00cd", IsStr: true}, `"ab\0cd"`},
+		// ltrace's bitvec: sigaddset's <1,12>, sigfillset's ~<31-32>.
+		{probe.Value{Str: "\x02\x10\x00\x00\x00\x00\x00\x00", IsStr: true, Format: probe.FormatBitvec}, "<1,12>"},
+		{probe.Value{Str: "\xff\xff\xff\x7f\xfe\xff\xff\xff", IsStr: true, Format: probe.FormatBitvec}, "~<31-32>"},
+		{probe.Value{Str: "\x00\x00\x00\x00\x00\x00\x00\x00", IsStr: true, Format: probe.FormatBitvec}, "<>"},
+		{probe.Value{Int: 0b1110, Format: probe.FormatBitvec}, "<1-3>"},
 	} {
 		if got := string(formatValue(nil, &tc.v, 32)); got != tc.want {
 			t.Errorf("%+v = %s, want %s", tc.v, got, tc.want)

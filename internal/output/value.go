@@ -1,6 +1,8 @@
 package output
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -19,8 +21,14 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		return append(b, "NULL"...)
 	case v.Name != "":
 		return append(b, v.Name...)
+	case v.Format == probe.FormatBitvec && v.IsStr:
+		return appendBitvec(b, []byte(v.Str))
 	case v.IsStr:
 		return quote(b, cstr(v), strLen)
+	case v.Format == probe.FormatBitvec:
+		var le [8]byte
+		binary.LittleEndian.PutUint64(le[:], v.Int)
+		return appendBitvec(b, le[:])
 	}
 	switch v.Format {
 	case probe.FormatVoid:
@@ -60,6 +68,42 @@ func appendGuess(b []byte, u uint64) []byte {
 		return dec.AppendInt(b, n)
 	}
 	return appendHex(append(b, "0x"...), u)
+}
+
+// appendBitvec writes the set bits of set (little endian), as ltrace
+// shows a bitvec: <1,12>, runs as ranges <31-32>; when more than half
+// are set, the others after a ~: sigfillset's ~<31-32>.
+func appendBitvec(b []byte, set []byte) []byte {
+	n, on := 8*len(set), 0
+	for _, c := range set {
+		on += bits.OnesCount8(c)
+	}
+	want := byte(1)
+	if 2*on > n {
+		b, want = append(b, '~'), 0
+	}
+	b = append(b, '<')
+	first := true
+	for i := 0; i < n; {
+		if set[i/8]>>(i%8)&1 != want {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < n && set[(j+1)/8]>>((j+1)%8)&1 == want {
+			j++
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = strconv.AppendInt(b, int64(i), 10)
+		if j > i {
+			b = strconv.AppendInt(append(b, '-'), int64(j), 10)
+		}
+		i = j + 1
+	}
+	return append(b, '>')
 }
 
 // cstr is v's string as it shows: up to its first NUL for FormatCStr

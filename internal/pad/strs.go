@@ -196,7 +196,14 @@ func emitAreaAt(a *x86.Asm, r, tmp x86.Reg, records, size int, base uint64) {
 // value becomes the bytes read. Clobbers what emitStrs may.
 func emitBuf(a *x86.Asm, s Spec, i int, frame int32, local, remote x86.Mem) {
 	val := x86.Mem{Base: x86.RBX, Disp: 8 * int32(slotVals+i)}
+	ok, next := a.NewLabel(), a.NewLabel()
 	a.Load(x86.RAX, val)
+	notNull := a.NewLabel()
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.NE, notNull)
+	a.StoreI32(val, -1) // strNull: NULL, as a string's
+	a.Jmp(next)
+	a.Bind(notNull)
 	a.Store(remote, x86.RAX)
 	short := a.NewLabel()
 	a.Load(x86.RCX, bufLenSlot(frame, i))
@@ -205,7 +212,6 @@ func emitBuf(a *x86.Asm, s Spec, i int, frame int32, local, remote x86.Mem) {
 	a.Jcc(x86.BE, short) // unsigned: a negative length is a huge one, as r[b] is
 	a.MovRR(x86.RCX, x86.RAX)
 	a.Bind(short)
-	ok, next := a.NewLabel(), a.NewLabel()
 	a.MovRR(x86.RAX, x86.RCX)
 	a.RR(x86.TEST, x86.RCX, x86.RCX)
 	a.Jcc(x86.E, ok) // nothing to read: "", where a read of none says EFAULT
