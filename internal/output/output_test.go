@@ -214,6 +214,7 @@ func TestJSONValuesValid(t *testing.T) {
 		{Int: 0x7ffd9a15eace, Format: probe.FormatGuess}, {Int: 42, Format: probe.FormatGuess},
 		{Int: 3, Name: "SIGQUIT"}, {Int: 1, Format: probe.FormatBool}, {Int: 8, Format: probe.FormatOctal},
 		{Int: 'a', Format: probe.FormatChar}, {Int: ^uint64(0), Format: probe.FormatDec}, {Int: 7, Format: probe.FormatUnsigned},
+		{Str: "\x02\x10", IsStr: true, Format: probe.FormatBitvec}, {Str: "ab\x00cd", IsStr: true, Format: probe.FormatCStr},
 	}}
 	var b strings.Builder
 	w, err := New("json", &b, Options{})
@@ -228,7 +229,7 @@ func TestJSONValuesValid(t *testing.T) {
 	if err := json.Unmarshal([]byte(b.String()), &m); err != nil {
 		t.Fatalf("%v: %s", err, b.String())
 	}
-	want := []any{"0x7ffd9a15eace", 42.0, "SIGQUIT", true, 8.0, 97.0, -1.0, 7.0}
+	want := []any{"0x7ffd9a15eace", 42.0, "SIGQUIT", true, 8.0, 97.0, -1.0, 7.0, []any{1.0, 12.0}, "ab"}
 	if got := m["args"].([]any); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("args %v, want %v", got, want)
 	}

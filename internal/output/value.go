@@ -21,14 +21,10 @@ func formatValue(b []byte, v *probe.Value, strLen int) []byte {
 		return append(b, "NULL"...)
 	case v.Name != "":
 		return append(b, v.Name...)
-	case v.Format == probe.FormatBitvec && v.IsStr:
-		return appendBitvec(b, []byte(v.Str))
+	case v.Format == probe.FormatBitvec:
+		return appendBitvec(b, bitvecBytes(v))
 	case v.IsStr:
 		return quote(b, cstr(v), strLen)
-	case v.Format == probe.FormatBitvec:
-		var le [8]byte
-		binary.LittleEndian.PutUint64(le[:], v.Int)
-		return appendBitvec(b, le[:])
 	}
 	switch v.Format {
 	case probe.FormatVoid:
@@ -104,6 +100,29 @@ func appendBitvec(b []byte, set []byte) []byte {
 		i = j + 1
 	}
 	return append(b, '>')
+}
+
+// bitvecBytes is a FormatBitvec value's bit set: a buffer's bytes, or
+// an integer's, little endian.
+func bitvecBytes(v *probe.Value) []byte {
+	if v.IsStr {
+		return []byte(v.Str)
+	}
+	return binary.LittleEndian.AppendUint64(nil, v.Int)
+}
+
+// appendBitList writes the set bits of set as a JSON array: [1,12].
+func appendBitList(b []byte, set []byte) []byte {
+	b = append(b, '[')
+	for i := range 8 * len(set) {
+		if set[i/8]>>(i%8)&1 != 0 {
+			if b[len(b)-1] != '[' {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(i), 10)
+		}
+	}
+	return append(b, ']')
 }
 
 // cstr is v's string as it shows: up to its first NUL for FormatCStr
@@ -210,8 +229,10 @@ func jsonValue(b []byte, v *probe.Value) []byte {
 	switch {
 	case v.Err, v.Null:
 		return append(b, "null"...)
+	case v.Format == probe.FormatBitvec:
+		return appendBitList(b, bitvecBytes(v))
 	case v.IsStr:
-		return appendJSONString(b, v.Str)
+		return appendJSONString(b, cstr(v))
 	case v.Format == probe.FormatVoid:
 		return append(b, "null"...)
 	case v.Format == probe.FormatBool:
