@@ -455,12 +455,14 @@ func sysWaitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestSysPadSignalStorm: SIGALRM every 100 µs while getppid, then read,
-// loop in-process: signals land at the pads' `syscall`, after it, in the
+// TestSysPadSignalStorm: SIGALRM every 100 µs while getppid, read and
+// ioctl loop in-process: signals land at the pads' `syscall`, after it, in the
 // record, and in read's displaced instructions, which hold a conditional
 // branch (glibc's single-threaded read: `cmpb $0,single_threaded; je;
 // xor %eax,%eax; syscall`): there the thread is stepped to the pad's
-// `syscall` or out by the branch. Each signal is delivered in the
+// `syscall` or out by the branch; then ioctl, whose pad reads its
+// argument before its `syscall` too (a signal there runs the thread to
+// the `syscall`, then to the original's). Each signal is delivered in the
 // original code, and every call is still one line.
 func TestSysPadSignalStorm(t *testing.T) {
 	need.Root(t)
@@ -471,6 +473,7 @@ func TestSysPadSignalStorm(t *testing.T) {
 	}{
 		{"getppid", "storm", "getppid() = ", "storm\n", 50000},
 		{"read", "readstorm", `read(3, "\0", 1) = 1`, "readstorm 20000\n", 20000},
+		{"ioctl", "ioctlstorm", "ioctl(3, FIONREAD, [5]) = 0", "ioctlstorm 20000\n", 20000},
 	} {
 		for _, path := range sysPaths3 {
 			r, lines := sysPadRun(t, path, "-e", "trace="+c.call, "--", bin, c.mode, strconv.Itoa(c.n))
