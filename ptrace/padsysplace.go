@@ -59,8 +59,12 @@ func sysCaps(nr int, strsize int) (caps []pad.SysCap, why string) {
 			continue
 		}
 		switch {
-		case c.SP || c.StrArray || c.Indirect || c.CountOnly:
+		case c.SP || c.StrArray || c.CountOnly:
 			return nil, "memory the pad does not read (arrays of strings, the stack)"
+		case c.Indirect:
+			caps = append(caps, pad.SysCap{Arg: c.Arg, Exit: c.Exit, Indirect: true, Off: c.Off, Size: c.Size,
+				LenArg: -1, Max: max(c.Size, 8)})
+			continue
 		case !c.Exit && exitArg[c.Arg] && (c.Iov || c.Msg || c.LenRet):
 			return nil, "memory read before the call that the call changes"
 		case c.Msg:

@@ -63,7 +63,7 @@ const (
 	sysReturned   = 1
 	sysTag        = uint64(1) << 63 // tells a call's record from a probe's
 	sysMaxNr      = 512             // x32 calls (bit 30) are not traced
-	sysMaxCaps    = 8               // captures read; later ones stay nil
+	sysMaxCaps    = 10              // captures read (pselect6 has 10); later ones read after the fact
 	sysMaxCapture = 8192            // bytes read of one capture at most (see newSysSpec)
 	sysMaxValue   = 32 << 10        // a per-CPU value's bytes at most (the build map)
 	sysNotRead    = -61             // -ENODATA: a capture's result before it is read
@@ -349,7 +349,9 @@ func (y *sysSession) decode(raw []byte, ev *probe.Event) error {
 	}
 	var failed []int // captures the kernel could not read
 	for i, cp := range c.info.caps {
-		if cp.user {
+		if cp.user || i >= sysMaxCaps {
+			// Read from user space after the fact: the kernel's
+			// program reads the first sysMaxCaps.
 			failed = append(failed, i)
 		}
 		if i >= sysMaxCaps || cp.kind == capNone {

@@ -581,10 +581,12 @@ func TestSysPadInOut(t *testing.T) {
 	bin := fixture.C(t, "sys_pad.c")
 	calls := []string{"ioctl", "pselect6", "getsockname", "accept4", "recvfrom", "getsockopt"}
 	spec := "trace=" + strings.Join(append(calls, "prctl"), ",")
-	got := sysPadMasked(t, calls, spec, 16, bin, "inout")
+	got := sysPadMasked(t, calls, spec, 17, bin, "inout")
 	for _, want := range []string{
 		"ioctl(3, FIONREAD, [5]) = 0",
 		"pselect6(7, [3 5], [6], NULL, {tv_sec=0, tv_nsec=0}, NULL) = 2 (in [3], out [6], left {tv_sec=0, tv_nsec=0})",
+		"pselect6(4, [3], NULL, NULL, {tv_sec=0, tv_nsec=0}, {sigmask=[USR1], sigsetsize=8}) = 1 (in [3], left {tv_sec=0, tv_nsec=0})",
+		"pselect6(4, [3], NULL, NULL, {tv_sec=0, tv_nsec=0}, {sigmask=0x?, sigsetsize=8}) = -1 EFAULT (Bad address)",
 		`getsockname(8, {sa_family=AF_UNIX, sun_path=@"utap-inout"}, [N => N]) = 0`,
 		"accept4(8, {sa_family=AF_UNIX}, [N => 2], SOCK_CLOEXEC) = N",
 		"getsockopt(N, SOL_SOCKET, SO_TYPE, [2], [4]) = 0",

@@ -104,6 +104,10 @@ type SysCap struct {
 	// it (syspadmsg.go), its elements at most IovLim bytes each; Max is
 	// the whole room (MsgRoom).
 	Msg bool
+	// Indirect: Size bytes at the pointer found at the argument plus Off
+	// (syscalls.Capture.Indirect: pselect6's sigset); Max at least 8.
+	Indirect bool
+	Off      int
 	// DirentCount: not bytes but the count of the linux_dirent64 records
 	// the call returned in the buffer Arg points to (8 bytes: a getdents
 	// buffer may hold more than its capture, syscalls.WithDirents).
@@ -176,6 +180,9 @@ type SysParts struct {
 	Fixups []Fixup
 }
 
+// MaxSysSize bounds a system call pad's bytes, four entry pads'.
+const MaxSysSize = 4 * MaxSize
+
 // SysRdxSlot is where, below rsp, startTSC keeps rdx while rdtsc runs: a
 // thread stopped in that code has it back from there.
 const SysRdxSlot = sysRdxSlot
@@ -215,10 +222,10 @@ func BuildSys(s Spec, at uint64) ([]byte, SysParts, error) {
 		return nil, parts, err
 	}
 	// The gate packs system call pads by their length (ptrace's take):
-	// the bound is one pad's, twice an entry pad's (a writev's with the
-	// terminal's wait, 2,191 bytes, stopped under MaxSize).
-	if len(code) > 2*MaxSize {
-		return nil, parts, fmt.Errorf("pad: %d bytes, at most %d", len(code), 2*MaxSize)
+	// the bound is one pad's (a writev's with the terminal's wait, 2,191
+	// bytes, stopped under MaxSize; pselect6's ten captures take 4.9 KiB).
+	if len(code) > MaxSysSize {
+		return nil, parts, fmt.Errorf("pad: %d bytes, at most %d", len(code), MaxSysSize)
 	}
 	return code, parts, nil
 }
@@ -359,6 +366,10 @@ func emitCap(a *x86.Asm, c SysCap, off int) {
 	}
 	if c.DirentCount {
 		emitDirentCount(a, c, off)
+		return
+	}
+	if c.Indirect {
+		emitIndirect(a, c, off)
 		return
 	}
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}

@@ -73,6 +73,11 @@ func capturesFor(in *Info) []Capture {
 			c.Size = sizeSigact
 		case KindSigset:
 			c.Size = sizeSigset
+		case KindPselectSig:
+			// The struct, then the sigset its first word points to.
+			c.Size = 16
+			add(c)
+			c = Capture{Arg: a, LenArg: -1, Size: sizeSigset, Indirect: true}
 		case KindRlimit:
 			c.Size = sizeRlimit
 		case KindUtsname:

@@ -94,5 +94,6 @@ const (
 	KindMincore                 // [1, 0, 1]: one byte per page of argument 1's length
 	KindSigevent                // {sigev_signo=SIGALRM, sigev_notify=SIGEV_SIGNAL}
 	KindMsghdr                  // {msg_name=NULL, msg_namelen=0, msg_iov=[...], ..., msg_flags=0}
+	KindPselectSig              // pselect6's {sigmask=[USR1], sigsetsize=8}: a sigset's address and size
 	nKinds
 )

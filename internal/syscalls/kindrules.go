@@ -91,7 +91,7 @@ var argKinds = map[string]map[int]Kind{
 	"pipe":              {0: KindPipeFds},
 	"pipe2":             {0: KindPipeFds, 1: KindFdFlags},
 	"select":            {1: KindFdSet, 2: KindFdSet, 3: KindFdSet, 4: KindTimeval},
-	"pselect6":          {1: KindFdSet, 2: KindFdSet, 3: KindFdSet, 4: KindTimespec},
+	"pselect6":          {1: KindFdSet, 2: KindFdSet, 3: KindFdSet, 4: KindTimespec, 5: KindPselectSig},
 	"dup3":              {2: KindFdFlags},
 	"nanosleep":         {0: KindTimespec, 1: KindTimespecOut},
 	"clock_nanosleep":   {1: KindTimerFlags, 2: KindTimespec, 3: KindTimespecOut},

@@ -16,6 +16,7 @@ var structSize = map[Kind]int{
 	KindSigaction: sizeSigact, KindSigset: 8, KindPipeFds: 8, KindRlimit: sizeRlimit,
 	KindUtsname: sizeUtsname, KindSysinfo: sizeSysinfo, KindWaitStatus: 4, KindIntPtr: 4,
 	KindClone3: 64, KindEpollEvent: sizeEpollEv, KindRusage: 32, KindSockLen: 4, KindFdSet: 1,
+	KindPselectSig: 16,
 }
 
 // positiveOut: calls whose outputs the kernel writes only when they
@@ -108,6 +109,12 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 		return sigactionStr(b)
 	case KindSigset:
 		return sigsetStr(le.Uint64(b))
+	case KindPselectSig:
+		mask := ptr(le.Uint64(b))
+		if set := x.indirectAt(a); le.Uint64(b) != 0 && len(set) >= sizeSigset {
+			mask = sigsetStr(le.Uint64(set))
+		}
+		return fmt.Sprintf("{sigmask=%s, sigsetsize=%d}", mask, le.Uint64(b[8:]))
 	case KindPipeFds:
 		return fmt.Sprintf("[%s, %s]", x.fd(uint64(le.Uint32(b))), x.fd(uint64(le.Uint32(b[4:]))))
 	case KindRlimit:

@@ -262,6 +262,17 @@ func (x *ctx) indirect(off int) []byte {
 	return nil
 }
 
+// indirectAt is the entry capture of argument a read through the pointer
+// it holds (Capture.Indirect, at offset 0).
+func (x *ctx) indirectAt(a int) []byte {
+	for i, c := range x.in.Captures {
+		if c.Indirect && !c.Exit && c.Arg == a && c.Off == 0 && i < len(x.c.Entry) {
+			return x.c.Entry[i]
+		}
+	}
+	return nil
+}
+
 func clone3Str(b []byte) string {
 	u := func(off int) uint64 { return le.Uint64(b[off:]) }
 	fl := u(0)
