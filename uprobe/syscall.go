@@ -95,7 +95,10 @@ type sysCap struct {
 	lenRet bool // capBytes: the return value gives the length
 	max    int  // bytes at most (capStrArray: all strings, joined)
 	elem   int  // capBytes: the length counts elements of elem bytes
-	left   bool // capIov: the return value bounds the bytes (readv)
+	// indirect: the address is the pointer found at the argument's
+	// (syscalls.Capture.Indirect at offset 0, an entry's: pselect6's sigset).
+	indirect bool
+	left     bool // capIov: the return value bounds the bytes (readv)
 	// spOff >= 0: the address is the stack pointer at entry plus spOff
 	// (syscalls.Capture.SP), kept in the record at sysOffSP; -1 otherwise.
 	spOff int

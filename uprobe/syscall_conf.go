@@ -28,8 +28,9 @@ const (
 	capOffExit   = 7
 	capOffMax    = 8
 	capOffElem   = 12 // u16: bytes of an element, 0: the length is bytes
-	capOffFlags  = 14 // u8: capLeftRet
+	capOffFlags  = 14 // u8: capLeftRet, capIndirect
 	capLeftRet   = 1
+	capIndirect  = 2 // the address is the pointer found at the argument's (pselect6's sigset)
 	confOffFlags = 8
 	confOffCond  = 12
 	confOffSize  = 16
@@ -69,7 +70,10 @@ func (ss *sysSpec) conf(c *sysCall) []byte {
 		}
 		le.PutUint16(e[capOffElem:], uint16(cp.elem))
 		if cp.left {
-			e[capOffFlags] = capLeftRet
+			e[capOffFlags] |= capLeftRet
+		}
+		if cp.indirect {
+			e[capOffFlags] |= capIndirect
 		}
 		e[capOffKind] = byte(cp.kind)
 		if cp.exit {

@@ -25,6 +25,8 @@ func sysLookup(nr, strsize int) (sysInfo, bool) {
 			sc.spOff = c.Off
 		}
 		switch {
+		case c.Indirect && !c.Exit && c.Off == 0:
+			sc.indirect = true
 		case c.Msg || c.Indirect:
 			sc.kind, sc.user = capNone, true
 		case c.Iov:

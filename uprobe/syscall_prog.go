@@ -262,6 +262,7 @@ func (ss *sysSpec) captures(g *progGen, exit bool) {
 	// Only the readers some traced call needs at index i are generated:
 	// the verifier walks each, and the iovec and array readers are long.
 	kindsAt := make([]map[capKind]bool, sysMaxCaps)
+	indirectAt := make([]bool, sysMaxCaps)
 	last := -1
 	for _, c := range ss.calls {
 		for i, cp := range c.info.caps[:min(len(c.info.caps), sysMaxCaps)] {
@@ -270,6 +271,7 @@ func (ss *sysSpec) captures(g *progGen, exit bool) {
 					kindsAt[i] = map[capKind]bool{}
 				}
 				kindsAt[i][cp.kind] = true
+				indirectAt[i] = indirectAt[i] || cp.indirect
 				last = max(last, i)
 			}
 		}
@@ -314,6 +316,23 @@ func (ss *sysSpec) captures(g *progGen, exit bool) {
 			asm.LoadMem(asm.R1, asm.R1, 0, asm.DWord),
 			asm.StoreMem(asm.RFP, sysSlotAddr, asm.R1, asm.DWord),
 		)
+		if indirectAt[i] {
+			// The address is the pointer there (capIndirect).
+			direct := g.label()
+			g.capField(asm.R1, i, capOffFlags, asm.Byte)
+			g.emit(
+				asm.And.Imm(asm.R1, capIndirect),
+				asm.JEq.Imm(asm.R1, 0, direct),
+				asm.LoadMem(asm.R3, asm.RFP, sysSlotAddr, asm.DWord),
+				asm.JEq.Imm(asm.R3, 0, next),
+				asm.Mov.Reg(asm.R1, asm.RFP),
+				asm.Add.Imm(asm.R1, sysSlotAddr),
+				asm.Mov.Imm(asm.R2, 8),
+				asm.FnProbeReadUser.Call(),
+				asm.JNE.Imm(asm.R0, 0, next),
+			)
+			g.mark(direct)
+		}
 		g.capField(asm.R1, i, capOffKind, asm.Byte)
 		labels := map[capKind]string{}
 		for _, k := range []capKind{capStr, capBytes, capStrArray, capStrCount, capIov} {
