@@ -81,12 +81,12 @@ func appendBitvec(b []byte, set []byte) []byte {
 	b = append(b, '<')
 	first := true
 	for i := 0; i < n; {
-		if set[i/8]>>(i%8)&1 != want {
+		if bit(set, i) != want {
 			i++
 			continue
 		}
 		j := i
-		for j+1 < n && set[(j+1)/8]>>((j+1)%8)&1 == want {
+		for j+1 < n && bit(set, j+1) == want {
 			j++
 		}
 		if !first {
@@ -102,6 +102,9 @@ func appendBitvec(b []byte, set []byte) []byte {
 	return append(b, '>')
 }
 
+// bit is bit i of set, little endian.
+func bit(set []byte, i int) byte { return set[i/8] >> (i % 8) & 1 }
+
 // bitvecBytes is a FormatBitvec value's bit set: a buffer's bytes, or
 // an integer's, little endian.
 func bitvecBytes(v *probe.Value) []byte {
@@ -115,7 +118,7 @@ func bitvecBytes(v *probe.Value) []byte {
 func appendBitList(b []byte, set []byte) []byte {
 	b = append(b, '[')
 	for i := range 8 * len(set) {
-		if set[i/8]>>(i%8)&1 != 0 {
+		if bit(set, i) != 0 {
 			if b[len(b)-1] != '[' {
 				b = append(b, ',')
 			}

@@ -26,11 +26,9 @@ func sysDown(s Spec, frame int32) int32 {
 	return redZone + 16 + int32(size) + frame
 }
 
-// startWords is where startTSC's two words are from the frame's base.
-func startWords(s Spec, frame int32) int32 {
-	_, size := BeforeLayout(s.Sys.Caps)
-	return frame + int32(size)
-}
+// startWords is where startTSC's two words are from the frame's base:
+// just below the red zone.
+func startWords(s Spec, frame int32) int32 { return sysDown(s, frame) - redZone - 16 }
 
 // sysBeforeCode is the pad's code before startTSC that reads the Before
 // captures into their area, every register and flag left as it found

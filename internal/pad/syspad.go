@@ -123,6 +123,10 @@ type SysCap struct {
 	Before bool
 }
 
+// room is the bytes c takes in an area: its word, then Max bytes,
+// 8-aligned.
+func (c SysCap) room() int { return 8 + (c.Max+7)&^7 }
+
 // MaxBefore bounds the bytes a pad reads before its call (SysCap.Before),
 // on the thread's stack below its frame: select's three sets and its
 // timeout take 432.
@@ -138,7 +142,7 @@ func BeforeLayout(caps []SysCap) (offs []int, size int) {
 			continue
 		}
 		offs = append(offs, size)
-		size += 8 + (c.Max+7)&^7
+		size += c.room()
 	}
 	return offs, size
 }
@@ -167,7 +171,7 @@ func SysLayout(caps []SysCap) (offs []int, used int, ok bool) {
 	used = SysHead
 	for _, c := range caps {
 		offs = append(offs, used)
-		used += 8 + (c.Max+7)&^7
+		used += c.room()
 	}
 	return offs, used, used <= SysSpace
 }
@@ -314,7 +318,7 @@ func emitSys(a *x86.Asm, s Spec) {
 	boffs, _ := BeforeLayout(s.Sys.Caps)
 	for k, c := range s.Sys.Caps {
 		if boffs[k] >= 0 {
-			emitCopy(a, x86.Mem{Base: x86.RBX, Disp: frame + int32(boffs[k])}, x86.Mem{Base: x86.R12, Disp: int32(offs[k])}, 8+(c.Max+7)&^7)
+			emitCopy(a, x86.Mem{Base: x86.RBX, Disp: frame + int32(boffs[k])}, x86.Mem{Base: x86.R12, Disp: int32(offs[k])}, c.room())
 			continue
 		}
 		emitCap(a, c, offs[k])
@@ -352,23 +356,20 @@ func lastRead(caps []SysCap) int {
 // emitCap reads one capture into its place at r12+off: the word, then
 // the bytes. Clobbers everything but rbx, r12.
 func emitCap(a *x86.Asm, c SysCap, off int) {
-	if c.Same > 0 {
+	switch {
+	case c.Same > 0:
 		a.StoreI32(x86.Mem{Base: x86.R12, Disp: int32(off)}, -1)
 		return
-	}
-	if c.Iov {
+	case c.Iov:
 		emitIov(a, c, off)
 		return
-	}
-	if c.Msg {
+	case c.Msg:
 		emitMsg(a, c, off)
 		return
-	}
-	if c.DirentCount {
+	case c.DirentCount:
 		emitDirentCount(a, c, off)
 		return
-	}
-	if c.Indirect {
+	case c.Indirect:
 		emitIndirect(a, c, off)
 		return
 	}
@@ -463,6 +464,21 @@ func capStart(a *x86.Asm, c SysCap, word x86.Mem, next x86.Label) {
 	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
 	a.RR(x86.TEST, x86.RAX, x86.RAX)
 	a.Jcc(x86.E, next)
+}
+
+// emitReadAll reads n bytes at rax (the process's memory) to to, and
+// goes to fail unless it read them all. Clobbers everything but rbx and
+// r12–r15 (SelfRead's).
+func emitReadAll(a *x86.Asm, to x86.Mem, n int32, fail x86.Label) {
+	local, remote := scratch(4), scratch(6)
+	a.Store(remote, x86.RAX)
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}, n)
+	a.Lea(x86.RAX, to)
+	a.Store(local, x86.RAX)
+	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, n)
+	bytecode.SelfRead(a, local, remote, false)
+	a.RI(x86.CMP, x86.RAX, n)
+	a.Jcc(x86.NE, fail)
 }
 
 // minU makes r the unsigned minimum of r and limit; clobbers rcx.

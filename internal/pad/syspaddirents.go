@@ -1,9 +1,6 @@
 package pad
 
-import (
-	"github.com/utap/utap/internal/bytecode"
-	"github.com/utap/utap/internal/x86"
-)
+import "github.com/utap/utap/internal/x86"
 
 // emitDirentCount counts the linux_dirent64 records of the buffer that
 // argument c.Arg points to in the result's bytes, walking their d_reclen
@@ -14,7 +11,6 @@ import (
 func emitDirentCount(a *x86.Asm, c SysCap, off int) {
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
 	count := x86.Mem{Base: x86.R12, Disp: int32(off + 8)}
-	local, remote := scratch(4), scratch(6)
 	next, loop, done := a.NewLabel(), a.NewLabel(), a.NewLabel()
 	capStart(a, c, word, next)
 	a.MovRI(x86.R13, 0) // the next record's offset (SelfRead keeps r13–r15)
@@ -28,15 +24,8 @@ func emitDirentCount(a *x86.Asm, c SysCap, off int) {
 	a.Load(x86.RAX, frameReg(sysArgRegs[c.Arg]))
 	a.RR(x86.ADD, x86.RAX, x86.R13)
 	a.RI(x86.ADD, x86.RAX, 16)
-	a.Store(remote, x86.RAX)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}, 2)
 	a.StoreI32(count, 0)
-	a.Lea(x86.RAX, count)
-	a.Store(local, x86.RAX)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, 2)
-	bytecode.SelfRead(a, local, remote, false)
-	a.RI(x86.CMP, x86.RAX, 2)
-	a.Jcc(x86.NE, done)
+	emitReadAll(a, count, 2, done)
 	a.Load(x86.RAX, count)
 	a.RR(x86.TEST, x86.RAX, x86.RAX)
 	a.Jcc(x86.E, done)

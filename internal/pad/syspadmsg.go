@@ -33,17 +33,9 @@ const msgScratch = iovScratch + 1
 func emitMsg(a *x86.Asm, c SysCap, off int) {
 	word := x86.Mem{Base: x86.R12, Disp: int32(off)}
 	h := func(at int32) x86.Mem { return x86.Mem{Base: x86.R12, Disp: int32(off+8) + at} }
-	local, remote := scratch(4), scratch(6)
 	next := a.NewLabel()
 	capStart(a, c, word, next)
-	a.Store(remote, x86.RAX)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: remote.Disp + 8}, msgSize)
-	a.Lea(x86.RAX, h(0))
-	a.Store(local, x86.RAX)
-	a.StoreI32(x86.Mem{Base: x86.RBX, Disp: local.Disp + 8}, msgSize)
-	bytecode.SelfRead(a, local, remote, false)
-	a.RI(x86.CMP, x86.RAX, msgSize)
-	a.Jcc(x86.NE, next)
+	emitReadAll(a, h(0), msgSize, next)
 	a.Lea(x86.R13, h(msgSize))
 	emitMsgPart(a, h(msgName), h(msgNameLen), true, msgMaxName)
 	// The iovecs: their count's place kept, the elements after it.

@@ -111,7 +111,7 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 		return sigsetStr(le.Uint64(b))
 	case KindPselectSig:
 		mask := ptr(le.Uint64(b))
-		if set := x.indirectAt(a); le.Uint64(b) != 0 && len(set) >= sizeSigset {
+		if set := x.indirect(a, 0, false); le.Uint64(b) != 0 && len(set) >= sizeSigset {
 			mask = sigsetStr(le.Uint64(set))
 		}
 		return fmt.Sprintf("{sigmask=%s, sigsetsize=%d}", mask, le.Uint64(b[8:]))

@@ -241,7 +241,7 @@ func (x *ctx) clone3Args() ([]string, int) {
 			if len(b) >= e.off+8 {
 				v = hex(le.Uint64(b[e.off:]))
 			}
-			if d := x.indirect(e.off); len(d) >= 4 {
+			if d := x.indirect(0, e.off, true); len(d) >= 4 {
 				v = "[" + strconv.Itoa(int(int32(le.Uint32(d)))) + "]"
 			}
 			f.add(e.name, v)
@@ -251,23 +251,16 @@ func (x *ctx) clone3Args() ([]string, int) {
 	return []string{s, size}, 0
 }
 
-// indirect is the exit capture of argument 0 read through the pointer at
-// off (Capture.Indirect).
-func (x *ctx) indirect(off int) []byte {
-	for i, c := range x.in.Captures {
-		if c.Indirect && c.Exit && c.Off == off && i < len(x.c.Exit) {
-			return x.c.Exit[i]
-		}
+// indirect is the capture of argument a read through the pointer at
+// off (Capture.Indirect), of the exit's side or the entry's.
+func (x *ctx) indirect(a, off int, exit bool) []byte {
+	side := x.c.Entry
+	if exit {
+		side = x.c.Exit
 	}
-	return nil
-}
-
-// indirectAt is the entry capture of argument a read through the pointer
-// it holds (Capture.Indirect, at offset 0).
-func (x *ctx) indirectAt(a int) []byte {
 	for i, c := range x.in.Captures {
-		if c.Indirect && !c.Exit && c.Arg == a && c.Off == 0 && i < len(x.c.Entry) {
-			return x.c.Entry[i]
+		if c.Indirect && c.Exit == exit && c.Arg == a && c.Off == off && i < len(side) {
+			return side[i]
 		}
 	}
 	return nil

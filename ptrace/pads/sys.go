@@ -21,6 +21,9 @@ type SysSite struct {
 	// blocked there (blocked.go); plain: the spec has no condition.
 	pc    uint64
 	plain bool
+	// dirents: the index of its getdents capture, -1 if none
+	// (syscalls.DirentCapture: its records are counted past it).
+	dirents int
 }
 
 // NewSysSite is the event side of a system call pad for probe s, which
@@ -28,7 +31,8 @@ type SysSite struct {
 func NewSysSite(s *probe.Site, nr int, caps []pad.SysCap, n int, fdPaths bool, strsize int, pc uint64) *Site {
 	offs, _, _ := pad.SysLayout(caps)
 	return &Site{Probe: s.Spec.Text, Func: s.Func, Index: s.Probe,
-		Sys: &SysSite{Nr: nr, caps: caps, offs: offs, n: n, fdPaths: fdPaths, strsize: strsize, pc: pc, plain: syscalls.Plain(s)}}
+		Sys: &SysSite{Nr: nr, caps: caps, offs: offs, n: n, fdPaths: fdPaths, strsize: strsize, pc: pc, plain: syscalls.Plain(s),
+			dirents: syscalls.DirentCapture(nr)}}
 }
 
 // event fills pe's call from the record's system call area.
@@ -80,7 +84,7 @@ func (ss *SysSite) event(pe *padEvent, rec *pad.Record) {
 				sys.Entry[k] = data
 			}
 		}
-		if i := syscalls.DirentCapture(ss.Nr); dirents >= 0 && i >= 0 && sys.Exit[i] != nil {
+		if i := ss.dirents; dirents >= 0 && i >= 0 && sys.Exit[i] != nil {
 			sys.Exit[i] = syscalls.WithDirents(sys.Exit[i], dirents)
 		}
 	}
