@@ -74,7 +74,16 @@ func objectAt(ms []mapping, addr uint64) object {
 // objects being planned that define it (the loader).
 func (pl *planner) loaderWatch() {
 	pl.internalWatch(func(oi *objInfo) []internalBP {
-		return []internalBP{{oi.debugState, debugStateSym, func(bp *breakpoint) { bp.loader = true }}}
+		ds := oi.debugState
+		return []internalBP{{ds.off, debugStateSym, func(bp *breakpoint) {
+			bp.loader = true
+			if ds.size > 0 && len(bp.sites) == 0 {
+				// To its alignment: a lone ret's pad covers the padding
+				// after it (ssol.PlanPad).
+				end := (ds.value + ds.size + 15) &^ 15
+				bp.padFn = &probe.Site{Object: bp.obj.path, Func: ds.name, FuncAddr: ds.value, FuncSize: end - ds.value, Addr: ds.value}
+			}
+		}}}
 	})
 }
 
@@ -176,9 +185,16 @@ func (ld *loader) rescan(th *thread) {
 	}
 }
 
-// ownTrap takes the temporary int3 of armLoaded.
+// ownTrap takes the temporary int3 of armLoaded, and the int3 of the
+// loader's hook in its trap pad (padtrap.go): the thread goes on in the
+// pad.
 func (ld *loader) ownTrap(s *stop) bool {
 	p := s.th.p
+	if s.kernelTrap() && p.pads.trapAt(s.regs.Rip) != nil {
+		ld.tr.sigs.trapTaken(s.th)
+		ld.rescan(s.th)
+		return true
+	}
 	if !s.kernelTrap() || !p.armed || s.regs.Rip-1 != p.armAt {
 		return false
 	}

@@ -17,9 +17,9 @@ type objInfo struct {
 	loads     []elf.ProgHeader
 	rseq      *elf.Section // __rseq_cs: struct rseq_cs descriptors, nil if none
 	unwinders []funcSym
-	// debugState is the file offset of the loader's _dl_debug_state, 0 in
-	// any other object.
-	debugState uint64
+	// debugState is the loader's _dl_debug_state (off 0 in any other
+	// object).
+	debugState funcSym
 	// sigAction and sigMask are the file offsets of libc's sigaction and
 	// pthread_sigmask, 0 in any other object (sigtrap.go).
 	sigAction, sigMask uint64
@@ -65,8 +65,10 @@ func readObjInfo(f *elf.File, libc bool) *objInfo {
 	syms, _ := f.Symbols()
 	all := append(dyn, syms...)
 	for _, s := range all {
-		if s.Name == debugStateSym && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && oi.debugState == 0 {
-			oi.debugState, _ = oi.fileOffset(s.Value)
+		if s.Name == debugStateSym && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && oi.debugState.off == 0 {
+			if off, ok := oi.fileOffset(s.Value); ok {
+				oi.debugState = funcSym{s.Name, off, s.Value, s.Size}
+			}
 		}
 		oi.signalSym(s)
 	}

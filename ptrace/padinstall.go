@@ -98,6 +98,8 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		spec = *rs
 	} else if ps.syncPoint {
 		spec = syncSpec(p, ps, id)
+	} else if ps.trap {
+		spec = trapSpec(p, ps, id)
 	} else {
 		spec = pad.Spec{
 			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond,
@@ -143,8 +145,8 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
 	p.pads.addFixups(at, lay.Fixups)
 	p.pads.addFixups(at+size, retFixups)
-	if ps.restore || ps.syncPoint {
-		pd.d.AddSite(restoreSite(ps)) // no record: a name for its id
+	if ps.restore || ps.syncPoint || ps.trap {
+		pd.d.AddSite(noRecordSite(ps))
 	} else {
 		s := pads.NewSite(sp.site, sp.fetches)
 		s.Where = where
@@ -157,13 +159,17 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
 	}
 	p.pads.sites[ps.addr] = ps
-	tr.stats.pads++
+	if !ps.trap {
+		tr.stats.pads++ // the probes' (the loader's hook is utap's)
+	}
 	what := "in-process pad"
 	switch {
 	case ps.restore:
 		what = "an unwinder's restore pad (puts the return pads' addresses back)"
 	case ps.syncPoint:
 		what = "a sync point (its writes to fd 0-2 wait for the trace's lines)"
+	case ps.trap:
+		what = "a trap pad (a dlopen stops there only while utap lives)"
 	}
 	pd.say(fmt.Sprintf("%s at %#x: %s at %#x (%d bytes displaced)", ps.name, ps.addr, what, at, len(orig)))
 	return nil

@@ -181,6 +181,9 @@ func (pd *padEngine) fault(th *thread, regs *unix.PtraceRegs, si *proc.Siginfo) 
 	off := int(regs.Rip - ps.pad)
 	switch {
 	case off < ps.lay.Saved:
+		if trapAhead(ps, regs.Rip) {
+			defer tr.ld.rescan(th) // the int3 it skips
+		}
 		regs.Rsp += uint64(ps.lay.Down)
 		if off >= ps.lay.RaxSaved {
 			var b [8]byte

@@ -50,6 +50,8 @@ type padSite struct {
 	retWhere []int8
 	// syncPoint: a libc write's sync point (padsync.go): sp is bare.
 	syncPoint bool
+	// trap: the loader's hook as a trap pad (padtrap.go); sp is nil.
+	trap bool
 }
 
 // padHold is a process's pads.
@@ -188,11 +190,15 @@ func (pl *planner) padPlan() {
 		return taken[a] || p.padAt(a) != nil
 	}
 	stacks := pl.threadWords()
-	var unwinders, syncs []uint64
+	var unwinders, syncs, traps []uint64
 	for _, a := range addrs {
 		bp := pl.bps[a]
 		if bp.unwinder && len(bp.sites) == 0 && bp.hijack == nil {
 			unwinders = append(unwinders, a)
+			continue
+		}
+		if ownLoaderTrap(bp) {
+			traps = append(traps, a)
 			continue
 		}
 		if bp.syncSite != nil { // marked only where nothing else was planned (syncWatch)
@@ -219,6 +225,7 @@ func (pl *planner) padPlan() {
 	}
 	pl.restorePads(unwinders, busy, stacks, taken)
 	pl.syncPads(syncs, busy, stacks, taken)
+	pl.trapPads(traps, busy, stacks, taken)
 }
 
 // displace asks ssol whether a jmp may replace the instructions at bp,

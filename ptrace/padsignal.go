@@ -43,7 +43,17 @@ func (pd *padEngine) escape(th *thread, regs *unix.PtraceRegs, sig int, si *proc
 	th.sigRuns = 0
 	defer tr.sigs.trapTaken(th)
 	pp := th.p.pads
-	if ps := pp.padOf(regs.Rip); ps != nil {
+	ps := pp.padOf(regs.Rip)
+	if trapAhead(ps, regs.Rip) {
+		// Its int3 stops the run or a step, as any: the loader's
+		// rescan is owed once out.
+		defer func() {
+			if th.stopped && !th.dead {
+				tr.ld.rescan(th)
+			}
+		}()
+	}
+	if ps != nil {
 		if to := padExit(ps, regs.Rip); to != 0 && !pd.runTo(th, to, mask, sig) {
 			return
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/utap/utap/internal/pad"
-	"github.com/utap/utap/ptrace/pads"
 	"github.com/utap/utap/ssol"
 )
 
@@ -31,12 +30,12 @@ func (pl *planner) restorePads(unwinders []uint64, busy func(uint64) bool, stack
 		switch {
 		case tr.target.StackDepth > 0:
 			why = "a stack is asked for (-k)"
-		case bp.unwSite == nil:
+		case bp.padFn == nil:
 			why = "the unwinder's size is unknown"
 		}
 		var d *ssol.Displaced
 		if why == "" {
-			d, why = pl.displace(bp, bp.unwSite, busy, stacks)
+			d, why = pl.displace(bp, bp.padFn, busy, stacks)
 		}
 		if why != "" {
 			tr.pads.say(fmt.Sprintf("%s at %#x: breakpoint: %s", bp.name, a, why))
@@ -78,7 +77,3 @@ func (pd *padEngine) restoreSpec(p *process, ps *padSite, id uint32) *pad.Spec {
 		Hijack: &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Ring: r.Addr},
 	}
 }
-
-// restoreSite is the drainer's side of a restore pad: it writes no
-// record, but takes a site id.
-func restoreSite(ps *padSite) *pads.Site { return &pads.Site{Probe: ps.name, Func: ps.name, Index: -1} }

@@ -74,7 +74,10 @@ func (bk *breakpoints) plan(p *process, sites []probe.Site, only map[object]bool
 		bp.sites = append(bp.sites, sp)
 		pl.addSem(pl.semPlan(s, addr), bp.obj)
 	}
-	if pl.hijacks || p.tramp != 0 {
+	// Returns hijacked by breakpoints (the trampoline) or by pads (their
+	// shadow stacks), in this plan or an earlier one: a dlopen's unwinder
+	// must not meet them.
+	if pl.hijacks || p.tramp != 0 || (p.pads != nil && p.pads.shadow.addr != 0) {
 		if err := pl.unwinders(); err != nil {
 			return nil, err
 		}

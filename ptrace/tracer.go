@@ -94,7 +94,7 @@ type breakpoint struct {
 	enter    []*retGroup // RetProbes: calls of these open here
 	rets     []*retGroup // RetProbes: calls of these return at this RET
 	unwinder bool        // an unwinder's entry: restore hijacked return addresses first
-	unwSite  *probe.Site // the unwinder's function, link-time (a restore pad's bounds)
+	padFn    *probe.Site // an unwinder's or the loader's function, link-time (its restore or trap pad's bounds)
 	loader   bool        // the loader's _dl_debug_state: rescan for dlopen/dlclose (loader.go)
 	sigHook  sigHook     // libc's sigaction or pthread_sigmask: follow SIGTRAP's state (sigtrap.go)
 	syncSite *probe.Site // a sync point's function, link-time: a pad or nothing (padsync.go)

@@ -45,7 +45,7 @@ func (pl *planner) unwinders() error {
 			}
 			bp.unwinder = true
 			if u.size > 0 {
-				bp.unwSite = &probe.Site{Object: m.Path, Func: u.name, FuncAddr: u.value, FuncSize: u.size, Addr: u.value}
+				bp.padFn = &probe.Site{Object: m.Path, Func: u.name, FuncAddr: u.value, FuncSize: u.size, Addr: u.value}
 			}
 		}
 	}

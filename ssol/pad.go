@@ -65,7 +65,10 @@ func (in *Insn) IsJcc() bool { return in.Action == Emulate && in.an.emu.kind == 
 //     libc's do); and as the last one only a direct jmp or call (Code
 //     redoes it from the pad), a ret, or an indirect jmp (a PLT stub's,
 //     its rip-relative slot relocated). Any other branch (loop, jrcxz) or
-//     system instruction is refused;
+//     system instruction is refused. A ret shorter than the jump may be all
+//     when nops or int3s follow it to fn's end (a caller that passes a
+//     function that only returns up to its alignment boundary: the jump
+//     covers the padding);
 //   - no direct branch in fn (jmp, jcc, call, loop, jrcxz, xbegin) may land
 //     in (site, site+Len): fn is decoded linearly from fnAddr;
 //   - inside the function (site != fnAddr) the walk must reach site, must
@@ -96,7 +99,12 @@ func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Disp
 			return nil, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, site, err)
 		}
 		d.Len += len(in.Bytes)
-		if why := padRefusal(in, d.Len >= JumpLen); why != "" {
+		if d.Len < JumpLen && in.isRet() && padding(fn[start+d.Len:], JumpLen-d.Len) {
+			// A function that only returns (the loader's _dl_debug_state,
+			// one byte) followed by its alignment's nops: the jump covers
+			// them too; nothing runs them, nor lands there (busy).
+			d.Len = JumpLen
+		} else if why := padRefusal(in, d.Len >= JumpLen); why != "" {
 			return nil, no("%s (%s at %#x)", why, in.Text, in.Addr)
 		}
 		d.Insns = append(d.Insns, in)
@@ -111,6 +119,29 @@ func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Disp
 		return nil, no("%s", why)
 	}
 	return d, nil
+}
+
+func (in *Insn) isRet() bool { return in.Action == Emulate && in.an.emu.kind == emRet }
+
+// padding says whether b is alignment padding up to its end, nops or
+// int3s, of which the first n bytes are taken: fn's caller ends fn at
+// the alignment boundary after the function's symbol.
+func padding(b []byte, n int) bool {
+	if len(b) < n {
+		return false
+	}
+	for len(b) > 0 {
+		if b[0] == 0xcc {
+			b = b[1:]
+			continue
+		}
+		inst, err := x86asm.Decode(b, 64)
+		if err != nil || inst.Op != x86asm.NOP {
+			return false
+		}
+		b = b[inst.Len:]
+	}
+	return true
 }
 
 // padRefusal says why in cannot run from a pad, or "". last: in completes

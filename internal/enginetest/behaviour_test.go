@@ -153,6 +153,19 @@ func behaviours() []behaviour {
 			},
 			check: wantLines("et_plug(0)", "et_plug(0) = 0", "et_plug(1)", "et_plug(2) = 2", "et_plug(2)", "et_plug(4) = 4",
 				"et_plug(10)", "et_plug(20) = 20", "et_plug(11)", "et_plug(22) = 22", "et_plug(12)", "et_plug(24) = 24")},
+		// The same, thirty times under a SIGALRM every 100 µs: a signal
+		// may land in the loader's hook (its trap pad, or int3) and in
+		// the probes' pads while they go in and out.
+		{name: "dlopen dlclose under a signal storm", fixture: etWork,
+			argsOf: func(t *testing.T) []string { return []string{"dlstorm", etPlug(t), "30"} },
+			prep:   func(t *testing.T, _ string) []string { return []string{etPlug(t) + ":et_plug(arg1)"} },
+			check: wantLines(func() []string {
+				var w []string
+				for i := range 30 {
+					w = append(w, fmt.Sprintf("et_plug(%d)", i))
+				}
+				return w
+			}()...)},
 		// The same exception in a C++ library a C program loads by dlopen:
 		// the unwinder arrives with it, after the probes went in.
 		{name: "c++ exception in a dlopened library", fixture: etWork,

@@ -75,6 +75,13 @@ func TestCLIPadsTracerKilled(t *testing.T) {
 		child, lines := padsTracerKilled(t, "afterkill", goOn)
 		goOnLast(t, goOn, lines, child, "afterkill 1")
 	})
+	// The loader's hook is a trap pad, not an int3: a dlopen after the
+	// tracer's death runs through it (an int3 there was a fatal SIGTRAP).
+	t.Run("dlopen", func(t *testing.T) {
+		goOn := filepath.Join(t.TempDir(), "go")
+		child, lines := padsTracerKilled(t, "afterkill", goOn, etPlug(t))
+		goOnLast(t, goOn, lines, child, "dlopen 10")
+	})
 }
 
 // goOnLast creates goOn, which lets the command go on, and wants want as

@@ -86,6 +86,10 @@ type Spec struct {
 	// value ExtraSlot, which holds no string (extras.go).
 	Extra     []*bytecode.Program
 	ExtraSlot int
+	// Trap: an internal breakpoint of the tracer's, as a pad that stops
+	// the thread at an int3 only while the tracer lives (trap.go): no
+	// condition, values or record.
+	Trap bool
 }
 
 // MaxOpenValues is the values an Open entry's record may hold: the
@@ -118,6 +122,8 @@ type Layout struct {
 	// Fixups: a load at At that may fault (a read of the process's
 	// memory), and where the tracer sends a thread it faulted (To).
 	Fixups []Fixup
+	// Trap is a trap pad's int3 (Spec.Trap), 0 in any other pad.
+	Trap int
 }
 
 // Fixup is one entry of a pad's exception table, offsets in the pad.
@@ -137,6 +143,9 @@ func Check(s Spec) error {
 	}
 	if s.SyncPoint && (len(s.Fetches) > 0 || s.Count || s.Agg != nil || s.Hijack != nil || s.Sys != nil) {
 		return fmt.Errorf("pad: a sync point writes no record")
+	}
+	if s.Trap && (s.Cond != nil || len(s.Fetches) > 0 || s.Count || s.Agg != nil || s.Hijack != nil || s.Sys != nil || s.SyncPoint) {
+		return fmt.Errorf("pad: a trap pad only traps")
 	}
 	if err := checkExtra(s); err != nil {
 		return err
@@ -255,6 +264,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 
 	emitReadSetup(a, s)
 	done := a.NewLabel()
+	var trap x86.Label // Spec.Trap's int3
 	if s.Restore {
 		emitRestore(a, s.Hijack)
 	} else if s.HijackOnly {
@@ -289,6 +299,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		emitRecord(a, bare, done)
 	} else if s.SyncPoint {
 		emitSyncPoint(a, s, done)
+	} else if s.Trap {
+		trap = emitTrap(a, s, done)
 	} else {
 		if err := emitFetches(a, s, frame); err != nil {
 			return nil, lay, err
@@ -312,6 +324,9 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		return nil, lay, err
 	}
 	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down, Fixups: fixupsOf(a)}
+	if s.Trap {
+		lay.Trap = a.Offset(trap)
+	}
 	return code, lay, nil
 }
 
