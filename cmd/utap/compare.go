@@ -193,7 +193,7 @@ func userWorkload(c *cli.Context) (*compare.Workload, []compare.Scenario, error)
 	if c.IsSet("scenario") || c.IsSet("workload") {
 		return nil, nil, fmt.Errorf("--scenario and --workload choose the built-in workload, not your command")
 	}
-	specs, err := readSpecs(c, &eventFilter{})
+	specs, err := readSpecs(c, &eventFilter{}, false)
 	if err != nil {
 		return nil, nil, err
 	}

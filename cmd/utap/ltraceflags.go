@@ -355,7 +355,7 @@ func readAllSpecs(c *cli.Context, filter *eventFilter) (specs []*probe.Spec, rs 
 		specs = lt
 		return specs, rs, nil
 	}
-	if specs, err = readSpecs(c, filter); err != nil {
+	if specs, err = readSpecs(c, filter, len(lt) == 0); err != nil {
 		return nil, nil, err
 	}
 	specs = append(specs, lt...)

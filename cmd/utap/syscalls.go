@@ -18,7 +18,7 @@ import (
 // straceFlags are strace's flags that have no ltrace meaning.
 func straceFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "syscalls", Aliases: []string{"S"}, Usage: "trace every system call, as strace does (the spec syscall:*); mixes with function probes, like ltrace -S"},
+		&cli.BoolFlag{Name: "syscalls", Aliases: []string{"S"}, Usage: "trace every system call, as strace does (the spec syscall:*; also the default when no probe is given); mixes with function probes, like ltrace -S"},
 		&cli.BoolFlag{Name: "no-seccomp", Usage: "ptrace engine, run mode: never put a seccomp filter into the command, as attach never does (code written at run time then puts its process on stops at every call, where the filter would stop only its probed calls; a trace stopped early always detaches at once)"},
 		&cli.BoolFlag{Name: "y", Usage: "show the path behind each file descriptor of a system call, 3</etc/hostname> (strace -y)"},
 	}

@@ -397,18 +397,22 @@ func resolveAll(rs *resolver, specs []*probe.Spec, t elfsym.Target, pids []int) 
 	return all, nil
 }
 
-func readSpecs(c *cli.Context, filter *eventFilter) ([]*probe.Spec, error) {
+// readSpecs reads the probes of -e, -S and --probes. With none but
+// qualifiers (-e status=, signal=...) or none at all, strace's default
+// when straceAll: every system call (strace CMD, strace -c, -f, -p).
+func readSpecs(c *cli.Context, filter *eventFilter, straceAll bool) ([]*probe.Spec, error) {
 	var specs []*probe.Spec
 	texts := c.StringSlice("e")
 	if c.Bool("syscalls") || len(c.StringSlice("P")) > 0 && len(texts) == 0 && c.String("probes") == "" {
 		texts = append(texts, "syscall:*") // strace -P PATH alone: every call, those on PATH shown
 	}
+	traced := false // a trace= (trace=none may select nothing)
 	for _, text := range texts {
 		more := []string{text}
 		if st, ok, err := straceSpec(text); err != nil {
 			return nil, err
 		} else if ok {
-			more = st
+			more, traced = st, true
 		} else if ok, err := filter.qualifier(text); ok || err != nil {
 			if err != nil {
 				return nil, err
@@ -435,6 +439,13 @@ func readSpecs(c *cli.Context, filter *eventFilter) ([]*probe.Spec, error) {
 			return nil, err
 		}
 		specs = append(specs, more...)
+	}
+	if len(specs) == 0 && straceAll && !traced && c.String("probes") == "" {
+		s, err := probe.Parse("syscall:*")
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
 	}
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("no probes: give at least one -e SPEC, -S or --probes FILE (see utap list to find functions)")

@@ -5,6 +5,7 @@ package enginetest
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -110,4 +111,29 @@ func TestCLIStracePath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCLIStraceDefault: with no probe, or only qualifiers, utap traces
+// every system call as strace does with none (strace CMD, strace -c,
+// strace -e signal=none CMD), on both engines; trace=none selects
+// nothing, said in one line.
+func TestCLIStraceDefault(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			for _, args := range [][]string{{}, {"-e", "signal=none"}} {
+				r := utap(t, append(append([]string{"run", "-q", "--backend", b.name}, args...), "--", "cat", "/etc/hostname")...)
+				if r.code != 0 || !strings.Contains(r.stderr, `openat(AT_FDCWD, "/etc/hostname", O_RDONLY) = 3`) ||
+					!strings.Contains(r.stderr, "exit_group(0)") {
+					t.Errorf("%q: exit %d:\n%s", args, r.code, r.stderr)
+				}
+			}
+			r := utap(t, "run", "-q", "--backend", b.name, "-c", "--", "cat", "/etc/hostname")
+			if r.code != 0 || !regexp.MustCompile(`(?m)^ *[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ .* openat$`).MatchString(r.stderr) {
+				t.Errorf("-c: exit %d:\n%s", r.code, r.stderr)
+			}
+		})
+	}
+	r := utap(t, "run", "-e", "trace=none", "--", "true")
+	oneErrorLine(t, r, "no probes")
 }
