@@ -79,6 +79,9 @@ type Syscall struct {
 	// Returned: the exit was seen (false for a call the thread never
 	// returned from: exit_group, a trace ending while it blocks).
 	Returned bool
+	// Detached: not Returned because the trace ended (a detach) while
+	// the call ran, which goes on untraced: strace's <detached ...>.
+	Detached bool
 	// Entry and Exit hold the tracee memory the call's decoder asks for
 	// (syscalls.Info.Captures), index for index, read when the call
 	// started and when it returned; a nil entry was not read (a fault, or

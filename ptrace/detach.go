@@ -73,7 +73,7 @@ func (tr *tracer) detachProcess(p *process) {
 	// Calls still blocking are shown as never returning, as strace
 	// shows them when it detaches.
 	for _, th := range p.threads {
-		tr.sys.gone(th)
+		tr.sys.gone(th, true)
 	}
 	tr.out.flush()
 	for _, th := range p.threads {

@@ -214,7 +214,7 @@ func (tr *tracer) exited(tid int, th *thread, ws unix.WaitStatus) {
 		return
 	}
 	p := th.p
-	tr.sys.gone(th)
+	tr.sys.gone(th, false)
 	if tr.target.ProcessEvents && p.report {
 		// strace -f shows every thread's end.
 		tr.out.queue(&probe.Event{TimeNs: tr.clock.now(), PID: p.pid, TID: tid, Kind: "exit", Status: int(ws)})

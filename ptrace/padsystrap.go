@@ -195,7 +195,10 @@ func (sy *sysTrace) stepEnd(th *thread, regs *unix.PtraceRegs) {
 	th.sysStep, th.call = nil, nil
 	returnAt(regs, t.tramp, t.sc)
 	sy.tr.setRegs(th, regs)
-	if c != nil {
+	switch {
+	case c != nil && sy.detachStop(int64(regs.Rax)):
+		th.call = c // made again untraced: the detach ends its line (gone)
+	case c != nil:
 		sy.exit(th, c, int64(regs.Rax), true)
 	}
 }

@@ -54,6 +54,7 @@ type sysCall struct {
 	entry   [][]byte
 	sites   []*probe.Site
 	entered bool          // an entry event was queued: the writer shows it pending
+	detached bool         // the trace ends while it runs (gone)
 	stack   []probe.Frame // -k: the user stack at entry, shared by its events
 }
 
@@ -104,7 +105,7 @@ func (sy *sysTrace) syscallStop(th *thread) {
 	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
 		sy.enter(th, &si)
 	case unix.PTRACE_SYSCALL_INFO_EXIT:
-		if c := th.call; c != nil {
+		if c := th.call; c != nil && !sy.detachStop(si.Ret()) {
 			th.call = nil
 			sy.exit(th, c, si.Ret(), true)
 		}
@@ -159,7 +160,7 @@ func (sy *sysTrace) exit(th *thread, c *sysCall, ret int64, returned bool) {
 	report := func(s *probe.Site) {
 		ev := sy.event(th, s, c, "return")
 		ev.TimeNs, ev.DurationNs = now, now-c.start
-		ev.Sys.Ret, ev.Sys.Returned, ev.Sys.Exit = ret, returned, exit
+		ev.Sys.Ret, ev.Sys.Returned, ev.Sys.Exit, ev.Sys.Detached = ret, returned, exit, c.detached
 		for _, f := range s.Fetches {
 			ev.Args = append(ev.Args, probe.FetchValue(f, env))
 		}
@@ -194,12 +195,22 @@ func (sy *sysTrace) event(th *thread, s *probe.Site, c *sysCall, kind string) *p
 }
 
 // gone reports the call th was inside as never returning: the thread
-// exited (exit_group), or the trace ends while it blocks.
-func (sy *sysTrace) gone(th *thread) {
+// exited (exit_group), or the trace ends while it blocks (detached).
+func (sy *sysTrace) gone(th *thread, detached bool) {
 	if c := th.call; c != nil {
 		th.call = nil
+		c.detached = detached
 		sy.exit(th, c, 0, false)
 	}
+}
+
+// detachStop says whether a system call's exit with ret is the trace's
+// end interrupting it (the watcher's wake-up, the threads stopped to
+// detach): the kernel restarts it once the thread runs on, so it did
+// not return; its line ends <detached ...> (gone), not with the restart
+// code strace shows for a signal's interruption.
+func (sy *sysTrace) detachStop(ret int64) bool {
+	return ret <= -512 && ret >= -516 && sy.tr.wake.cancelled.Load()
 }
 
 // capture reads the memory info's line needs, at entry or at exit.

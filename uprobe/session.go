@@ -23,7 +23,8 @@ type session struct {
 	traced *tracedSet
 	ex     *execFollower // with exec following: new images of traced processes
 	sys    *sysSession   // system call sites (syscall.go)
-	// sysRunning: system calls still in progress when the trace ended.
+	// sysRunning: system calls still in progress when the trace ended,
+	// not shown (sysSession.ended).
 	sysRunning int
 	// ended: calls their thread ended inside (ended.go), read at close.
 	ended   uint64
@@ -151,7 +152,7 @@ func (s *session) close() (st stats, err error) {
 	st = s.objs.readStats()
 	s.ended = s.endedWithThread()
 	if s.sys != nil {
-		s.sysRunning = s.sys.running() // after detach: no exit can take one
+		s.sysRunning = s.sys.ended(s.emit) // after detach: no exit can take one
 		s.sys.close()
 	}
 	s.objs.close()

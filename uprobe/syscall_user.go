@@ -5,6 +5,8 @@ package uprobe
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"os"
 
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/syscalls"
@@ -114,10 +116,14 @@ func (y *sysSession) fullDirents(sys *probe.Syscall, raw []byte) {
 	sys.Exit[i] = syscalls.WithDirents(sys.Exit[i], int(binary.LittleEndian.Uint64(raw[sysOffDirents:])))
 }
 
-// running counts the calls still in progress when the links are gone:
-// their entries stay in the open map and no exit will send them, so the
-// trace's notices say how many returns were not seen (as for probes).
-func (y *sysSession) running() int {
+// ended ends the lines of the calls still in progress when the links
+// are gone (their entries stay in the open map, and no exit will send
+// them), as the ptrace engine and strace end them: a thread still in its
+// call, which goes on untraced, "<detached ...>"; one that died in it
+// (another thread's exit_group) "= ?". It returns how many it could not
+// show (a call whose probe has a condition, known only at its exit), for
+// the trace's notices.
+func (y *sysSession) ended(emit func(*probe.Event)) int {
 	if y.open == nil {
 		return 0
 	}
@@ -125,7 +131,24 @@ func (y *sysSession) running() int {
 	var val []byte
 	n := 0
 	for it := y.open.Iterate(); it.Next(&key, &val); {
-		n++
+		var ev probe.Event
+		if emit == nil || y.decode(val, &ev) != nil || ev.Sys.Returned || !syscalls.Plain(&y.sites[y.calls[ev.Sys.Nr].site]) {
+			n++
+			continue
+		}
+		ev.Kind, ev.DurationNs, ev.Sys.Exit = probe.Return.String(), 0, nil
+		ev.Sys.Detached = threadRuns(ev.PID, ev.TID)
+		emit(&ev)
 	}
 	return n
+}
+
+// threadRuns says whether thread tid of pid is alive (not a zombie).
+func threadRuns(pid, tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }

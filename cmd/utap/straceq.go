@@ -262,6 +262,8 @@ func (f *eventFilter) keep(ev *probe.Event) bool {
 
 func callStatus(s *probe.Syscall) string {
 	switch {
+	case s.Detached:
+		return "detached"
 	case !s.Returned:
 		return "unfinished"
 	case s.Ret < 0 && s.Ret >= -4095:

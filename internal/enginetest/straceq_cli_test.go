@@ -3,7 +3,10 @@
 package enginetest
 
 import (
+	"bufio"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -136,4 +139,42 @@ func TestCLIStraceDefault(t *testing.T) {
 	}
 	r := utap(t, "run", "-e", "trace=none", "--", "true")
 	oneErrorLine(t, r, "no probes")
+}
+
+// TestCLIStraceDetached: a call still running when an attached trace
+// ends shows as strace shows it, `read(0,  <detached ...>`, not as
+// returning the restart code the detach made the kernel use; the call
+// goes on untraced (cat still echoes), on both engines.
+func TestCLIStraceDetached(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			cat := exec.Command("cat")
+			in, err := cat.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := cat.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cat.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { in.Close(); cat.Wait() }()
+			fmt.Fprintln(in, "before")
+			lines := bufio.NewScanner(out)
+			if !lines.Scan() || lines.Text() != "before" {
+				t.Fatalf("cat said %q", lines.Text())
+			}
+			r := utap(t, "attach", "-q", "--backend", b.name, "-p", fmt.Sprint(cat.Process.Pid), "-e", "trace=read", "--duration", "500ms")
+			if r.code != 0 || !strings.Contains(r.stderr, "read(0,  <detached ...>\n") || strings.Contains(r.stderr, "ERESTART") {
+				t.Errorf("exit %d:\n%s", r.code, r.stderr)
+			}
+			fmt.Fprintln(in, "after")
+			if !lines.Scan() || lines.Text() != "after" {
+				t.Fatalf("cat said %q after the trace", lines.Text())
+			}
+		})
+	}
 }

@@ -39,6 +39,9 @@ func appendJSONSys(b []byte, ev *probe.Event) []byte {
 		} else {
 			b = append(b, "null"...)
 		}
+		if c.Detached {
+			b = append(b, `,"detached":true`...)
+		}
 		b = append(b, `,"text":`...)
 		b = appendJSONString(b, syscalls.Line(c, &syscalls.Options{StrSize: DefaultStrLen}))
 		b = append(b, '}')

@@ -12,6 +12,9 @@ import (
 // straceColumn is where strace aligns " = result" on short lines.
 const straceColumn = 40
 
+// detachedEnd ends the line of a call the trace ended in, as strace's.
+const detachedEnd = " <detached ...>\n"
+
 // spaces pads a line to straceColumn in one append.
 var spaces = []byte("                                        ")
 
@@ -22,6 +25,7 @@ var spaces = []byte("                                        ")
 //	<... read resumed>"vm\n", 131072) = 3
 //	--- SIGCHLD {si_signo=SIGCHLD, ...} ---
 //	+++ exited with 0 +++
+//	wait4(-1,  <detached ...>
 //
 // An entry event is written as it comes and ended by its return, or by
 // " <unfinished ...>" when another line comes first.
@@ -30,6 +34,9 @@ func (t *text) sysLine(ev *probe.Event) error {
 	if p := t.pending; p != nil && p.sys && ev.Kind == "return" && ev.Sys != nil && p.tid == ev.TID && p.fn == ev.Func {
 		t.pending = nil
 		delete(t.sysOpen, ev.TID)
+		if ev.Sys.Detached {
+			return t.flushLine(append(b, detachedEnd...))
+		}
 		start, so := len(b), t.sysOptions(ev)
 		b = append(b, syscalls.Tail(t.o.call(ev), so)...)
 		b = t.sysResult(b, ev, p.col+len(b)-start, so)
@@ -64,9 +71,15 @@ func (t *text) sysLine(ev *probe.Event) error {
 		b = append(b, "<... "...)
 		b = append(b, ev.Func...)
 		b = append(b, " resumed>"...)
+		if ev.Sys.Detached {
+			return t.flushLine(append(b, detachedEnd...))
+		}
 		so := t.sysOptions(ev)
 		b = append(b, syscalls.Tail(t.o.call(ev), so)...)
 		b = t.sysResult(b, ev, len(b)-start, so)
+	case ev.Sys != nil && ev.Sys.Detached:
+		b = append(b, syscalls.Head(t.o.call(ev), t.sysOptions(ev))...)
+		b = append(b, detachedEnd...)
 	default:
 		// A whole call on one line, the common case: decoded once, into
 		// the line, by the writer's Formatter.
