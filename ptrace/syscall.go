@@ -47,15 +47,15 @@ type sysThread struct {
 // sysCall is a probed call a thread is inside: its entry is seen, its
 // exit not yet.
 type sysCall struct {
-	nr      int
-	args    [6]uint64
-	sp      uint64 // the stack pointer at entry (rt_sigreturn's frame)
-	start   int64
-	entry   [][]byte
-	sites   []*probe.Site
-	entered bool          // an entry event was queued: the writer shows it pending
-	detached bool         // the trace ends while it runs (gone)
-	stack   []probe.Frame // -k: the user stack at entry, shared by its events
+	nr       int
+	args     [6]uint64
+	sp       uint64 // the stack pointer at entry (rt_sigreturn's frame)
+	start    int64
+	entry    [][]byte
+	sites    []*probe.Site
+	entered  bool          // an entry event was queued: the writer shows it pending
+	detached bool          // the trace ends while it runs (gone)
+	stack    []probe.Frame // -k: the user stack at entry, shared by its events
 }
 
 // newSysTrace takes the system call sites out of sites; nil when none.

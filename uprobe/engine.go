@@ -124,7 +124,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		res.Tallies = s.counted
 		res.Notices = append(notices(st, s.ended), s.ex.notices()...)
 		if s.sysRunning > 0 {
-			res.Notices = append(res.Notices, fmt.Sprintf("%d system calls still running when the trace ended: not shown (their probes' conditions are known only at a return)", s.sysRunning))
+			res.Notices = append(res.Notices, fmt.Sprintf("%d system calls never returned: not shown (their threads died in them, or their probes' conditions are known only at a return)", s.sysRunning))
 		}
 		res.Notices = append(res.Notices, notes...)
 		if err == nil && cerr != nil {

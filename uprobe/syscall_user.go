@@ -118,11 +118,12 @@ func (y *sysSession) fullDirents(sys *probe.Syscall, raw []byte) {
 
 // ended ends the lines of the calls still in progress when the links
 // are gone (their entries stay in the open map, and no exit will send
-// them), as the ptrace engine and strace end them: a thread still in its
-// call, which goes on untraced, "<detached ...>"; one that died in it
-// (another thread's exit_group) "= ?". It returns how many it could not
-// show (a call whose probe has a condition, known only at its exit), for
-// the trace's notices.
+// them) whose threads run on untraced, as the ptrace engine and strace
+// end them: "<detached ...>". It returns how many it could not show, for
+// the trace's notices: a call whose probe has a condition (known only
+// at its exit), or whose thread died in it (another thread's
+// exit_group: its "= ?" would come after the thread's end, which
+// strace shows after it).
 func (y *sysSession) ended(emit func(*probe.Event)) int {
 	if y.open == nil {
 		return 0
@@ -132,12 +133,12 @@ func (y *sysSession) ended(emit func(*probe.Event)) int {
 	n := 0
 	for it := y.open.Iterate(); it.Next(&key, &val); {
 		var ev probe.Event
-		if emit == nil || y.decode(val, &ev) != nil || ev.Sys.Returned || !syscalls.Plain(&y.sites[y.calls[ev.Sys.Nr].site]) {
+		if emit == nil || y.decode(val, &ev) != nil || ev.Sys.Returned || !syscalls.Plain(&y.sites[y.calls[ev.Sys.Nr].site]) ||
+			!threadRuns(ev.PID, ev.TID) {
 			n++
 			continue
 		}
-		ev.Kind, ev.DurationNs, ev.Sys.Exit = probe.Return.String(), 0, nil
-		ev.Sys.Detached = threadRuns(ev.PID, ev.TID)
+		ev.Kind, ev.DurationNs, ev.Sys.Exit, ev.Sys.Detached = probe.Return.String(), 0, nil, true
 		emit(&ev)
 	}
 	return n
