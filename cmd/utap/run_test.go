@@ -20,7 +20,7 @@ func TestRunBadInput(t *testing.T) {
 	oneErrorLine(t, utap(t, "run", "-e", "nosuchfunc", "--", bin), "nosuchfunc")
 	oneErrorLine(t, utap(t, "run", "-e", "work+0x1", "--", bin), "work")
 	oneErrorLine(t, utap(t, "run", "-e", "work", "--", "/nonexistent/cmd"), "/nonexistent/cmd")
-	oneErrorLine(t, utap(t, "run", "--", bin), "-e SPEC")
+	oneErrorLine(t, utap(t, "run", "-e", "trace=none", "--", bin), "-e SPEC") // no probe at all is strace's default instead
 	oneErrorLine(t, utap(t, "run", "-e", "work", "--backend", "dtrace", "--", bin), "dtrace")
 	oneErrorLine(t, utap(t, "attach", "-p", "999999", "-e", "work"), "999999")
 	oneErrorLine(t, utap(t, "attach", "-p", "abc", "-e", "work"), "abc")
