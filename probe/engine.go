@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"io"
+	"syscall"
 	"time"
 )
 
@@ -27,6 +28,9 @@ type Target struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Cred, when set, runs the command as that user and groups (strace
+	// -u), the tracer staying root.
+	Cred *syscall.Credential
 
 	// PIDs attaches to running processes (attach mode) when Argv is empty.
 	PIDs []int

@@ -13,7 +13,7 @@ import (
 // command's piped output is all copied.
 func (tr *tracer) launch() (copied <-chan struct{}, err error) {
 	t := tr.target
-	c, err := proc.Start(proc.Command{Argv: t.Argv, Env: t.Env, Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr})
+	c, err := proc.Start(proc.Command{Argv: t.Argv, Env: t.Env, Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr, Cred: t.Cred})
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func startHeld(t probe.Target) (*child, error) {
 		// Never unlocked: the thread exits with the goroutine, so no other
 		// goroutine inherits a thread that is (or was) someone's tracer.
 		runtime.LockOSThread()
-		c, err := proc.Start(proc.Command{Argv: t.Argv, Env: t.Env, Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr})
+		c, err := proc.Start(proc.Command{Argv: t.Argv, Env: t.Env, Stdin: t.Stdin, Stdout: t.Stdout, Stderr: t.Stderr, Cred: t.Cred})
 		if err != nil {
 			started <- err
 			return

@@ -5,9 +5,12 @@ package main
 import (
 	"encoding/binary"
 	"fmt"
+	"os/user"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"github.com/utap/utap/internal/output"
@@ -32,6 +35,11 @@ func straceMoreFlags() []cli.Flag {
 		&cli.StringFlag{Name: "X", Usage: "strace's -X `FORMAT`, how system calls' constant arguments show: abbrev (names, the default), raw (numbers), verbose (numbers, names in a comment); constants inside structures keep their names"},
 		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P `PATH` (repeatable): show only the system calls that name PATH, as a path argument or a file descriptor open on it"},
 		&cli.BoolFlag{Name: "no-abbrev", Usage: "strace's -v (utap's -v is its own notices): structures unabbreviated, every field, and execve's environment as strings (-e abbrev=none)"},
+		&cli.BoolFlag{Name: "xx", Usage: "strace's -xx: every string and buffer of a system call in hex (\\x2f\\x65...)"},
+		&cli.IntFlag{Name: "a", Usage: "strace's -a `COLUMN`: align system calls' results at COLUMN (default 40)"},
+		&cli.BoolFlag{Name: "qq", Usage: "strace's -qq: no +++ exited +++ lines (-e quiet=exit)"},
+		&cli.StringFlag{Name: "u", Usage: "strace's -u `USER`: run the command as USER (name or uid), with its group and supplementary groups; utap stays root"},
+		&cli.BoolFlag{Name: "always-show-pid", Usage: "strace's --always-show-pid: [pid N] before every system call line, one process or not"},
 		&cli.IntFlag{Name: "A", Usage: "ltrace's -A `N`, the elements of an array shown: accepted, and changes nothing, as in ltrace with its stock ltrace.conf (its only arrays are strings, which -s cuts)"},
 	}
 }
@@ -59,6 +67,16 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 	if c.Bool("no-abbrev") {
 		f.sys.Full = func(int) bool { return true }
 	}
+	f.sys.Hex, f.quietExit = c.Bool("xx"), c.Bool("qq")
+	if c.IsSet("a") {
+		if c.Int("a") < 0 {
+			return nil, fmt.Errorf("-a %d: a column is 0 or more", c.Int("a"))
+		}
+		f.sys.Column = c.Int("a")
+		if f.sys.Column == 0 {
+			f.sys.Column = -1 // no alignment
+		}
+	}
 	switch {
 	case c.Bool("z") && c.Bool("Z"):
 		return nil, fmt.Errorf("-z shows only calls that succeeded, -Z only those that failed: give one")
@@ -78,6 +96,8 @@ type eventFilter struct {
 	paths   map[string]bool   // -P: the paths, as given and resolved (tracepath.go)
 	fds     map[[2]int]string // -P: pid and fd → the path it is open on ("" closed)
 	sys     output.SysStyle   // -X, -e raw=, -e verbose=
+	// quietExit drops the +++ exited +++ lines (-qq, -e quiet=exit).
+	quietExit bool
 }
 
 // qualifier takes strace's -e NAME=VALUE qualifiers other than trace=;
@@ -109,7 +129,9 @@ func (f *eventFilter) qualifier(text string) (ok bool, err error) {
 	case "write", "writes", "w":
 		f.sys.DumpWrite, err = fdSet(name, val)
 		return true, err
-	case "fault", "inject", "kvm", "quiet", "q", "decode-fds", "decode-pids":
+	case "quiet", "q", "silent", "silence":
+		return true, f.setQuiet(val)
+	case "fault", "inject", "kvm", "decode-fds", "decode-pids":
 		return true, fmt.Errorf("-e %s: strace's -e %s= is not supported by utap", text, name)
 	}
 	return false, nil
@@ -250,6 +272,8 @@ func signalNumber(s string) int {
 // keep says whether ev's line is written.
 func (f *eventFilter) keep(ev *probe.Event) bool {
 	switch {
+	case ev.Kind == "exit" && f.quietExit:
+		return false
 	case ev.Sys != nil && f.paths != nil && !f.touches(ev):
 		return false
 	case ev.Sys != nil && f.status != nil:
@@ -273,7 +297,30 @@ func callStatus(s *probe.Syscall) string {
 }
 
 // none says the filter keeps every event.
-func (f *eventFilter) none() bool { return f.status == nil && f.signals == nil && f.paths == nil }
+func (f *eventFilter) none() bool {
+	return f.status == nil && f.signals == nil && f.paths == nil && !f.quietExit
+}
+
+// setQuiet takes -e quiet=: exit (its +++ exited +++ lines) is utap's
+// to drop; strace's other messages (attach, path-resolution,
+// personality, thread-execve, superseded) utap does not print.
+func (f *eventFilter) setQuiet(val string) error {
+	known := []string{"attach", "exit", "exits", "path-resolution", "personality", "thread-execve", "superseded"}
+	neg := strings.HasPrefix(val, "!")
+	for _, s := range strings.Split(strings.TrimPrefix(val, "!"), ",") {
+		switch s = strings.TrimSpace(s); {
+		case s == "all":
+			f.quietExit = !neg
+		case s == "none":
+			f.quietExit = neg
+		case s == "exit" || s == "exits":
+			f.quietExit = !neg
+		case !slices.Contains(known, s):
+			return fmt.Errorf("-e quiet=%s: unknown message %q (%s, all, none)", val, s, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
 
 // filtered applies f to emit, nil when nothing is filtered.
 func (f *eventFilter) filtered(emit func(*probe.Event)) func(*probe.Event) {
@@ -314,4 +361,32 @@ func straceNames(name string) ([]string, error) {
 		return []string{q}, nil
 	}
 	return []string{name}, nil
+}
+
+// userCred is -u USER's credentials (strace -u): its uid, its primary
+// group and the groups it is a member of; nil without -u.
+func userCred(name string) (*syscall.Credential, error) {
+	if name == "" {
+		return nil, nil
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		var uerr error
+		if u, uerr = user.LookupId(name); uerr != nil {
+			return nil, fmt.Errorf("-u %s: no such user (a name or uid of /etc/passwd)", name)
+		}
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("-u %s: uid %q, gid %q are not numbers", name, u.Uid, u.Gid)
+	}
+	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	ids, _ := u.GroupIds()
+	for _, g := range ids {
+		if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+			cred.Groups = append(cred.Groups, uint32(n))
+		}
+	}
+	return cred, nil
 }

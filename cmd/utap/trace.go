@@ -140,6 +140,9 @@ func trace(c *cli.Context, attach bool) error {
 		if c.Args().Len() > 0 {
 			return fmt.Errorf("attach takes no command (got %q); use utap run -- CMD", c.Args().First())
 		}
+		if c.IsSet("u") {
+			return fmt.Errorf("-u %s runs a command as that user: utap run -u USER -- CMD (an attached process keeps its own)", c.String("u"))
+		}
 		if t.PIDs, err = parsePIDs(c.String("p")); err != nil {
 			return err
 		}
@@ -168,6 +171,9 @@ func trace(c *cli.Context, attach bool) error {
 			return fmt.Errorf("cannot run %q: %w", t.Argv[0], err)
 		}
 		t.Stdin, t.Stdout, t.Stderr = os.Stdin, os.Stdout, os.Stderr
+		if t.Cred, err = userCred(c.String("u")); err != nil {
+			return err
+		}
 	}
 	t.Follow = c.Bool("f") || c.Bool("ff")
 	if !attach && !t.Follow {
@@ -243,7 +249,7 @@ func trace(c *cli.Context, attach bool) error {
 	opts := output.Options{
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"), LtraceEnds: ltraceEnds(c, sysSites),
 		Calls: calls, Unpaired: unpaired, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
-		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs), FdPath: fdPathFlag(c),
+		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs) || c.Bool("always-show-pid"), FdPath: fdPathFlag(c),
 		Weight: weight, Sys: filter.sys,
 	}
 	var out io.Writer = os.Stderr // summaries, with -ff

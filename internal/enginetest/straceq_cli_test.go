@@ -178,3 +178,42 @@ func TestCLIStraceDetached(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIStraceFlagsMore: strace's -xx, -a, -qq, -e quiet=exit,
+// --always-show-pid and -u, on both engines.
+func TestCLIStraceFlagsMore(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			b.need(t)
+			run := func(args ...string) cliResult {
+				return utap(t, append([]string{"run", "-q", "--backend", b.name}, args...)...)
+			}
+			for _, c := range []struct {
+				args []string
+				want string // a regexp the trace matches
+				not  string // one it must not
+			}{
+				{[]string{"-xx", "-e", "trace=openat", "--", "cat", "/etc/hostname"},
+					`openat\(AT_FDCWD, "\\x2f\\x65\\x74\\x63\\x2f\\x68\\x6f\\x73\\x74\\x6e\\x61\\x6d\\x65", O_RDONLY\) += 3`, ""},
+				{[]string{"-a", "60", "-e", "trace=close", "--", "true"}, `(?m)^close\(3\) {52}= 0$`, ""},
+				{[]string{"-a", "0", "-e", "trace=close", "--", "true"}, `(?m)^close\(3\) = 0$`, ""},
+				{[]string{"-qq", "-e", "trace=close", "--", "true"}, `close\(3\)`, `exited`},
+				{[]string{"-e", "quiet=exit", "-e", "trace=close", "--", "true"}, `close\(3\)`, `exited`},
+				{[]string{"--always-show-pid", "-e", "trace=close", "--", "true"}, `(?m)^\[pid \d+\] close\(3\) +=`, ""},
+			} {
+				r := run(c.args...)
+				if r.code != 0 || !regexp.MustCompile(c.want).MatchString(r.stderr) ||
+					c.not != "" && regexp.MustCompile(c.not).MatchString(r.stderr) {
+					t.Errorf("%q: exit %d, want %s, not %q:\n%s", c.args, r.code, c.want, c.not, r.stderr)
+				}
+			}
+			r := run("-u", "nobody", "-e", "trace=geteuid", "--", "id", "-u")
+			if r.code != 0 || r.stdout != "65534\n" || !strings.Contains(r.stderr, "geteuid()") {
+				t.Errorf("-u nobody: exit %d, stdout %q:\n%s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	oneErrorLine(t, utap(t, "run", "-u", "no_such_user", "--", "true"), "no_such_user")
+	oneErrorLine(t, utap(t, "run", "-e", "quiet=bogus", "--", "true"), "bogus")
+	oneErrorLine(t, utap(t, "attach", "-u", "nobody", "-p", "1"), "run -u")
+}

@@ -64,6 +64,11 @@ type SysStyle struct {
 	// DumpRead and DumpWrite: the fds whose data read or written is
 	// dumped after the call (-e read=, -e write=); nil: none.
 	DumpRead, DumpWrite func(fd int) bool
+	// Hex: every string in hex (strace -xx).
+	Hex bool
+	// Column is where " = result" aligns (strace -a); 0: strace's 40,
+	// negative: not aligned (-a 0).
+	Column int
 }
 
 // Clock is a text line's time stamp (ltrace -t, -ttt, -r).

@@ -109,8 +109,14 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event, at int64) []byte {
 // options (sysOptions).
 func (t *text) sysResult(b []byte, ev *probe.Event, col int, so *syscalls.Options) []byte {
 	b = append(b, ' ')
-	if col+1 < straceColumn {
-		b = append(b, spaces[:straceColumn-col-1]...)
+	column := straceColumn
+	if t.o.Sys.Column != 0 {
+		column = t.o.Sys.Column
+	}
+	for col+1 < column {
+		n := min(column-col-1, len(spaces))
+		b = append(b, spaces[:n]...)
+		col += n
 	}
 	b = append(b, "= "...)
 	b = t.fmtr.AppendResult(b, t.o.call(ev), so)
@@ -154,7 +160,7 @@ func (t *text) sysOptions(ev *probe.Event) *syscalls.Options {
 	if o.FdPath != nil {
 		so = &syscalls.Options{}
 	}
-	*so = syscalls.Options{StrSize: max(o.StrLen, 0), Xlat: o.Sys.Xlat}
+	*so = syscalls.Options{StrSize: max(o.StrLen, 0), Xlat: o.Sys.Xlat, Hex: o.Sys.Hex}
 	if c := o.call(ev); c.Nr >= 0 {
 		so.Raw = o.Sys.Raw != nil && o.Sys.Raw(c.Nr)
 		so.Terse = o.Sys.Terse != nil && o.Sys.Terse(c.Nr)

@@ -20,6 +20,7 @@ type Command struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	Cred   *syscall.Credential // nil: the tracer's user
 }
 
 // Child is a command started by Start: traced by the thread that started
@@ -64,7 +65,7 @@ func Start(c Command) (*Child, error) {
 	pid, err := syscall.ForkExec(path, c.Argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: files[:],
-		Sys:   &syscall.SysProcAttr{Ptrace: true},
+		Sys:   &syscall.SysProcAttr{Ptrace: true, Credential: c.Cred},
 	})
 	for _, f := range closeAfter {
 		f.Close()

@@ -145,6 +145,8 @@ type Options struct {
 	// Full (-e abbrev= without this call, strace's -v): structures show
 	// every field, and execve's environment its strings.
 	Full bool
+	// Hex (strace -xx): every string and buffer in hex, "\x2f\x65".
+	Hex bool
 }
 
 // XlatStyle is strace's -X: how named constants show.

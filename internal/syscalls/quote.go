@@ -7,6 +7,11 @@ import "strings"
 // pathMax bounds paths, which strace prints whole whatever -s says.
 const pathMax = 4096
 
+// quote quotes as quote does, every byte in hex under -xx (Options.Hex).
+func (x *ctx) quote(b []byte, max int, nulTerm, forceHex bool) string {
+	return quote(b, max, nulTerm, forceHex || x.o.Hex)
+}
+
 // quote is strace's string_quote plus the ellipsis printstr adds: at
 // most max bytes of b, NUL-terminated strings stop at their NUL, and
 // `...` follows the closing quote when bytes were left out.
