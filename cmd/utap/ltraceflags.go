@@ -4,8 +4,11 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -25,7 +28,8 @@ func ltraceFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "ltrace-e", Aliases: []string{"E"}, Usage: "ltrace's -e `FILTER` (repeatable): rules " +
 			"SYM[@LIB] joined by + (add) and - (remove), globs, e.g. 'malloc+free@libc.so*', '@MAIN', 'str*@libc-strlen'. " +
 			"SYM@LIB probes SYM in the library that defines it (every call, from anywhere); SYM alone or SYM@MAIN the " +
-			"calls the program makes through its PLT (SYM@plt), as ltrace's default @MAIN"},
+			"calls the program makes through its PLT (SYM@plt), as ltrace's default @MAIN. VAR=VAL is strace's -E: the " +
+			"command runs with VAR set to VAL (run only)"},
 		&cli.StringSliceFlag{Name: "x", Usage: "ltrace's -x `FILTER` (repeatable): functions of the executable (SYM, SYM@MAIN) " +
 			"or of a library (SYM@LIB), e.g. -x 'work*' is the spec work*"},
 		&cli.StringSliceFlag{Name: "l", Usage: "every function of the library `LIB` (repeatable): -l 'libm.so*' is the spec libm:*"},
@@ -214,6 +218,9 @@ func ltraceSpecs(c *cli.Context) ([]*probe.Spec, []filterRule, error) {
 		plt  bool
 	}{{"ltrace-e", true}, {"x", false}} {
 		for _, expr := range c.StringSlice(f.flag) {
+			if f.flag == "ltrace-e" && envAssign.MatchString(expr) {
+				continue // strace's -E VAR=VAL (commandEnv)
+			}
 			s, r, err := filterSpecs(expr, f.plt)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", flagName(f.flag), err)
@@ -415,4 +422,26 @@ func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.
 		kept = append(kept, s)
 	}
 	return kept
+}
+
+// envAssign is strace's -E VAR=VAL, which no ltrace filter can be (a
+// filter has no "="): the command's environment with VAR set.
+var envAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// commandEnv is the command's environment: utap's, with strace's -E
+// VAR=VAL assignments; nil (inherit) without any.
+func commandEnv(c *cli.Context) []string {
+	var env []string
+	for _, expr := range c.StringSlice("ltrace-e") {
+		if !envAssign.MatchString(expr) {
+			continue
+		}
+		if env == nil {
+			env = os.Environ()
+		}
+		name, _, _ := strings.Cut(expr, "=")
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+		env = append(env, expr)
+	}
+	return env
 }

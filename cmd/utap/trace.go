@@ -143,6 +143,9 @@ func trace(c *cli.Context, attach bool) error {
 		if c.IsSet("u") {
 			return fmt.Errorf("-u %s runs a command as that user: utap run -u USER -- CMD (an attached process keeps its own)", c.String("u"))
 		}
+		if commandEnv(c) != nil {
+			return fmt.Errorf("-E VAR=VAL sets a command's environment: utap run -E VAR=VAL -- CMD (an attached process keeps its own)")
+		}
 		if t.PIDs, err = parsePIDs(c.String("p")); err != nil {
 			return err
 		}
@@ -174,6 +177,7 @@ func trace(c *cli.Context, attach bool) error {
 		if t.Cred, err = userCred(c.String("u")); err != nil {
 			return err
 		}
+		t.Env = commandEnv(c)
 	}
 	t.Follow = c.Bool("f") || c.Bool("ff")
 	if !attach && !t.Follow {

@@ -180,7 +180,7 @@ func TestCLIStraceDetached(t *testing.T) {
 }
 
 // TestCLIStraceFlagsMore: strace's -xx, -a, -qq, -e quiet=exit,
-// --always-show-pid and -u, on both engines.
+// --always-show-pid, -u and -E VAR=VAL, on both engines.
 func TestCLIStraceFlagsMore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -211,9 +211,14 @@ func TestCLIStraceFlagsMore(t *testing.T) {
 			if r.code != 0 || r.stdout != "65534\n" || !strings.Contains(r.stderr, "geteuid()") {
 				t.Errorf("-u nobody: exit %d, stdout %q:\n%s", r.code, r.stdout, r.stderr)
 			}
+			r = run("-E", "UTAP_T=set", "-E", "HOME=/nowhere", "-e", "trace=exit_group", "--", "sh", "-c", "echo $UTAP_T $HOME")
+			if r.code != 0 || r.stdout != "set /nowhere\n" {
+				t.Errorf("-E VAR=VAL: exit %d, stdout %q:\n%s", r.code, r.stdout, r.stderr)
+			}
 		})
 	}
 	oneErrorLine(t, utap(t, "run", "-u", "no_such_user", "--", "true"), "no_such_user")
 	oneErrorLine(t, utap(t, "run", "-e", "quiet=bogus", "--", "true"), "bogus")
 	oneErrorLine(t, utap(t, "attach", "-u", "nobody", "-p", "1"), "run -u")
+	oneErrorLine(t, utap(t, "attach", "-E", "A=b", "-p", "1"), "run -E")
 }
