@@ -24,7 +24,7 @@ import (
 
 // traceFlags are shared by run and attach.
 func traceFlags() []cli.Flag {
-	return append([]cli.Flag{
+	return withLongNames(append([]cli.Flag{
 		&cli.StringSliceFlag{Name: "e", Usage: "probe `SPEC` (repeatable), e.g. -e 'libc:malloc(arg1)' -e 'return:work'"},
 		&cli.StringFlag{Name: "probes", Usage: "read specs from `FILE`, one a line, # comments"},
 		&cli.StringFlag{Name: "backend", Value: "auto", Usage: "engine: auto, ptrace or uprobe"},
@@ -46,7 +46,7 @@ func traceFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "slow-wakeups", Usage: "ptrace engine: leave idle CPUs halting (by default, while stops come fast, it asks them to poll through /dev/cpu_dma_latency: a stop costs about half, idle CPU time is burned)"},
 		stackFlag, stackDepthFlag, stackModeFlag, weightFlag, // -k (stack.go), --weight (profile.go)
 		intervalFlag, // aggregations (agg.go)
-	}, append(append(ltraceFlags(), straceFlags()...), append(straceMoreFlags(), ffFlag)...)...)
+	}, append(append(ltraceFlags(), straceFlags()...), append(straceMoreFlags(), ffFlag)...)...))
 }
 
 func runCommand() *cli.Command {
@@ -412,7 +412,7 @@ func resolveAll(rs *resolver, specs []*probe.Spec, t elfsym.Target, pids []int) 
 // when straceAll: every system call (strace CMD, strace -c, -f, -p).
 func readSpecs(c *cli.Context, filter *eventFilter, straceAll bool) ([]*probe.Spec, error) {
 	var specs []*probe.Spec
-	texts := c.StringSlice("e")
+	texts := append(c.StringSlice("e"), qualifierTexts(c)...)
 	if c.Bool("syscalls") || len(c.StringSlice("P")) > 0 && len(texts) == 0 && c.String("probes") == "" {
 		texts = append(texts, "syscall:*") // strace -P PATH alone: every call, those on PATH shown
 	}

@@ -180,7 +180,7 @@ func TestCLIStraceDetached(t *testing.T) {
 }
 
 // TestCLIStraceFlagsMore: strace's -xx, -a, -qq, -e quiet=exit,
-// --always-show-pid, -u and -E VAR=VAL, on both engines.
+// --always-show-pid, -u, -E VAR=VAL and long options, on both engines.
 func TestCLIStraceFlagsMore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -200,6 +200,10 @@ func TestCLIStraceFlagsMore(t *testing.T) {
 				{[]string{"-qq", "-e", "trace=close", "--", "true"}, `close\(3\)`, `exited`},
 				{[]string{"-e", "quiet=exit", "-e", "trace=close", "--", "true"}, `close\(3\)`, `exited`},
 				{[]string{"--always-show-pid", "-e", "trace=close", "--", "true"}, `(?m)^\[pid \d+\] close\(3\) +=`, ""},
+				// strace's long options: --trace=SET is -e trace=SET.
+				{[]string{"--status=successful", "--syscall-times", "--", "cat", "/etc/hostname"},
+					`openat\(AT_FDCWD, "/etc/hostname", O_RDONLY\) += 3 <[0-9.]+>`, `ENOENT`},
+				{[]string{"--trace=close", "--columns=0", "--", "true"}, `(?m)^close\(3\) = 0$`, `openat`},
 			} {
 				r := run(c.args...)
 				if r.code != 0 || !regexp.MustCompile(c.want).MatchString(r.stderr) ||
