@@ -37,6 +37,7 @@ func straceMoreFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-abbrev", Usage: "strace's -v (utap's -v is its own notices): structures unabbreviated, every field, and execve's environment as strings (-e abbrev=none)"},
 		&cli.BoolFlag{Name: "xx", Usage: "strace's -xx: every string and buffer of a system call in hex (\\x2f\\x65...)"},
 		&cli.IntFlag{Name: "a", Usage: "strace's -a `COLUMN`: align system calls' results at COLUMN (default 40)"},
+		&cli.BoolFlag{Name: "b", Aliases: []string{"no-signals"}, Usage: "ltrace's -b: no signal lines (-e signal=none); strace's -b execve is not supported"},
 		&cli.BoolFlag{Name: "qq", Usage: "strace's -qq: no +++ exited +++ lines (-e quiet=exit)"},
 		&cli.StringFlag{Name: "u", Usage: "strace's -u `USER`: run the command as USER (name or uid), with its group and supplementary groups; utap stays root"},
 		&cli.BoolFlag{Name: "always-show-pid", Usage: "strace's --always-show-pid: [pid N] before every system call line, one process or not"},
@@ -68,6 +69,14 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 		f.sys.Full = func(int) bool { return true }
 	}
 	f.sys.Hex, f.quietExit = c.Bool("xx"), c.Bool("qq")
+	if c.Bool("b") {
+		if c.Args().First() == "execve" {
+			return nil, fmt.Errorf("-b execve: strace's detach at exec is not supported by utap (ltrace's -b, no signal lines, takes no value)")
+		}
+		if err := f.setSignals("none"); err != nil {
+			return nil, err
+		}
+	}
 	if c.IsSet("a") {
 		if c.Int("a") < 0 {
 			return nil, fmt.Errorf("-a %d: a column is 0 or more", c.Int("a"))

@@ -180,7 +180,8 @@ func TestCLIStraceDetached(t *testing.T) {
 }
 
 // TestCLIStraceFlagsMore: strace's -xx, -a, -qq, -e quiet=exit,
-// --always-show-pid, -u, -E VAR=VAL and long options, on both engines.
+// --always-show-pid, -u, -E VAR=VAL and long options, and ltrace's -b,
+// on both engines.
 func TestCLIStraceFlagsMore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -204,6 +205,9 @@ func TestCLIStraceFlagsMore(t *testing.T) {
 				{[]string{"--status=successful", "--syscall-times", "--", "cat", "/etc/hostname"},
 					`openat\(AT_FDCWD, "/etc/hostname", O_RDONLY\) += 3 <[0-9.]+>`, `ENOENT`},
 				{[]string{"--trace=close", "--columns=0", "--", "true"}, `(?m)^close\(3\) = 0$`, `openat`},
+				// ltrace's -b: no signal lines.
+				{[]string{"-b", "-e", "trace=kill", "--", "sh", "-c", "kill -CHLD $$"}, `kill\(`, `--- SIGCHLD`},
+				{[]string{"-e", "trace=kill", "--", "sh", "-c", "kill -CHLD $$"}, `--- SIGCHLD`, ``},
 			} {
 				r := run(c.args...)
 				if r.code != 0 || !regexp.MustCompile(c.want).MatchString(r.stderr) ||
@@ -225,4 +229,5 @@ func TestCLIStraceFlagsMore(t *testing.T) {
 	oneErrorLine(t, utap(t, "run", "-e", "quiet=bogus", "--", "true"), "bogus")
 	oneErrorLine(t, utap(t, "attach", "-u", "nobody", "-p", "1"), "run -u")
 	oneErrorLine(t, utap(t, "attach", "-E", "A=b", "-p", "1"), "run -E")
+	oneErrorLine(t, utap(t, "run", "-b", "execve", "--", "true"), "-b execve")
 }
