@@ -22,6 +22,41 @@ var (
 	ltraceLibDir  = "/usr/share/ltrace"
 )
 
+// ltraceUserConfs are the files of ltrace's -F (SetLtraceConfigs),
+// searched first: their prototypes win over DWARF's too.
+var ltraceUserConfs []string
+
+// SetLtraceConfigs makes the prototype files at paths (ltrace's -F FILE)
+// come before every other, DWARF included, for the resolutions that
+// follow. A file that cannot be read is an error naming it; lines the
+// parser cannot take are skipped, as in the system's files (and as
+// ltrace warns and goes on), the first said in the returned note.
+func SetLtraceConfigs(paths []string) (note string, err error) {
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("-F %s: %w", path, err)
+		}
+		m, perr := parseLtraceConf(f)
+		f.Close()
+		if perr != nil && note == "" {
+			note = fmt.Sprintf("-F %s: %d prototypes; a line skipped: %v", path, len(m), perr)
+		}
+	}
+	ltraceUserConfs = paths
+	return note, nil
+}
+
+// userProto is name's prototype in the -F files; nil if none has it.
+func userProto(name string) *probe.Prototype {
+	for _, f := range ltraceUserConfs {
+		if p := ltraceConfFile(f)[name]; p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
 var ltraceConfs = struct {
 	sync.Mutex
 	files map[string]map[string]*probe.Prototype // path → function → prototype

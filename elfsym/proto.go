@@ -21,6 +21,9 @@ import (
 // only when O_CREAT is).
 func (o *object) protoAt(fn fsym) *probe.Prototype {
 	name := strings.TrimSuffix(fn.name, "@plt")
+	if p := userProto(name); p != nil {
+		return p // ltrace -F: the user's file says it
+	}
 	conf := ltraceProto(o.path, name)
 	if conf != nil && ltraceKnowsMore(conf) {
 		return conf

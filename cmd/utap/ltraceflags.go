@@ -32,6 +32,7 @@ func ltraceFlags() []cli.Flag {
 			"command runs with VAR set to VAL (run only)"},
 		&cli.StringSliceFlag{Name: "x", Usage: "ltrace's -x `FILTER` (repeatable): functions of the executable (SYM, SYM@MAIN) " +
 			"or of a library (SYM@LIB), e.g. -x 'work*' is the spec work*"},
+		&cli.StringSliceFlag{Name: "F", Aliases: []string{"config"}, Usage: "ltrace's -F `FILE` (repeatable): prototypes in ltrace.conf(5)'s syntax, before every other source (the system's ltrace.conf, DWARF)"},
 		&cli.StringSliceFlag{Name: "l", Usage: "every function of the library `LIB` (repeatable): -l 'libm.so*' is the spec libm:*"},
 		&cli.BoolFlag{Name: "L", Usage: "ltrace's -L (no default @MAIN): utap never adds one, so -L changes nothing; accepted for ltrace's command lines"},
 		&cli.BoolFlag{Name: "i", Usage: "show where each call returns to, [0x...] after the pid, as ltrace -i does (the return address read at the function's entry)"},

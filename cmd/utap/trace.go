@@ -107,6 +107,11 @@ func trace(c *cli.Context, attach bool) error {
 	if err != nil {
 		return err
 	}
+	if note, err := elfsym.SetLtraceConfigs(c.StringSlice("F")); err != nil {
+		return err
+	} else if note != "" && !c.Bool("q") {
+		fmt.Fprintf(os.Stderr, "utap: %s\n", note)
+	}
 	specs, rs, err := readAllSpecs(c, filter)
 	if err != nil {
 		return err

@@ -203,3 +203,28 @@ func TestCLIBitvecLtrace(t *testing.T) {
 		}
 	})
 }
+
+// TestCLILtraceConfig: ltrace's -F FILE, prototypes in ltrace.conf's
+// syntax that come before the system's and DWARF's, on every engine,
+// pads and breakpoints; a file that cannot be read is one error line.
+func TestCLILtraceConfig(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "my.conf")
+	if err := os.WriteFile(conf, []byte("long greet(string, long);\nlong work(hex(long), long);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"work(0x1, 2) = 3", "work(0x3, 4) = 7", "work(0x5, 6) = 11", "work(0x4, 3) = 7",
+		`greet("hello", 7) = 12`, `greet("world", 8) = 13`}
+	outArgsVariants(t, func(t *testing.T, backend string, extra []string) {
+		r := utap(t, append(append([]string{"run", "--backend", backend, "-q", "-F", conf, "-e", "work", "-e", "greet"}, extra...), "--", etWork(t), "args")...)
+		var got []string
+		for _, l := range strings.Split(pidless.ReplaceAllString(r.stderr, ""), "\n") {
+			if l != "" && !strings.HasPrefix(l, "+++") {
+				got = append(got, l)
+			}
+		}
+		if r.code != 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("exit %d, lines:\n%s\nwant:\n%s\nstderr:\n%s", r.code, strings.Join(got, "\n"), strings.Join(want, "\n"), r.stderr)
+		}
+	})
+	oneErrorLine(t, utap(t, "run", "-F", "/nonexistent.conf", "-e", "work", "--", etWork(t), "args"), "/nonexistent.conf")
+}
