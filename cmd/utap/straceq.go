@@ -40,6 +40,7 @@ func straceMoreFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "b", Aliases: []string{"no-signals"}, Usage: "ltrace's -b: no signal lines (-e signal=none); strace's -b execve is not supported"},
 		&cli.BoolFlag{Name: "qq", Usage: "strace's -qq: no +++ exited +++ lines (-e quiet=exit)"},
 		&cli.StringFlag{Name: "u", Usage: "strace's -u `USER`: run the command as USER (name or uid), with its group and supplementary groups; utap stays root"},
+		&cli.BoolFlag{Name: "Y", Usage: "strace's -Y (--decode-pids=comm): each thread's name after its id, [pid N<comm>]"},
 		&cli.BoolFlag{Name: "always-show-pid", Usage: "strace's --always-show-pid: [pid N] before every system call line, one process or not"},
 		&cli.IntFlag{Name: "A", Usage: "ltrace's -A `N`, the elements of an array shown: accepted, and changes nothing, as in ltrace with its stock ltrace.conf (its only arrays are strings, which -s cuts)"},
 	}
@@ -68,7 +69,7 @@ func statusFlags(c *cli.Context) (*eventFilter, error) {
 	if c.Bool("no-abbrev") {
 		f.sys.Full = func(int) bool { return true }
 	}
-	f.sys.Hex, f.quietExit = c.Bool("xx"), c.Bool("qq")
+	f.sys.Hex, f.quietExit, f.sys.Comm = c.Bool("xx"), c.Bool("qq"), c.Bool("Y")
 	if c.Bool("b") {
 		if c.Args().First() == "execve" {
 			return nil, fmt.Errorf("-b execve: strace's detach at exec is not supported by utap (ltrace's -b, no signal lines, takes no value)")

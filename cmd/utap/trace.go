@@ -252,6 +252,9 @@ func trace(c *cli.Context, attach bool) error {
 			info(fmt.Sprintf("%q is not timed: its condition reads arguments, which a return probe no longer has (add a return probe, with a condition on ret, to time calls)", u))
 		}
 	}
+	if c.Bool("Y") && backend.Name == "uprobe" && info != nil {
+		info("-Y: the kernel engine's lines are written after its calls, and a thread gone by then shows no name (the ptrace engine stops it while it is there)")
+	}
 	cfg := engineConfig(c, info, shared)
 	eng := backend.New(cfg)
 

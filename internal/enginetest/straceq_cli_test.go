@@ -180,8 +180,8 @@ func TestCLIStraceDetached(t *testing.T) {
 }
 
 // TestCLIStraceFlagsMore: strace's -xx, -a, -qq, -e quiet=exit,
-// --always-show-pid, -u, -E VAR=VAL and long options, and ltrace's -b,
-// on both engines.
+// --always-show-pid, -Y, -u, -E VAR=VAL and long options, and ltrace's
+// -b, on both engines.
 func TestCLIStraceFlagsMore(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -215,7 +215,13 @@ func TestCLIStraceFlagsMore(t *testing.T) {
 					t.Errorf("%q: exit %d, want %s, not %q:\n%s", c.args, r.code, c.want, c.not, r.stderr)
 				}
 			}
-			r := run("-u", "nobody", "-e", "trace=geteuid", "--", "id", "-u")
+			// -Y: the thread's name, the new one after an exec; the
+			// kernel engine's lines come when a short command is gone.
+			r := run("-f", "-Y", "-e", "trace=close", "--", "sh", "-c", "true; /bin/true")
+			if name := regexp.MustCompile(`(?m)^\[pid \d+<true>\] close\(3\) +=`).MatchString(r.stderr); r.code != 0 || !name && b.name == "ptrace" {
+				t.Errorf("-Y: exit %d:\n%s", r.code, r.stderr)
+			}
+			r = run("-u", "nobody", "-e", "trace=geteuid", "--", "id", "-u")
 			if r.code != 0 || r.stdout != "65534\n" || !strings.Contains(r.stderr, "geteuid()") {
 				t.Errorf("-u nobody: exit %d, stdout %q:\n%s", r.code, r.stdout, r.stderr)
 			}

@@ -66,6 +66,8 @@ type SysStyle struct {
 	DumpRead, DumpWrite func(fd int) bool
 	// Hex: every string in hex (strace -xx).
 	Hex bool
+	// Comm: the thread's name after its id, [pid N<comm>] (strace -Y).
+	Comm bool
 	// Column is where " = result" aligns (strace -a); 0: strace's 40,
 	// negative: not aligned (-a 0).
 	Column int

@@ -1,10 +1,13 @@
 package output
 
 import (
+	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/utap/utap/internal/dec"
 	"github.com/utap/utap/internal/syscalls"
 	"github.com/utap/utap/probe"
 )
@@ -31,6 +34,9 @@ var spaces = []byte("                                        ")
 // " <unfinished ...>" when another line comes first.
 func (t *text) sysLine(ev *probe.Event) error {
 	b := t.w.room()
+	if t.comms != nil && execed(ev) {
+		delete(t.comms, ev.TID) // its line may end a pending entry's
+	}
 	if p := t.pending; p != nil && p.sys && ev.Kind == "return" && ev.Sys != nil && p.tid == ev.TID && p.fn == ev.Func {
 		t.pending = nil
 		delete(t.sysOpen, ev.TID)
@@ -99,9 +105,47 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event, at int64) []byte {
 	}
 	b = t.stamp(b, at)
 	if t.o.StracePIDs || len(t.tids) > 1 {
+		if t.o.Sys.Comm {
+			return t.appendPIDComm(b, ev)
+		}
 		b = t.appendPID(b, ev.TID)
 	}
 	return b
+}
+
+// appendPIDComm writes "[pid N<comm>] " (strace -Y): the thread's name
+// as /proc shows it, read once per thread and again after its exec
+// (execed).
+func (t *text) appendPIDComm(b []byte, ev *probe.Event) []byte {
+	if t.comms == nil {
+		t.comms = map[int]string{}
+	}
+	c, ok := t.comms[ev.TID]
+	if !ok || execed(ev) {
+		c = threadComm(ev.PID, ev.TID)
+		t.comms[ev.TID] = c
+	}
+	b = dec.AppendInt(append(b, "[pid "...), int64(ev.TID))
+	if c != "" {
+		b = append(append(append(b, '<'), c...), '>')
+	}
+	return append(b, "] "...)
+}
+
+// execed says whether ev is a successful exec's return: its thread's
+// name changed (strace shows the new one from that line on).
+func execed(ev *probe.Event) bool {
+	return ev.Sys != nil && ev.Kind == "return" && ev.Sys.Returned && ev.Sys.Ret == 0 && (ev.Func == "execve" || ev.Func == "execveat")
+}
+
+// threadComm is a thread's name (/proc/PID/task/TID/comm), "" once it
+// is gone.
+func threadComm(pid, tid int) string {
+	s, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(s), "\n")
 }
 
 // sysResult pads to strace's column and writes "= result", -T's time and

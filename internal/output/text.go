@@ -55,8 +55,9 @@ type text struct {
 	// and its answer (a name compare per entry, not a switch).
 	unpairedFn string
 	unpairedIs bool
-	pidTID     int    // the thread of pidText
-	pidText    []byte // "[pid N] "
+	pidTID     int            // the thread of pidText
+	pidText    []byte         // "[pid N] "
+	comms      map[int]string // strace -Y: the threads' names (appendPIDComm)
 	// headText is the last call line's start, "[pid N] name(", of
 	// headTID's call of headFn (headProbe when no function).
 	headTID           int
