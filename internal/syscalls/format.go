@@ -312,14 +312,14 @@ func (x *ctx) str(a int, exit bool, max int, nulTerm, forceHex bool) string {
 		// Input buffer: the length argument says whether bytes were left.
 		c := x.in.Captures[k]
 		if c.LenArg >= 0 && x.arg(c.LenArg) > uint64(len(b)) && len(b) == max {
-			return x.quote(b, max, false, forceHex) + "..."
+			return quoter(x.o.Hex).quote(b, max, false, forceHex) + "..."
 		}
 	}
 	if exit && !nulTerm && x.c.Ret >= 0 && int64(len(b)) > x.c.Ret {
 		b = b[:x.c.Ret]
 	}
 	if exit && !nulTerm && x.c.Ret > int64(len(b)) && len(b) == max {
-		return x.quote(b, max, false, forceHex) + "..."
+		return quoter(x.o.Hex).quote(b, max, false, forceHex) + "..."
 	}
-	return x.quote(b, max, nulTerm, forceHex)
+	return quoter(x.o.Hex).quote(b, max, nulTerm, forceHex)
 }

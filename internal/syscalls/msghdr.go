@@ -96,7 +96,7 @@ func (x *ctx) msghdrStr(b []byte, out bool) string {
 	case nameAt == 0:
 		f.add("msg_name", "NULL")
 	case len(name) > 0:
-		f.add("msg_name", x.sockaddrStr(name[:min(len(name), int(nameLen))]))
+		f.add("msg_name", sockaddrStr(quoter(x.o.Hex), name[:min(len(name), int(nameLen))]))
 	default:
 		f.add("msg_name", hex(nameAt))
 	}

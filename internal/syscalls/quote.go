@@ -7,9 +7,12 @@ import "strings"
 // pathMax bounds paths, which strace prints whole whatever -s says.
 const pathMax = 4096
 
-// quote quotes as quote does, every byte in hex under -xx (Options.Hex).
-func (x *ctx) quote(b []byte, max int, nulTerm, forceHex bool) string {
-	return quote(b, max, nulTerm, forceHex || x.o.Hex)
+// quoter quotes as quote does, every byte in hex when true (strace -xx,
+// Options.Hex).
+type quoter bool
+
+func (h quoter) quote(b []byte, max int, nulTerm, forceHex bool) string {
+	return quote(b, max, nulTerm, forceHex || bool(h))
 }
 
 // quote is strace's string_quote plus the ellipsis printstr adds: at

@@ -62,7 +62,7 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 			return hex(v)
 		}
 		if b := x.data(a, true); x.o.Full && (b != nil || x.c.Ret == 0) {
-			if s := x.direntsFull(b); s != "" {
+			if s := direntsFull(quoter(x.o.Hex), b); s != "" {
 				return s
 			}
 		}
@@ -120,7 +120,7 @@ func (x *ctx) structArg(a int, k Kind, out bool) string {
 	case KindRlimit:
 		return "{rlim_cur=" + rlimStr(le.Uint64(b)) + ", rlim_max=" + rlimStr(le.Uint64(b[8:])) + "}"
 	case KindUtsname:
-		return fmt.Sprintf("{sysname=%s, nodename=%s, ...}", x.quote(b[:65], 65, true, false), x.quote(b[65:130], 65, true, false))
+		return fmt.Sprintf("{sysname=%s, nodename=%s, ...}", quoter(x.o.Hex).quote(b[:65], 65, true, false), quoter(x.o.Hex).quote(b[65:130], 65, true, false))
 	case KindSysinfo:
 		return sysinfoStr(b)
 	case KindWaitStatus:
@@ -282,7 +282,7 @@ func (x *ctx) argvStr(b []byte) string {
 	ss, end := splitStrArrayEnd(b)
 	parts := make([]string, 0, len(ss)+1)
 	for _, s := range ss {
-		parts = append(parts, x.quote([]byte(s), x.strsize, false, false))
+		parts = append(parts, quoter(x.o.Hex).quote([]byte(s), x.strsize, false, false))
 	}
 	if !end {
 		parts = append(parts, "...")

@@ -23,7 +23,7 @@ func (x *ctx) structFull(k Kind, b []byte) string {
 	case KindUtsname:
 		var f fields
 		for i, n := range []string{"sysname", "nodename", "release", "version", "machine", "domainname"} {
-			f.add(n, x.quote(b[65*i:65*i+65], 65, true, false))
+			f.add(n, quoter(x.o.Hex).quote(b[65*i:65*i+65], 65, true, false))
 		}
 		return f.close()
 	case KindRusage:
@@ -177,7 +177,7 @@ var direntTypes = xlat{
 // direntsFull is getdents64's entries, each whole, as strace -v shows
 // them, "..." for those an engine counted but did not capture; "" when b
 // is not a whole list.
-func (x *ctx) direntsFull(b []byte) string {
+func direntsFull(h quoter, b []byte) string {
 	var parts []string
 	for len(b) >= 19 {
 		n := int(le.Uint16(b[16:]))
@@ -198,7 +198,7 @@ func (x *ctx) direntsFull(b []byte) string {
 		f.add("d_off", strconv.FormatInt(int64(le.Uint64(b[8:])), 10))
 		f.add("d_reclen", strconv.Itoa(n))
 		f.add("d_type", direntTypes.enum(uint64(b[18]), true))
-		f.add("d_name", x.quote(name, len(name), false, false))
+		f.add("d_name", h.quote(name, len(name), false, false))
 		parts = append(parts, f.close())
 		b = b[n:]
 	}

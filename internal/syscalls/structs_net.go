@@ -24,10 +24,10 @@ func (x *ctx) sockaddrArg(a int, b []byte, out bool) string {
 	} else if l := int(uint32(x.arg(a + 1))); l < n {
 		n = l
 	}
-	return x.sockaddrStr(b[:n])
+	return sockaddrStr(quoter(x.o.Hex), b[:n])
 }
 
-func (x *ctx) sockaddrStr(b []byte) string {
+func sockaddrStr(h quoter, b []byte) string {
 	if len(b) < 2 {
 		return "{}"
 	}
@@ -39,9 +39,9 @@ func (x *ctx) sockaddrStr(b []byte) string {
 		if len(b) > 2 {
 			p := b[2:]
 			if p[0] == 0 && len(p) > 1 {
-				s += ", sun_path=@" + x.quote(p[1:], len(p)-1, true, false)
+				s += ", sun_path=@" + h.quote(p[1:], len(p)-1, true, false)
 			} else if p[0] != 0 {
-				s += ", sun_path=" + x.quote(p, len(p), true, false)
+				s += ", sun_path=" + h.quote(p, len(p), true, false)
 			}
 		}
 	case fam == unix.AF_INET && len(b) >= 8:
@@ -57,7 +57,7 @@ func (x *ctx) sockaddrStr(b []byte) string {
 	case fam == unix.AF_NETLINK && len(b) >= 12:
 		s += fmt.Sprintf(", nl_pid=%d, nl_groups=%08x", le.Uint32(b[4:]), le.Uint32(b[8:]))
 	case len(b) > 2:
-		s += ", sa_data=" + x.quote(b[2:], len(b)-2, false, false)
+		s += ", sa_data=" + h.quote(b[2:], len(b)-2, false, false)
 	}
 	return s + "}"
 }
@@ -99,7 +99,7 @@ func (x *ctx) iovList(b []byte, count int, out bool) string {
 			if uint64(len(data)) > shown {
 				data = data[:shown]
 			}
-			s = append(s, x.quote(data, x.strsize, false, false)...)
+			s = append(s, quoter(x.o.Hex).quote(data, x.strsize, false, false)...)
 			if shown > uint64(len(data)) && len(data) == x.strsize {
 				s = append(s, "..."...)
 			}
