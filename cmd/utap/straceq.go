@@ -36,7 +36,7 @@ func straceMoreFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "P", Usage: "strace's -P `PATH` (repeatable): show only the system calls that name PATH, as a path argument or a file descriptor open on it"},
 		&cli.BoolFlag{Name: "no-abbrev", Usage: "strace's -v (utap's -v is its own notices): structures unabbreviated, every field, and execve's environment as strings (-e abbrev=none)"},
 		&cli.BoolFlag{Name: "xx", Usage: "strace's -xx: every string and buffer of a system call in hex (\\x2f\\x65...)"},
-		&cli.IntFlag{Name: "a", Usage: "strace's -a `COLUMN`: align system calls' results at COLUMN (default 40)"},
+		&cli.IntFlag{Name: "a", Value: 40, Usage: "strace's -a `COLUMN`: align system calls' results at COLUMN (0: not aligned)"},
 		&cli.BoolFlag{Name: "b", Aliases: []string{"no-signals"}, Usage: "ltrace's -b: no signal lines (-e signal=none); strace's -b execve is not supported"},
 		&cli.BoolFlag{Name: "qq", Usage: "strace's -qq: no +++ exited +++ lines (-e quiet=exit)"},
 		&cli.StringFlag{Name: "u", Usage: "strace's -u `USER`: run the command as USER (name or uid), with its group and supplementary groups; utap stays root"},
