@@ -42,6 +42,9 @@ func SetLtraceConfigs(paths []string) (note string, err error) {
 		if perr != nil && note == "" {
 			note = fmt.Sprintf("-F %s: %d prototypes; a line skipped: %v", path, len(m), perr)
 		}
+		ltraceConfs.Lock()
+		ltraceConfs.files[path] = m // what userProto reads: parsed once
+		ltraceConfs.Unlock()
 	}
 	ltraceUserConfs = paths
 	return note, nil

@@ -210,7 +210,7 @@ func (sy *sysTrace) gone(th *thread, detached bool) {
 // not return; its line ends <detached ...> (gone), not with the restart
 // code strace shows for a signal's interruption.
 func (sy *sysTrace) detachStop(ret int64) bool {
-	return ret <= -512 && ret >= -516 && sy.tr.wake.cancelled.Load()
+	return restarting(ret) && sy.tr.wake.cancelled.Load()
 }
 
 // capture reads the memory info's line needs, at entry or at exit.

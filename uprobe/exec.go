@@ -244,7 +244,7 @@ func (ex *execFollower) traceImage(pid int) error {
 		return fmt.Errorf("its new image %s is not traced: no way to resolve probes in it", path)
 	}
 	sites, err := ex.resolve(pid)
-	if err != nil && !running(pid) {
+	if err != nil && !running(pid, pid) {
 		return nil // it died while held: the next exec of this file tries again
 	}
 	ex.seen[ex.key(exe, pid)] = true // the same file resolves the same way: once is enough

@@ -152,7 +152,7 @@ func (t *tracedSet) prune() bool {
 	alive := false
 	it := t.tgids.Iterate()
 	for it.Next(&k, &v) {
-		if running(int(k)) {
+		if running(int(k), int(k)) {
 			alive = true
 		} else {
 			dead = append(dead, k)
@@ -164,9 +164,10 @@ func (t *tracedSet) prune() bool {
 	return alive
 }
 
-// running says whether process pid exists and is not a zombie.
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// running says whether thread tid of process pid exists and is not a
+// zombie (tid pid: the process's leader, as /proc/PID/stat shows it).
+func running(pid, tid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(tid) + "/stat")
 	if err != nil {
 		return false
 	}

@@ -5,8 +5,6 @@ package uprobe
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
-	"os"
 
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/syscalls"
@@ -134,7 +132,7 @@ func (y *sysSession) ended(emit func(*probe.Event)) int {
 	for it := y.open.Iterate(); it.Next(&key, &val); {
 		var ev probe.Event
 		if emit == nil || y.decode(val, &ev) != nil || ev.Sys.Returned || !syscalls.Plain(&y.sites[y.calls[ev.Sys.Nr].site]) ||
-			!threadRuns(ev.PID, ev.TID) {
+			!running(ev.PID, ev.TID) {
 			n++
 			continue
 		}
@@ -142,14 +140,4 @@ func (y *sysSession) ended(emit func(*probe.Event)) int {
 		emit(&ev)
 	}
 	return n
-}
-
-// threadRuns says whether thread tid of pid is alive (not a zombie).
-func threadRuns(pid, tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }

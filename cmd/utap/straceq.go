@@ -319,12 +319,10 @@ func (f *eventFilter) setQuiet(val string) error {
 	neg := strings.HasPrefix(val, "!")
 	for _, s := range strings.Split(strings.TrimPrefix(val, "!"), ",") {
 		switch s = strings.TrimSpace(s); {
-		case s == "all":
+		case s == "all" || s == "exit" || s == "exits":
 			f.quietExit = !neg
 		case s == "none":
 			f.quietExit = neg
-		case s == "exit" || s == "exits":
-			f.quietExit = !neg
 		case !slices.Contains(known, s):
 			return fmt.Errorf("-e quiet=%s: unknown message %q (%s, all, none)", val, s, strings.Join(known, ", "))
 		}

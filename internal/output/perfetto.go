@@ -2,9 +2,7 @@ package output
 
 import (
 	"bufio"
-	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -142,9 +140,8 @@ func (p *perfetto) nameTask(pid, key int, what string) {
 	if tid < 0 {
 		tid = -tid
 	}
-	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/comm", pid, tid))
-	name := strings.TrimSpace(string(comm))
-	if err != nil || name == "" {
+	name := strings.TrimSpace(threadComm(pid, tid))
+	if name == "" {
 		name = strconv.Itoa(tid)
 	}
 	b := p.begin(what, "M", 0, pid, tid)

@@ -245,11 +245,7 @@ func emitSyncWait(a *x86.Asm, s Spec, done x86.Label) {
 	// The futex word first, as emitFull.
 	a.Load(x86.R13, ringMem(OffRoom))
 	emitDropping(a, unwait)
-	a.Load32(x86.RAX, ringMem(OffTracer))
-	a.RR(x86.TEST, x86.RAX, x86.RAX)
-	a.Jcc(x86.E, unwait)
-	a.RI(x86.AND, x86.RAX, futexOwnerDied)
-	a.Jcc(x86.NE, unwait)
+	emitIfGone(a, unwait)
 	a.Load(x86.RAX, ringMem(OffTail))
 	a.RR(x86.CMP, x86.RAX, x86.R15)
 	a.Jcc(x86.A, unwait)
@@ -314,6 +310,17 @@ func emitDropping(a *x86.Asm, to x86.Label) {
 // futexOwnerDied is the bit the kernel sets in a robust futex word whose
 // owner died (FUTEX_OWNER_DIED).
 const futexOwnerDied = 0x40000000
+
+// emitIfGone jumps to gone when the ring's liveness word says the
+// tracer let the process go (0) or died (FUTEX_OWNER_DIED); rsi holds
+// the ring. Clobbers rax.
+func emitIfGone(a *x86.Asm, gone x86.Label) {
+	a.Load32(x86.RAX, ringMem(OffTracer))
+	a.RR(x86.TEST, x86.RAX, x86.RAX)
+	a.Jcc(x86.E, gone)
+	a.RI(x86.AND, x86.RAX, futexOwnerDied)
+	a.Jcc(x86.NE, gone)
+}
 
 func decWaiters(a *x86.Asm, s Spec) {
 	a.MovRI(x86.RAX, ^uint64(0))

@@ -17,11 +17,7 @@ import "github.com/utap/utap/internal/x86"
 // int3's label.
 func emitTrap(a *x86.Asm, s Spec, done x86.Label) x86.Label {
 	a.MovRI(x86.RSI, s.Ring)
-	a.Load32(x86.RAX, ringMem(OffTracer))
-	a.RR(x86.TEST, x86.RAX, x86.RAX)
-	a.Jcc(x86.E, done) // let go
-	a.RI(x86.AND, x86.RAX, futexOwnerDied)
-	a.Jcc(x86.NE, done) // dead
+	emitIfGone(a, done)
 	at := a.NewLabel()
 	a.Bind(at)
 	a.Raw(0xcc)
