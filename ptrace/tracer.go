@@ -3,6 +3,7 @@
 package ptrace
 
 import (
+	"github.com/utap/utap/internal/rescue"
 	"sync"
 	"sync/atomic"
 
@@ -185,6 +186,7 @@ func newProcess(pid int) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	rescue.Add(pid) // its code may get int3s
 	return &process{
 		pid:     pid,
 		mem:     mem,
@@ -218,6 +220,7 @@ func (tr *tracer) dropProcess(p *process) {
 	p.threads = map[int]*thread{}
 	p.mem.Close()
 	delete(tr.procs, p.pid)
+	rescue.Remove(p.pid)
 	// The watcher needs some live thread to signal.
 	for _, th := range tr.threads {
 		tr.wake.target.Store(uint64(th.p.pid)<<32 | uint64(th.tid))

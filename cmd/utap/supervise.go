@@ -10,8 +10,10 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
+	"github.com/utap/utap/internal/rescue"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,8 +26,11 @@ import (
 //
 // Not the reverse (the user's process traces, a child watches it): a dead
 // tracer leaves int3s and hijacked return addresses in its tracees, and the
-// state needed to undo them (slots, shadow stacks) died with it. What stays
-// fatal is SIGKILL of the tracer itself (pkill -9 utap kills both).
+// state needed to undo them (slots, shadow stacks) died with it. The
+// tracer killed alone (SIGKILL, which it cannot catch: the OOM killer, a
+// kill -9 of its pid), the supervisor takes its int3s out of the processes
+// it traced (internal/rescue), which run on; what stays fatal is SIGKILL of
+// both at once (pkill -9 utap) for a process with int3s in it.
 const tracerEnv = "UTAP_TRACER_OF"
 
 // isTracer says whether this process is the supervised tracer. Read once at
@@ -36,6 +41,9 @@ var isTracer = func() bool {
 	os.Unsetenv(tracerEnv)
 	if ok && v != strconv.Itoa(os.Getppid()) {
 		os.Exit(1) // the supervisor is gone already: nothing to trace for
+	}
+	if err := rescue.Join(); err != nil {
+		fmt.Fprintf(os.Stderr, "utap: %v; a kill of the tracer may kill the traced processes\n", err)
 	}
 	return ok
 }()
@@ -54,6 +62,12 @@ func supervise() error {
 	cmd := exec.Command(exe, os.Args[1:]...)
 	cmd.Args[0] = os.Args[0]
 	cmd.Env = append(os.Environ(), tracerEnv+"="+strconv.Itoa(os.Getpid()), ignoredEnviron())
+	// The tracer lists its processes here (fd 3), for a rescue.
+	table, terr := rescue.New()
+	if terr == nil {
+		cmd.ExtraFiles = []*os.File{table.File()}
+		cmd.Env = append(cmd.Env, rescue.Env+"=3")
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 
@@ -71,13 +85,34 @@ func supervise() error {
 	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():
-		fmt.Fprintf(os.Stderr, "utap: the tracer (pid %d) was killed by %v; probes it had in may kill their process at its next hit\n",
-			cmd.Process.Pid, unix.SignalName(ws.Signal()))
+		fmt.Fprintf(os.Stderr, "utap: the tracer (pid %d) was killed by %v%s\n",
+			cmd.Process.Pid, unix.SignalName(ws.Signal()), rescued(table))
 		return exitError{128 + int(ws.Signal())}
 	case ws.ExitStatus() != 0:
 		return exitError{ws.ExitStatus()}
 	}
 	return nil
+}
+
+// rescued takes a dead tracer's int3s out of the processes it traced
+// and says so, with anything that went wrong.
+func rescued(table *rescue.Table) string {
+	if table == nil {
+		return "; probes it had in may kill their process at its next hit"
+	}
+	var b strings.Builder
+	n, procs := 0, 0
+	for _, r := range table.Undo() {
+		n += r.Bytes
+		procs++
+		if r.Err != nil {
+			fmt.Fprintf(&b, "\nutap: pid %d: %v: breakpoints left in it may kill it at their next hit", r.Pid, r.Err)
+		}
+	}
+	if procs == 0 {
+		return b.String()
+	}
+	return fmt.Sprintf("; its breakpoints taken out of %d traced process(es) (%d bytes), which run on%s", procs, n, b.String())
 }
 
 // forward passes the signals sent to the supervisor on to the tracer. A

@@ -114,7 +114,25 @@ func padsKilledWith(t *testing.T, bin, mode, spec, noPad string, args ...string)
 	t.Helper()
 	dir := t.TempDir()
 	out, errPath := filepath.Join(dir, "events"), filepath.Join(dir, "stderr")
-	cmd := exec.Command(utapBin, append([]string{"run", "-v", "--backend", "ptrace", mode, "-o", out, "-e", spec, "--", bin}, args...)...)
+	cmd, lines, child := startReady(t, errPath, bin, append([]string{"run", "-v", "--backend", "ptrace", mode, "-o", out, "-e", spec, "--", bin}, args...)...)
+	waitEvents(t, out, fileText(errPath))
+	if !strings.Contains(fileText(errPath).String(), "in-process pad") {
+		t.Fatalf("%s:\n%s", noPad, fileText(errPath))
+	}
+	tracer := descendant(t, cmd.Process.Pid, utapBin)
+	syscall.Kill(tracer, syscall.SIGKILL)
+	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Process.Wait()
+	waitGone(t, tracer)
+	return child, lines
+}
+
+// startReady starts utap with args, its stderr into errPath, and waits
+// for its command, bin, to say "ready" on the pipe it returns; the
+// command's pid with it. Both are killed when the test ends.
+func startReady(t *testing.T, errPath, bin string, args ...string) (*exec.Cmd, *bufio.Scanner, int) {
+	t.Helper()
+	cmd := exec.Command(utapBin, args...)
 	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -138,16 +156,7 @@ func padsKilledWith(t *testing.T, bin, mode, spec, noPad string, args ...string)
 	}
 	child := descendant(t, cmd.Process.Pid, bin)
 	t.Cleanup(func() { syscall.Kill(child, syscall.SIGKILL) })
-	waitEvents(t, out, fileText(errPath))
-	if !strings.Contains(fileText(errPath).String(), "in-process pad") {
-		t.Fatalf("%s:\n%s", noPad, fileText(errPath))
-	}
-	tracer := descendant(t, cmd.Process.Pid, utapBin)
-	syscall.Kill(tracer, syscall.SIGKILL)
-	syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Process.Wait()
-	waitGone(t, tracer)
-	return child, lines
+	return cmd, lines, child
 }
 
 // cpuTicks is a process's user+system CPU time, in clock ticks.

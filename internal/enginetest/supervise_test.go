@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/utap/utap/internal/need"
 )
 
 // TestCLIKilledAttach: kill -9 of the utap a user started, attached to a
@@ -214,4 +216,32 @@ func waitGone(t *testing.T, pid int) {
 		}
 	}
 	t.Fatalf("the tracer (pid %d) still runs 10s after its supervisor was killed", pid)
+}
+
+// TestCLITracerKilledTraps: kill -9 of the tracer alone (the OOM
+// killer's pick), tracing every system call on the ptrace engine: the
+// calls without a pad (rt_sigreturn after each of the command's signal
+// handlers, the original syscall a restart goes to) trap at int3s, which
+// would kill it with SIGTRAP at their next hit. The supervisor takes
+// them out (internal/rescue) and says so; the command runs to its end.
+func TestCLITracerKilledTraps(t *testing.T) {
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	dir := t.TempDir()
+	out, errPath, goOn := filepath.Join(dir, "events"), filepath.Join(dir, "stderr"), filepath.Join(dir, "go")
+	cmd, lines, child := startReady(t, errPath, bin, "run", "--backend", "ptrace", "-o", out, "--", bin, "afterkill", goOn)
+	waitEvents(t, out, fileText(errPath))
+	// The command's loop makes its calls in pads (access), never stopped:
+	// the kill cannot find it at a trap, whose SIGTRAP nothing could undo.
+	syscall.Kill(descendant(t, cmd.Process.Pid, utapBin), syscall.SIGKILL)
+	cmd.Wait() // the supervisor ends once the int3s are out
+	if msg := fileText(errPath).String(); !strings.Contains(msg, "breakpoints taken out of 1 traced process(es)") || strings.Contains(msg, "left in it") {
+		t.Fatalf("the supervisor said:\n%s", msg)
+	}
+	// SIGALRM every 100 µs for 400,000 calls, sigaction, sigprocmask,
+	// raise: each handler returns through rt_sigreturn's trap site.
+	goOnLast(t, goOn, lines, child, "afterkill 1")
 }
