@@ -79,7 +79,7 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 	c := &e.c
 	c.PID, c.TID, c.Probe, c.Func = h.pid, h.tid, h.s.Probe, h.s.Func
 	c.Entry, c.Return = h.s.Index, -1
-	c.Args = e.values(e.cArgs[:0], h.s, h.rec, true)
+	c.Args = e.callValues(&e.cArgs, h.s, h.rec)
 	c.Out = c.Out[:0]
 	c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0
 	if e.timed {
@@ -94,9 +94,39 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 		c.DurationNs = callDuration(e.d.clock, rec, s, c.ReturnNs)
 	}
 	c.Return, c.ReturnProbe = s.Index, s.Probe
-	c.Out = e.values(e.cOut[:0], s, rec, true)
+	c.Out = e.callValues(&e.cOut, s, rec)
 	rawRet(&c.Ret, rec, s)
 	return e.calls.Call(c)
+}
+
+// callValues is a Call's values of rec, of site s, in room, which
+// keeps the last site's between calls: a record holding its site's
+// values in place with no string nor fault among them (most) rewrites
+// only their numbers. Values made whole were a twentieth of the
+// tracer's time per traced call (docs/benchmarks.md).
+func (e *events) callValues(room *callValues, s *Site, rec *pad.Record) []probe.Value {
+	if s.Where != nil || rec.Strs|rec.Faults != 0 {
+		room.of = nil
+		return e.values(room.v[:0], s, rec, true)
+	}
+	dst := room.v[:len(s.Fetches)]
+	if room.of != s {
+		for i, f := range s.Fetches {
+			f.SetValue(&dst[i], 0)
+		}
+		room.of = s
+	}
+	for i := range dst {
+		dst[i].Int = rec.Vals[i]
+	}
+	return dst
+}
+
+// callValues is the room of a Call's values; of, the site whose values
+// but their numbers it holds (nil: none).
+type callValues struct {
+	v  [pad.MaxValues + pad.MaxExtra]probe.Value
+	of *Site
 }
 
 // values is the record's values, as its site's fetches make them, in
@@ -140,4 +170,37 @@ func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record, inPlace boo
 		}
 	}
 	return dst
+}
+
+// oneRecord hands the CallWriter a call its pads wrote in one record
+// (pad.KindCall), of entry site s and return site rs, straight from it:
+// no split into an entry's record and a return's, no entry kept, about
+// a tenth of the tracer's time per traced call (docs/benchmarks.md).
+// False: not written (an entry kept before it, an entry's event waiting,
+// a clock, a site the writer declines, a return whose values are not
+// the record's rax alone): the record goes the two records' way.
+func (e *events) oneRecord(rec *pad.Record, s, rs *Site, pid, tid int) bool {
+	if e.held.rec != nil || e.open != nil || e.timed || rs.Where != nil || len(rs.Fetches) > 1 || !e.takes(s) || !e.takes(rs) {
+		return false
+	}
+	c := &e.c
+	c.PID, c.TID, c.Probe, c.Func = pid, tid, s.Probe, s.Func
+	c.Entry, c.Return, c.ReturnProbe = s.Index, rs.Index, rs.Probe
+	c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0
+	c.Args = e.callValues(&e.cArgs, s, rec)
+	rax := rec.Vals[pad.MaxOpenValues]
+	// The return's values: its typed return value, if fetched (rax).
+	out := &e.cOut
+	c.Out = out.v[:len(rs.Fetches)]
+	if len(c.Out) == 1 {
+		if out.of != rs {
+			rs.Fetches[0].SetValue(&c.Out[0], 0)
+			out.of = rs
+		}
+		c.Out[0].Int = rax
+	}
+	v := &c.Ret // rawRet's
+	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rax, "", false, false, false, ""
+	v.Format, v.Signed = probe.FormatDefault, true
+	return e.calls.Call(c)
 }

@@ -43,7 +43,7 @@ type Drainer struct {
 	// tally: counts per site id instead of events (probe.Target.Tally),
 	// for Result.Tallies: no event is made.
 	tally  bool
-	counts []uint64
+	counts siteCounts
 	timed  map[uint32]*timedTally // return sites' tally blocks, by site id
 	ev     events                 // the events made of records (events.go)
 	ret    pad.Record             // a KindCall record's return (record)
@@ -335,48 +335,78 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		d.ev.lines.Hold()
 	}
 	if rec.Kind == pad.KindCall {
-		// A call in one record (pad.Spec.Open): its entry, then its
-		// return, as their pads write them otherwise.
-		n := 0
-		if int(rec.Site)+1 < len(d.sites) {
-			n = d.sites[rec.Site+1].recorded()
+		d.callRecord(r, rec)
+		return
+	}
+	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() {
+		d.ev.unhold(d)
+		return
+	}
+	pid, tid, ok := r.whose(rec)
+	if !ok || d.tally {
+		d.ev.unhold(d)
+		if ok {
+			d.counts.add(rec.Site, 1)
 		}
-		rec.SplitCall(&d.ret, n)
-		d.record(r, rec)
-		// The lane kept the entry: the return is its thread's, past
-		// the checks the entry passed, straight to the pairing.
-		if h := &d.ev.held; h.rec == rec && int(d.ret.Site) < len(d.sites) {
-			if s := d.sites[d.ret.Site]; !d.ev.call(d, r, &d.ret, s, h.pid, h.tid) {
-				d.event(r, &d.ret, s, h.pid, h.tid)
-			}
+		return
+	}
+	s, tid := d.sites[rec.Site], r.thread(rec, tid)
+	if d.ev.calls != nil && d.ev.call(d, r, rec, s, pid, tid) {
+		return
+	}
+	d.event(r, rec, s, pid, tid)
+}
+
+// callRecord emits a call in one record (pad.Spec.Open): straight to the
+// CallWriter when it takes it (events.oneRecord), else as its entry's
+// record, then its return's, as their pads write them otherwise.
+func (d *Drainer) callRecord(r *Ring, rec *pad.Record) {
+	if rs := int(rec.Site) + 1; d.ev.calls != nil && !d.tally && rs < len(d.sites) && d.emit != nil && !d.mute.Load() {
+		if pid, tid, ok := r.whose(rec); ok && d.ev.oneRecord(rec, d.sites[rec.Site], d.sites[rs], pid, r.thread(rec, tid)) {
 			return
 		}
-		d.record(r, &d.ret)
+	}
+	n := 0
+	if int(rec.Site)+1 < len(d.sites) {
+		n = d.sites[rec.Site+1].recorded()
+	}
+	rec.SplitCall(&d.ret, n)
+	d.record(r, rec)
+	// The lane kept the entry: the return is its thread's, past
+	// the checks the entry passed, straight to the pairing.
+	if h := &d.ev.held; h.rec == rec && int(d.ret.Site) < len(d.sites) {
+		if s := d.sites[d.ret.Site]; !d.ev.call(d, r, &d.ret, s, h.pid, h.tid) {
+			d.event(r, &d.ret, s, h.pid, h.tid)
+		}
 		return
 	}
-	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() || r.Quiet {
-		d.ev.unhold(d)
-		return
+	d.record(r, &d.ret)
+}
+
+// whose says whose record rec is: its process, and its thread when a
+// vfork child's (else 0: thread says); false: it goes nowhere (the ring
+// quiet, a vfork child not followed).
+func (r *Ring) whose(rec *pad.Record) (pid, tid int, ok bool) {
+	if r.Quiet {
+		return 0, 0, false
 	}
-	pid, tid := r.Pid, 0
 	if len(r.vforks) > 0 {
 		if w := r.vforkOf(rec); w != nil {
-			if !w.report {
-				d.ev.unhold(d)
-				return // a vfork child not followed: not the parent's call
-			}
-			pid, tid = w.pid, w.pid
+			// A vfork child not followed: not the parent's call.
+			return w.pid, w.pid, w.report
 		}
 	}
-	if d.tally {
-		d.ev.unhold(d)
-		d.count(rec.Site, 1)
-		return
+	return r.Pid, 0, true
+}
+
+// thread is the thread whose record rec is (tid, when from said).
+func (r *Ring) thread(rec *pad.Record, tid int) int {
+	if tid != 0 {
+		return tid
 	}
-	s := d.sites[rec.Site]
 	// Consecutive records mostly come from one thread: the last answer
 	// saves a map lookup.
-	if tid == 0 && (!r.lastOK || rec.FS != r.lastFS) {
+	if !r.lastOK || rec.FS != r.lastFS {
 		t := r.Pid // a thread whose fs base utap did not see (set by arch_prctl since)
 		o := r.fs.owner(rec.FS, rec.Index)
 		if o != nil {
@@ -385,13 +415,7 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		// Only the newest owner holds for the records after this one.
 		r.lastFS, r.lastTID, r.lastOK = rec.FS, t, o == nil || o == r.fs[rec.FS]
 	}
-	if tid == 0 {
-		tid = r.lastTID
-	}
-	if d.ev.calls != nil && d.ev.call(d, r, rec, s, pid, tid) {
-		return
-	}
-	d.event(r, rec, s, pid, tid)
+	return r.lastTID
 }
 
 // event makes and emits the event of rec, of site s, thread tid of pid.
@@ -419,12 +443,15 @@ func (d *Drainer) event(r *Ring, rec *pad.Record, s *Site, pid, tid int) {
 	d.ev.put(pe)
 }
 
-// count adds n to site id's tally.
-func (d *Drainer) count(id uint32, n uint64) {
-	for int(id) >= len(d.counts) {
-		d.counts = append(d.counts, 0)
+// siteCounts is a Tally trace's counts, per site id.
+type siteCounts []uint64
+
+// add adds n to site id's count.
+func (c *siteCounts) add(id uint32, n uint64) {
+	for int(id) >= len(*c) {
+		*c = append(*c, 0)
 	}
-	d.counts[id] += n
+	(*c)[id] += n
 }
 
 // Tallies are the counts of a Tally trace, per site.

@@ -37,7 +37,7 @@ type events struct {
 	d           *Drainer // makes a kept entry's event (unhold)
 	held        heldCall
 	c           probe.Call
-	cArgs, cOut [pad.MaxValues + pad.MaxExtra]probe.Value
+	cArgs, cOut callValues
 	// lines: told of each drain's events (probe.Target.Lines), held
 	// from a drain's first record to its end.
 	lines   probe.Batcher

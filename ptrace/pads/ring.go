@@ -153,7 +153,7 @@ func (d *Drainer) Gone(r *Ring) []byte {
 		d.rings = slices.DeleteFunc(d.rings, func(o *Ring) bool { return o == r })
 		if d.tally {
 			for id := range min(len(d.sites), pad.MaxCounted) {
-				d.count(uint32(id), r.r.Count(id))
+				d.counts.add(uint32(id), r.r.Count(id))
 				if d.sites[id].Return {
 					d.addTimed(uint32(id), r.r.Tally(id))
 				}
