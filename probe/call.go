@@ -49,7 +49,9 @@ type CallWriter interface {
 
 // A Batcher is told of the batches an engine emits (Target.Lines): Hold
 // before a batch's first event, Release once its last is emitted and
-// before any probe waiting for the batch to be read goes on.
+// before any probe waiting for the batch to be read goes on. Between the
+// two, the goroutine that called Hold is the only one emitting (the
+// writer may be locked for it).
 type Batcher interface {
 	Hold()
 	Release()
