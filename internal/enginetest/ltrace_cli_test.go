@@ -129,18 +129,19 @@ func TestCLILtraceL(t *testing.T) {
 	oneErrorLine(t, r, `-l "lib*"`)
 }
 
-// TestCLILtraceClocks: -t, -ttt and -r stamp the lines as ltrace does.
+// TestCLILtraceClocks: -t, -ttt and -r stamp the lines as ltrace does,
+// after the thread.
 func TestCLILtraceClocks(t *testing.T) {
 	argv := []string{etWork(t), "args"}
 	for _, c := range []struct{ flag, re string }{
-		{"-t", `^\d\d:\d\d:\d\d \[pid \d+\] work\(`},
-		{"-ttt", `^\d{10}\.\d{6} \[pid \d+\] work\(`},
-		{"-r", `^ +\d+\.\d{6} \[pid \d+\] work\(`},
+		{"-t", `^\[pid \d+\] \d\d:\d\d:\d\d work\(`},
+		{"-ttt", `^\[pid \d+\] \d{10}\.\d{6} work\(`},
+		{"-r", `^\[pid \d+\] +\d+\.\d{6} work\(`},
 	} {
 		t.Run(c.flag, func(t *testing.T) {
 			ltraceRun(t, argv, []string{c.flag, "-e", "work"}, func(t *testing.T, lines []string, _ string) {
 				wantMatches(t, lines, c.re, c.re, c.re, c.re)
-				if c.flag == "-r" && len(lines) > 0 && !strings.HasPrefix(lines[0], "  0.000000 ") {
+				if c.flag == "-r" && len(lines) > 0 && !strings.Contains(lines[0], "]   0.000000 ") {
 					t.Errorf("-r: first line %q, want 0.000000", lines[0])
 				}
 			})

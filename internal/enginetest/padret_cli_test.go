@@ -73,7 +73,7 @@ func TestCLIPadReturns(t *testing.T) {
 func TestCLIPadReturnsTimed(t *testing.T) {
 	need.Root(t)
 	bin := etWork(t)
-	stamp := regexp.MustCompile(`^ *\d+\.\d{6} `)
+	stamp := regexp.MustCompile(`^(\[pid \d+\] ) *\d+\.\d{6} `)
 	dur := regexp.MustCompile(` <\d+\.\d{6}>$`)
 	run := func(extra ...string) string {
 		args := append([]string{"run", "-r", "-T", "--backend", "ptrace"}, extra...)
@@ -83,7 +83,7 @@ func TestCLIPadReturnsTimed(t *testing.T) {
 			if !stamp.MatchString(l) {
 				t.Fatalf("%v: no -r stamp: %q", extra, l)
 			}
-			l = stamp.ReplaceAllString(l, "")
+			l = stamp.ReplaceAllString(l, "$1")
 			if strings.Contains(l, ") = ") && !strings.HasPrefix(l, "+++") {
 				if !dur.MatchString(l) {
 					t.Fatalf("%v: a call without its duration: %q", extra, l)

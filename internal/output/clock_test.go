@@ -8,8 +8,9 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// TestTextClocks: -t, -ttt and -r stamp each line as ltrace does, -i adds
-// the address after the thread.
+// TestTextClocks: -t, -ttt and -r stamp each line as ltrace does, after
+// the thread (as ltrace and strace write it); -i adds the address after
+// them.
 func TestTextClocks(t *testing.T) {
 	addr := func(ev *probe.Event) (uint64, bool) {
 		if ev.Func == "work" {
@@ -22,11 +23,12 @@ func TestTextClocks(t *testing.T) {
 		o    Options
 		want []string // a regexp per line
 	}{
-		{"-t", Options{Clock: ClockTimeOfDay}, []string{`^\d\d:\d\d:\d\d \[pid 11\] work\(`, `^\d\d:\d\d:\d\d \[pid 10\] open\(`, `^\d\d:\d\d:\d\d \[pid 10\] work\(`}},
-		{"-tt", Options{WallClock: true, Clock: ClockTimeOfDay}, []string{`^\d\d:\d\d:\d\d\.\d{6} \[pid 11\]`, `^\d\d:\d\d:\d\d\.\d{6} `, `^\d\d:\d\d:\d\d\.\d{6} `}},
-		{"-ttt", Options{Clock: ClockEpoch}, []string{`^\d{10}\.\d{6} \[pid 11\]`, `^\d{10}\.\d{6} `, `^\d{10}\.\d{6} `}},
+		{"-t", Options{Clock: ClockTimeOfDay}, []string{`^\[pid 11\] \d\d:\d\d:\d\d work\(`, `^\[pid 10\] \d\d:\d\d:\d\d open\(`, `^\[pid 10\] \d\d:\d\d:\d\d work\(`}},
+		{"-tt", Options{WallClock: true, Clock: ClockTimeOfDay}, []string{`^\[pid 11\] \d\d:\d\d:\d\d\.\d{6} work`, `^\[pid 10\] \d\d:\d\d:\d\d\.\d{6} `, `^\[pid 10\] \d\d:\d\d:\d\d\.\d{6} `}},
+		{"-ttt", Options{Clock: ClockEpoch}, []string{`^\[pid 11\] \d{10}\.\d{6} work`, `^\[pid 10\] \d{10}\.\d{6} `, `^\[pid 10\] \d{10}\.\d{6} `}},
 		// events() are 1 ns apart
-		{"-r", Options{Clock: ClockRelative}, []string{`^  0\.000000 \[pid 11\]`, `^  0\.000000 \[pid 10\]`, `^  0\.000000 \[pid 10\]`}},
+		{"-r", Options{Clock: ClockRelative}, []string{`^\[pid 11\]   0\.000000 work`, `^\[pid 10\]   0\.000000 open`, `^\[pid 10\]   0\.000000 work`}},
+		{"-i -tt", Options{Addr: addr, WallClock: true}, []string{`^\[pid 11\] \d\d:\d\d:\d\d\.\d{6} \[0x1139\] work\(`, `^\[pid 10\] \d\d:\d\d:\d\d\.\d{6} open\(`, `^\[pid 10\] \d\d:\d\d:\d\d\.\d{6} \[0x1139\] work\(`}},
 		{"-i", Options{Addr: addr}, []string{`^\[pid 11\] \[0x1139\] work\(`, `^\[pid 10\] open\(`, `^\[pid 10\] \[0x1139\] work\(`}},
 	} {
 		got := strings.Split(strings.TrimSuffix(write(t, "text", c.o), "\n"), "\n")
@@ -52,7 +54,7 @@ func TestTextRelative(t *testing.T) {
 		}
 	}
 	w.Flush()
-	want := "  0.000000 [pid 1] f()\n  0.001500 [pid 1] f()\n  2.000000 [pid 1] f()\n"
+	want := "[pid 1]   0.000000 f()\n[pid 1]   0.001500 f()\n[pid 1]   2.000000 f()\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

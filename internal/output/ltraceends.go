@@ -29,7 +29,7 @@ func (t *text) ltraceEnd(ev *probe.Event) error {
 	} else {
 		b = t.endPending(b)
 	}
-	b = t.appendPID(t.stamp(b, ev.TimeNs), ev.TID)
+	b = t.stamp(t.appendPID(b, ev.TID), ev.TimeNs)
 	switch ev.Kind {
 	case "signal":
 		sig := 0

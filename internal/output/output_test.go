@@ -60,7 +60,7 @@ func TestTextStrLenAndWallClock(t *testing.T) {
 	if !strings.Contains(lines[1], `open("/etc"..., ?)`) {
 		t.Errorf("-s 4 not applied: %q", lines[1])
 	}
-	if !regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d{6} \[pid 11\]`).MatchString(lines[0]) {
+	if !regexp.MustCompile(`^\[pid 11\] \d\d:\d\d:\d\d\.\d{6} work`).MatchString(lines[0]) {
 		t.Errorf("-tt prefix missing: %q", lines[0])
 	}
 	if strings.Contains(lines[2], "<") {

@@ -97,20 +97,20 @@ func (t *text) sysLine(ev *probe.Event) error {
 	return t.flushLine(b)
 }
 
-// sysPrefix starts a strace line: the time stamps and, with -f or once a
-// second thread is seen (as strace does), the pid.
+// sysPrefix starts a strace line: with -f or once a second thread is
+// seen (as strace does), the pid, then the time stamps.
 func (t *text) sysPrefix(b []byte, ev *probe.Event, at int64) []byte {
 	if !t.tids[ev.TID] { // a read: most lines come from a thread seen
 		t.tids[ev.TID] = true
 	}
-	b = t.stamp(b, at)
 	if t.o.StracePIDs || len(t.tids) > 1 {
 		if t.o.Sys.Comm {
-			return t.appendPIDComm(b, ev)
+			b = t.appendPIDComm(b, ev)
+		} else {
+			b = t.appendPID(b, ev.TID)
 		}
-		b = t.appendPID(b, ev.TID)
 	}
-	return b
+	return t.stamp(b, at) // after the pid, as strace writes them
 }
 
 // appendPIDComm writes "[pid N<comm>] " (strace -Y): the thread's name

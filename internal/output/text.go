@@ -337,9 +337,10 @@ func (t *text) pop(tid int, fn string) (depth, nargs int) {
 	return len(calls), nargs
 }
 
-// prefix starts a line: -tt's time, the thread, -n's indentation.
+// prefix starts a line: the thread, -tt's time (ltrace's and strace's
+// order), -i's address, -n's indentation.
 func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
-	b = t.appendPID(t.stamp(b, ev.TimeNs), ev.TID)
+	b = t.stamp(t.appendPID(b, ev.TID), ev.TimeNs)
 	if t.o.Addr != nil {
 		if a, ok := t.o.Addr(ev); ok {
 			b = fmt.Appendf(b, "[%#x] ", a)
@@ -410,13 +411,13 @@ func (t *text) head(b []byte, ev *probe.Event, depth int) []byte {
 	return t.lineStart(b, ev.TimeNs, ev.TID, ev.Func, ev.Probe)
 }
 
-// lineStart is head without an address or indentation: "[pid N] name("
-// after the time at ns if a clock shows one.
+// lineStart is head without an address or indentation: "[pid N] name(",
+// the time at ns after the thread if a clock shows one.
 func (t *text) lineStart(b []byte, ns int64, tid int, fn, probe string) []byte {
 	if t.o.Clock == ClockNone && !t.o.WallClock {
 		return t.callHead(b, tid, fn, probe)
 	}
-	return append(append(t.appendPID(t.stamp(b, ns), tid), funcName(fn, probe)...), '(')
+	return append(append(t.stamp(t.appendPID(b, tid), ns), funcName(fn, probe)...), '(')
 }
 
 // same says whether a and b are the same string in memory: the names of
