@@ -25,6 +25,7 @@ func main() {
 		// millions a second at most: collecting less often halves their
 		// cost (docs/benchmarks.md); its heap stays small.
 		debug.SetGCPercent(400)
+		defer startProfile()()
 	}
 	app := &cli.App{
 		Name:  "utap",
@@ -41,6 +42,7 @@ func main() {
 		ExitErrHandler:            func(*cli.Context, error) {},
 	}
 	err := app.Run(os.Args)
+	stopProfile()
 	var ee exitError
 	switch {
 	case err == nil:
