@@ -116,6 +116,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 		// if the goroutine ends locked, the thread exits, which detaches
 		// anything left.
 		runtime.LockOSThread()
+		rescueOff := rescueOn()
 		var err error
 		if len(t.Argv) > 0 {
 			copied, err = tr.launch()
@@ -132,6 +133,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			doom(tr.leader)
 			tr.detachAll()
 			tr.killLeader()
+			rescueOff()
 			out <- outcome{err: err}
 			return
 		}
@@ -172,6 +174,7 @@ func (e *Engine) Trace(ctx context.Context, t probe.Target, sites []probe.Site, 
 			res.Notices = append(res.Notices, fmt.Sprintf("%d breakpoint(s) (at %s) taken out by someone else while tracing, "+
 				"e.g. another tracer's uprobe at the same address: calls there were not seen since", n, strings.Join(tr.overwritten[:min(n, 3)], ", ")))
 		}
+		rescueOff() // a clean end: nothing to undo
 		out <- outcome{res: res, err: tr.err}
 	}()
 	o := <-out

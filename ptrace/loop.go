@@ -4,6 +4,7 @@ package ptrace
 
 import (
 	"errors"
+	"github.com/utap/utap/internal/rescue"
 	"maps"
 	"slices"
 
@@ -261,6 +262,9 @@ func (tr *tracer) newChild(th *thread, ev int) {
 			return
 		}
 		np.entry, np.sigHooked, np.filtered = p.entry, p.sigHooked, p.filtered
+		if np.filtered {
+			rescue.Filtered(tid) // the filter is inherited
+		}
 		np.trap, np.scratch = p.trap, p.scratch
 		// Clipped: a group the child adds (at a dlopen) must not land in
 		// the parent's array.

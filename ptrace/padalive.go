@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/utap/utap/internal/pad"
+	"github.com/utap/utap/internal/rescue"
 )
 
 // The pads read memory with plain loads while the tracer lives, and the
@@ -75,12 +76,18 @@ func aliveOn() (tid int, err error) {
 // aliveAdd puts the liveness word of the ring mapped here at view on the
 // list, holding tid: the pads read by loads from now on.
 func aliveAdd(view []byte, tid int) {
+	aliveAddAt((*uint32)(unsafe.Pointer(&view[pad.OffTracer])), (*uint64)(unsafe.Pointer(&view[pad.OffTracerNode])), tid)
+}
+
+// aliveAddAt puts word, whose list node is node (8 bytes after it, as a
+// ring's), on the list, holding tid.
+func aliveAddAt(word *uint32, node *uint64, tid int) {
 	h := &robust
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.nodes = append(h.nodes, (*uint64)(unsafe.Pointer(&view[pad.OffTracerNode])))
+	h.nodes = append(h.nodes, node)
 	h.link()
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&view[pad.OffTracer])), uint32(tid))
+	atomic.StoreUint32(word, uint32(tid))
 }
 
 // aliveOff clears the word of the ring at view (the pads read by system
@@ -89,11 +96,15 @@ func aliveOff(view []byte) {
 	if len(view) == 0 {
 		return
 	}
+	aliveOffAt((*uint32)(unsafe.Pointer(&view[pad.OffTracer])), (*uint64)(unsafe.Pointer(&view[pad.OffTracerNode])))
+}
+
+// aliveOffAt clears word and takes its node off the list.
+func aliveOffAt(word *uint32, node *uint64) {
 	h := &robust
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&view[pad.OffTracer])), 0)
-	node := (*uint64)(unsafe.Pointer(&view[pad.OffTracerNode]))
+	atomic.StoreUint32(word, 0)
 	for i, n := range h.nodes {
 		if n == node {
 			h.nodes = append(h.nodes[:i], h.nodes[i+1:]...)
@@ -101,6 +112,23 @@ func aliveOff(view []byte) {
 			return
 		}
 	}
+}
+
+// rescueOn puts the supervisor's liveness word (rescue.Live) on this
+// thread's robust list: the supervisor undoes the int3s the moment the
+// thread dies (rescue.Table.Watch). The returned func clears it, at a
+// clean end.
+func rescueOn() func() {
+	word, node := rescue.Live()
+	if word == nil {
+		return func() {}
+	}
+	tid, err := aliveOn()
+	if err != nil {
+		return func() {}
+	}
+	aliveAddAt(word, node, tid)
+	return func() { aliveOffAt(word, node) }
 }
 
 // addFixups puts a pad's exception table, offsets in the pad written at

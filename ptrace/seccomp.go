@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/utap/utap/internal/rescue"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -117,6 +118,7 @@ func (sy *sysTrace) loadFilter(p *process, th *thread, prog []unix.SockFilter, f
 		return fmt.Errorf("thread %d cannot take the filter", r)
 	}
 	p.filtered = true
+	rescue.Filtered(p.pid) // its probed calls need a tracer from now on
 	return nil
 }
 

@@ -76,6 +76,12 @@ func supervise() error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting the tracer: %w", err)
 	}
+	if table != nil {
+		table.OnTend = func(pids []int) {
+			fmt.Fprintf(os.Stderr, "utap: the tracer died; pid %v runs utap's seccomp filter, whose calls fail untraced: utap traces it until it exits\n", pids)
+		}
+		table.Watch() // undoes at the tracer's death, before wait4 would tell
+	}
 	go forward(sigs, cmd.Process)
 	err = cmd.Wait()
 	var ee *exec.ExitError
@@ -85,8 +91,7 @@ func supervise() error {
 	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():
-		fmt.Fprintf(os.Stderr, "utap: the tracer (pid %d) was killed by %v%s\n",
-			cmd.Process.Pid, unix.SignalName(ws.Signal()), rescued(table))
+		fmt.Fprintf(os.Stderr, "utap: the tracer (pid %d) was killed by %v%s\n", cmd.Process.Pid, unix.SignalName(ws.Signal()), rescued(table))
 		return exitError{128 + int(ws.Signal())}
 	case ws.ExitStatus() != 0:
 		return exitError{ws.ExitStatus()}
@@ -94,25 +99,30 @@ func supervise() error {
 	return nil
 }
 
-// rescued takes a dead tracer's int3s out of the processes it traced
-// and says so, with anything that went wrong.
+// rescued is what the supervisor did once the tracer died
+// (rescue.Table.Rescue, run by the watch as the tracer started to exit,
+// or here): its int3s taken out of the processes it traced, those that
+// run utap's seccomp filter traced until they exit.
 func rescued(table *rescue.Table) string {
 	if table == nil {
 		return "; probes it had in may kill their process at its next hit"
 	}
+	restored, tended, err := table.Rescue()
 	var b strings.Builder
-	n, procs := 0, 0
-	for _, r := range table.Undo() {
+	n := 0
+	for _, r := range restored {
 		n += r.Bytes
-		procs++
 		if r.Err != nil {
 			fmt.Fprintf(&b, "\nutap: pid %d: %v: breakpoints left in it may kill it at their next hit", r.Pid, r.Err)
 		}
 	}
-	if procs == 0 {
+	if len(tended) > 0 && err != nil {
+		fmt.Fprintf(&b, "\nutap: tracing pid %v in its place: %v", tended, err)
+	}
+	if len(restored) == 0 {
 		return b.String()
 	}
-	return fmt.Sprintf("; its breakpoints taken out of %d traced process(es) (%d bytes), which run on%s", procs, n, b.String())
+	return fmt.Sprintf("; its breakpoints taken out of %d traced process(es) (%d bytes), which run on%s", len(restored), n, b.String())
 }
 
 // forward passes the signals sent to the supervisor on to the tracer. A

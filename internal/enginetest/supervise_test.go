@@ -225,15 +225,7 @@ func waitGone(t *testing.T, pid int) {
 // would kill it with SIGTRAP at their next hit. The supervisor takes
 // them out (internal/rescue) and says so; the command runs to its end.
 func TestCLITracerKilledTraps(t *testing.T) {
-	need.Root(t)
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	bin := etWork(t)
-	dir := t.TempDir()
-	out, errPath, goOn := filepath.Join(dir, "events"), filepath.Join(dir, "stderr"), filepath.Join(dir, "go")
-	cmd, lines, child := startReady(t, errPath, bin, "run", "--backend", "ptrace", "-o", out, "--", bin, "afterkill", goOn)
-	waitEvents(t, out, fileText(errPath))
+	cmd, lines, child, errPath, goOn := afterkillRun(t)
 	// The command's loop makes its calls in pads (access), never stopped:
 	// the kill cannot find it at a trap, whose SIGTRAP nothing could undo.
 	syscall.Kill(descendant(t, cmd.Process.Pid, utapBin), syscall.SIGKILL)
@@ -245,3 +237,57 @@ func TestCLITracerKilledTraps(t *testing.T) {
 	// raise: each handler returns through rt_sigreturn's trap site.
 	goOnLast(t, goOn, lines, child, "afterkill 1")
 }
+
+// TestCLITracerKilledFiltered: the tracer killed alone where run mode's
+// seccomp filter is in (--no-pads): the filter stops every probed call
+// for a tracer, and with none the kernel fails it with ENOSYS (the
+// command dies at its exit_group). The supervisor seizes the command the
+// moment the dying tracer lets it go and lets its calls run until it
+// exits (rescue.Tend), then ends.
+func TestCLITracerKilledFiltered(t *testing.T) {
+	cmd, lines, child, errPath, goOn := afterkillRun(t, "--no-pads")
+	if n := statusField(t, child, "Seccomp"); n != "2" {
+		t.Fatalf("the command's seccomp mode %q, want 2 (a filter)", n)
+	}
+	// Its loop's access calls stop at the filter; one made in the moment
+	// between the tracer's death and the supervisor's seize fails with
+	// ENOSYS, which the loop takes for "not yet".
+	syscall.Kill(descendant(t, cmd.Process.Pid, utapBin), syscall.SIGKILL)
+	// Untraced, its access calls fail for good: it would loop forever.
+	stuck := time.AfterFunc(time.Minute, func() { syscall.Kill(child, syscall.SIGKILL) })
+	defer stuck.Stop()
+	// The supervisor traces it from here on: its signal storm's returns
+	// (rt_sigreturn) made untraced would fail.
+	const tending = "runs utap's seccomp filter, whose calls fail untraced: utap traces it until it exits"
+	for start := time.Now(); !strings.Contains(fileText(errPath).String(), tending); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the supervisor does not trace the command; it said:\n%s", fileText(errPath))
+		}
+	}
+	goOnLast(t, goOn, lines, child, "afterkill 1")
+	cmd.Wait() // the supervisor ends with the command
+	if msg := fileText(errPath).String(); !strings.Contains(msg, "was killed by SIGKILL; its breakpoints taken out of 1 traced process(es)") {
+		t.Fatalf("the supervisor said:\n%s", msg)
+	}
+}
+
+// afterkillRun starts `utap run --backend ptrace FLAGS` of et_work's
+// afterkill mode, every system call traced, and waits for its events:
+// the command's output, pid, utap's stderr file and the file that lets
+// the command go on.
+func afterkillRun(t *testing.T, flags ...string) (cmd *exec.Cmd, lines *bufio.Scanner, child int, errPath, goOn string) {
+	t.Helper()
+	need.Root(t)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	bin := etWork(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "events")
+	errPath, goOn = filepath.Join(dir, "stderr"), filepath.Join(dir, "go")
+	args := append(append([]string{"run", "--backend", "ptrace"}, flags...), "-o", out, "--", bin, "afterkill", goOn)
+	cmd, lines, child = startReady(t, errPath, bin, args...)
+	waitEvents(t, out, fileText(errPath))
+	return cmd, lines, child, errPath, goOn
+}
+

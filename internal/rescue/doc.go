@@ -16,8 +16,14 @@
 // wrote, keeps the tracer's side to a line at a process's start and end,
 // and cannot restore a stale byte: what a file holds is the original.
 //
+// The supervisor learns of the death from a robust futex word on the
+// tracer's ptrace thread's list (Live, Watch), as that thread starts to
+// exit. A process that runs utap's seccomp filter (which cannot come out)
+// it traces until it exits (Tend): untraced, the filter's calls fail.
+//
 // Not undone: a thread stopped at an int3 when the tracer died (the
-// kernel delivers its SIGTRAP as it detaches it), one in the
-// milliseconds before the supervisor is done, a return address an int3
-// return probe hijacked, a seccomp filter run mode put in.
+// kernel delivers its SIGTRAP as it detaches it), one hitting an int3
+// before the supervisor is done, a filtered call made between the
+// tracer's detach and the supervisor's seize, a return address an int3
+// return probe hijacked.
 package rescue

@@ -62,7 +62,7 @@ func TestUndo(t *testing.T) {
 	}
 	// Gone from the list, a process is left alone.
 	tbl.remove(listed)
-	if res := tbl.Undo(); len(res) != 0 {
+	if res := tbl.undoAll(); len(res) != 0 {
 		t.Fatalf("Undo after remove = %+v", res)
 	}
 }

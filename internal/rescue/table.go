@@ -24,20 +24,39 @@ const Env = "UTAP_RESCUE_FD"
 type Table struct {
 	file *os.File
 	mem  []byte
+	// undo: Undo's one run (the watch's, at the tracer's death, or the
+	// supervisor's once it has reaped the tracer).
+	undo     sync.Once
+	restored []Restored
+	// rescue: Rescue's one run, the processes it tended, how that ended.
+	rescue  sync.Once
+	tended  []int
+	tendErr error
+	// OnTend, if set, is told of the processes Rescue traces, once they
+	// are seized and their int3s out, before it traces them to their end.
+	OnTend func(pids []int)
 }
 
-// entries fit the mapping: far more processes than a trace has at once.
+// entries fit the mapping after its header: far more processes than a
+// trace has at once. The header holds the tracer's liveness word (Live).
 const (
-	tableSize = 64 << 10
-	entrySize = 16
-	entries   = tableSize / entrySize
+	tableSize  = 64 << 10
+	headerSize = 64
+	entrySize  = 16
+	entries    = (tableSize - headerSize) / entrySize
+	offLive    = 0 // the liveness word, a robust futex's
+	offNode    = 8 // its robust list node: the word at node-8, as the rings'
 )
 
 type entry struct {
 	pid   int32
-	_     int32
+	flags uint32 // filtered
 	start uint64 // /proc/PID/stat's starttime
 }
+
+// filtered: the process runs utap's seccomp filter, whose calls fail with
+// ENOSYS without a tracer (Tend).
+const filtered = 1
 
 // New makes a table for a tracer to come, its file for ExtraFiles.
 func New() (*Table, error) {
@@ -65,7 +84,23 @@ func mapTable(f *os.File) (*Table, error) {
 // File is the table's file, for the tracer's ExtraFiles.
 func (t *Table) File() *os.File { return t.file }
 
-func (t *Table) at(i int) *entry { return (*entry)(unsafe.Pointer(&t.mem[i*entrySize])) }
+func (t *Table) at(i int) *entry {
+	return (*entry)(unsafe.Pointer(&t.mem[headerSize+i*entrySize]))
+}
+
+// Live is the joined table's liveness word and its robust list node (nil
+// when none): the tracer puts its ptrace thread's id in the word and the
+// node on that thread's robust futex list, so the kernel marks the word
+// FUTEX_OWNER_DIED and wakes the supervisor (Watch) the moment the
+// thread dies, before the dying tracer lets its tracees go.
+func Live() (word *uint32, node *uint64) {
+	mu.Lock()
+	defer mu.Unlock()
+	if joined == nil {
+		return nil, nil
+	}
+	return (*uint32)(unsafe.Pointer(&joined.mem[offLive])), (*uint64)(unsafe.Pointer(&joined.mem[offNode]))
+}
 
 // The tracer's table, from Join; nil: none (not supervised, or tests).
 var (
@@ -116,6 +151,25 @@ func Remove(pid int) {
 	}
 }
 
+// Filtered marks pid, listed, as running utap's seccomp filter: its
+// probed calls need a tracer from now on, the supervisor once the
+// tracer is gone (Tend).
+func Filtered(pid int) {
+	mu.Lock()
+	defer mu.Unlock()
+	if joined != nil {
+		joined.mark(pid)
+	}
+}
+
+func (t *Table) mark(pid int) {
+	for i := range entries {
+		if e := t.at(i); int(e.pid) == pid {
+			e.flags |= filtered
+		}
+	}
+}
+
 func (t *Table) add(pid int) {
 	start, ok := startTime(pid)
 	if !ok {
@@ -125,7 +179,7 @@ func (t *Table) add(pid int) {
 	for i := range entries {
 		switch e := t.at(i); {
 		case int(e.pid) == pid:
-			e.start = start
+			e.start, e.flags = start, 0
 			return
 		case e.pid == 0 && free < 0:
 			free = i
@@ -133,7 +187,7 @@ func (t *Table) add(pid int) {
 	}
 	if free >= 0 {
 		e := t.at(free)
-		e.start, e.pid = start, int32(pid)
+		e.start, e.flags, e.pid = start, 0, int32(pid)
 	}
 }
 

@@ -22,8 +22,14 @@ type Restored struct {
 }
 
 // Undo takes the int3s out of every process of the table still the
-// same (pid and start time): the tracer that wrote them is dead.
+// same (pid and start time): the tracer that wrote them is dead. It runs
+// once; later calls return what it did.
 func (t *Table) Undo() []Restored {
+	t.undo.Do(func() { t.restored = t.undoAll() })
+	return t.restored
+}
+
+func (t *Table) undoAll() []Restored {
 	var out []Restored
 	for i := range entries {
 		e := t.at(i)
