@@ -290,4 +290,3 @@ func afterkillRun(t *testing.T, flags ...string) (cmd *exec.Cmd, lines *bufio.Sc
 	waitEvents(t, out, fileText(errPath))
 	return cmd, lines, child, errPath, goOn
 }
-
