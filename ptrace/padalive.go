@@ -128,6 +128,7 @@ func rescueOn() func() {
 		return func() {}
 	}
 	aliveAddAt(word, node, tid)
+	rescue.Announce()
 	return func() { aliveOffAt(word, node) }
 }
 

@@ -5,7 +5,6 @@ package rescue
 import (
 	"runtime"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -13,11 +12,25 @@ import (
 
 // The bits of a robust futex word besides the owner's thread id.
 const (
-	futexWaiters    = 0x80000000
-	futexOwnerDied  = 0x40000000
-	futexWaitOp     = 0 // FUTEX_WAIT, shared: the tracer's mapping of the memfd is another
-	watchRegistered = 20 * time.Millisecond
+	futexWaiters   = 0x80000000
+	futexOwnerDied = 0x40000000
+	// FUTEX_WAIT and FUTEX_WAKE, shared: the tracer's mapping of the
+	// memfd is another.
+	futexWaitOp = 0
+	futexWakeOp = 1
 )
+
+func futex(word *uint32, op int, val uint32) {
+	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), uintptr(op), uintptr(val), 0, 0, 0)
+}
+
+// Announce wakes the supervisor's watch (Table.Watch) once the tracer has
+// put its thread's id in the liveness word.
+func Announce() {
+	if word, _ := Live(); word != nil {
+		futex(word, futexWakeOp, 1)
+	}
+}
 
 // Watch runs Rescue the moment the tracer's ptrace thread dies: the kernel
 // marks the liveness word (Live) and wakes the waiter as the thread
@@ -36,14 +49,16 @@ func (t *Table) Watch() {
 				t.Rescue()
 				return
 			case v == 0:
-				time.Sleep(watchRegistered) // not registered yet, or cleared: no int3 to undo
+				// Not registered yet (Announce wakes this), or cleared at
+				// a clean end: no int3 to undo.
+				futex(word, futexWaitOp, 0)
 				continue
 			case v&futexWaiters == 0 && !atomic.CompareAndSwapUint32(word, v, v|futexWaiters):
 				continue
 			}
 			// The kernel wakes a robust futex's waiters only when the
 			// word says there are some (FUTEX_WAITERS).
-			unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitOp, uintptr(v|futexWaiters), 0, 0, 0)
+			futex(word, futexWaitOp, v|futexWaiters)
 		}
 	}()
 }
