@@ -42,7 +42,7 @@ const debugStateSym = "_dl_debug_state"
 
 // execObject names the ELF file behind an executable mapping, if any.
 func execObject(m mapping) (object, bool) {
-	if !strings.HasPrefix(m.Path, "/") || !strings.Contains(m.Perms, "x") {
+	if !strings.HasPrefix(m.Path, "/") || !m.Exec() {
 		return object{}, false
 	}
 	return object{path: m.Path, inode: m.Inode}, true

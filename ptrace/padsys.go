@@ -210,7 +210,7 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 	sc := sysScan{pd: pd, p: p, th: th, sp: sp}
 	for _, m := range ms {
 		o := object{path: m.Path, inode: m.Inode}
-		if len(m.Perms) < 3 || m.Perms[2] != 'x' || sp.scanned[o] || only != nil && !only[o] {
+		if !m.Exec() || sp.scanned[o] || only != nil && !only[o] {
 			continue
 		}
 		why := ""

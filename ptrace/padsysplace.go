@@ -412,7 +412,7 @@ func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts,
 // the mapping of its file offset.
 func segmentBias(ms []mapping, o object, prog *elf.Prog) (uint64, bool) {
 	for _, m := range ms {
-		if m.Path != o.path || m.Inode != o.inode || len(m.Perms) < 3 || m.Perms[2] != 'x' {
+		if m.Path != o.path || m.Inode != o.inode || !m.Exec() {
 			continue
 		}
 		if prog.Off >= m.Offset && prog.Off < m.Offset+(m.End-m.Start) {

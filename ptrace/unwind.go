@@ -20,7 +20,7 @@ import (
 func (pl *planner) unwinders() error {
 	seen := map[string]bool{}
 	for _, m := range pl.ms {
-		if !strings.HasPrefix(m.Path, "/") || !strings.Contains(m.Perms, "x") || seen[m.Path] {
+		if !strings.HasPrefix(m.Path, "/") || !m.Exec() || seen[m.Path] {
 			continue
 		}
 		if o, _ := execObject(m); !pl.planning(o) {

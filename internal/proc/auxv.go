@@ -3,12 +3,10 @@
 package proc
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,16 +55,10 @@ func ExecStack(tid, pid int) (sp, execfn uint64, err error) {
 // first instruction. Needs no stop: a process already running can be
 // asked, its arguments there unless it rewrote them.
 func StartStack(pid int) (sp, execfn uint64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	// State is field 3, startstack field 28.
+	f, err := StatFields(pid, 26)
 	if err != nil {
 		return 0, 0, Error(pid, "stat", err)
-	}
-	// Fields after the command's name, which may hold spaces: state is
-	// field 3, startstack field 28.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 26 {
-		return 0, 0, fmt.Errorf("pid %d: /proc stat has %d fields", pid, len(f))
 	}
 	if sp, err = strconv.ParseUint(f[25], 10, 64); err != nil || sp == 0 {
 		return 0, 0, fmt.Errorf("pid %d: no start stack", pid)

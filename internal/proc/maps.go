@@ -142,6 +142,9 @@ func BiasIn(maps []Mapping, path string, loads []elf.ProgHeader) (uint64, bool) 
 	return 0, false
 }
 
+// Exec says whether m's pages may run: code.
+func (m Mapping) Exec() bool { return len(m.Perms) >= 3 && m.Perms[2] == 'x' }
+
 // Holds says whether m maps the file offset off.
 func (m Mapping) Holds(off uint64) bool { return off >= m.Offset && off < m.Offset+(m.End-m.Start) }
 
@@ -152,7 +155,7 @@ func (m Mapping) AddrOf(off uint64) uint64 { return m.Start + off - m.Offset }
 // holds the file offset fileOff: it gives the runtime address directly.
 func MappingOf(maps []Mapping, is func(Mapping) bool, fileOff uint64) (Mapping, bool) {
 	for _, m := range maps {
-		if strings.Contains(m.Perms, "x") && m.Holds(fileOff) && is(m) {
+		if m.Exec() && m.Holds(fileOff) && is(m) {
 			return m, true
 		}
 	}

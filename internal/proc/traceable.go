@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // ErrUntraceable is a process that exists but that no tracer can trace:
@@ -46,19 +47,29 @@ func ItselfError(pid int) error {
 
 // stat reads the state and flags of /proc/PID/stat.
 func stat(pid int) (state byte, flags uint64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := StatFields(pid, 7)
 	if err != nil {
 		return 0, 0, err
 	}
-	// The command name, in parentheses, may hold spaces and parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	f := bytes.Fields(b[i+1:])
-	if i < 0 || len(f) < 7 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
 	// Fields after the name: state ppid pgrp session tty_nr tpgid flags.
-	flags, err = strconv.ParseUint(string(f[6]), 10, 64)
+	flags, err = strconv.ParseUint(f[6], 10, 64)
 	return f[0][0], flags, err
+}
+
+// StatFields is /proc/PID/stat's fields after the command's name (which
+// may hold spaces and parentheses): field 3, the state, first; at least
+// n of them.
+func StatFields(pid, n int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < n {
+		return nil, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	return f, nil
 }
 
 // anyThreadLive says whether a thread of pid is not a zombie: a leader

@@ -69,7 +69,7 @@ func restore(pid int) (int, error) {
 	n := 0
 	var errs []error
 	for _, m := range maps {
-		if len(m.Perms) < 3 || m.Perms[2] != 'x' || !(m.Path == "[vdso]" || m.Inode != 0 && strings.HasPrefix(m.Path, "/")) {
+		if !m.Exec() || !(m.Path == "[vdso]" || m.Inode != 0 && strings.HasPrefix(m.Path, "/")) {
 			continue // anonymous: a JIT's, or utap's own (pads, slots)
 		}
 		k, err := restoreMapping(pid, m, mem, pagemap)
