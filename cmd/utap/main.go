@@ -25,7 +25,7 @@ func main() {
 		// millions a second at most: collecting less often halves their
 		// cost (docs/benchmarks.md); its heap stays small.
 		debug.SetGCPercent(400)
-		defer startProfile()()
+		startProfile() // stopped after the command's run, whatever exit follows
 	}
 	app := &cli.App{
 		Name:  "utap",

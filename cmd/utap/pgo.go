@@ -4,6 +4,6 @@ package main
 // scripts/pgo): only in a binary built with -tags utapprof
 // (pgo_prof.go), which profiles the tracer into $UTAP_PROF.
 var (
-	startProfile = func() func() { return func() {} }
+	startProfile = func() {}
 	stopProfile  = func() {}
 )

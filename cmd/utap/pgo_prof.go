@@ -8,12 +8,9 @@ import (
 )
 
 func init() {
-	startProfile = func() func() {
-		f, err := os.Create(os.Getenv("UTAP_PROF"))
-		if err != nil || pprof.StartCPUProfile(f) != nil {
-			return func() {}
+	startProfile = func() {
+		if f, err := os.Create(os.Getenv("UTAP_PROF")); err == nil && pprof.StartCPUProfile(f) == nil {
+			stopProfile = pprof.StopCPUProfile
 		}
-		stopProfile = pprof.StopCPUProfile
-		return pprof.StopCPUProfile
 	}
 }

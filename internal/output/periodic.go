@@ -61,17 +61,27 @@ type callWriter interface {
 
 func (p *PeriodicWriter) Write(ev *probe.Event) error {
 	// No defer: this runs per event.
-	if !p.batch {
-		p.mu.Lock()
-	}
+	p.lock()
 	err := p.err
 	if err == nil {
 		err = p.wrote(p.write(ev))
 	}
+	p.unlock()
+	return err
+}
+
+// lock and unlock take mu for a Write or Call, but for one within a
+// batch, whose holder has it (Hold).
+func (p *PeriodicWriter) lock() {
+	if !p.batch {
+		p.mu.Lock()
+	}
+}
+
+func (p *PeriodicWriter) unlock() {
 	if !p.batch {
 		p.mu.Unlock()
 	}
-	return err
 }
 
 // CallsTimed says whether Call's lines show times (Call.TimeNs,
@@ -88,9 +98,7 @@ func (p *PeriodicWriter) Call(c *probe.Call) (bool, error) {
 	if p.calls == nil {
 		return false, nil
 	}
-	if !p.batch {
-		p.mu.Lock()
-	}
+	p.lock()
 	ok, err := false, p.err
 	if err == nil {
 		ok, err = p.calls.Call(c)
@@ -98,9 +106,7 @@ func (p *PeriodicWriter) Call(c *probe.Call) (bool, error) {
 			err = p.wrote(err)
 		}
 	}
-	if !p.batch {
-		p.mu.Unlock()
-	}
+	p.unlock()
 	return ok, err
 }
 

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/utap/utap/internal/proc"
 )
 
 // Env names the tracer's descriptor of the table (the supervisor's
@@ -133,32 +134,23 @@ func Join() error {
 
 // Add lists pid, a process the tracer traces from now on (its code may
 // get int3s).
-func Add(pid int) {
-	mu.Lock()
-	defer mu.Unlock()
-	if joined != nil {
-		joined.add(pid)
-	}
-}
+func Add(pid int) { withJoined(func(t *Table) { t.add(pid) }) }
 
 // Remove takes pid off the list: it exited, or was left with nothing of
 // the tracer's in it.
-func Remove(pid int) {
-	mu.Lock()
-	defer mu.Unlock()
-	if joined != nil {
-		joined.remove(pid)
-	}
-}
+func Remove(pid int) { withJoined(func(t *Table) { t.remove(pid) }) }
 
 // Filtered marks pid, listed, as running utap's seccomp filter: its
 // probed calls need a tracer from now on, the supervisor once the
 // tracer is gone (Tend).
-func Filtered(pid int) {
+func Filtered(pid int) { withJoined(func(t *Table) { t.mark(pid) }) }
+
+// withJoined runs f on the joined table, if any.
+func withJoined(f func(*Table)) {
 	mu.Lock()
 	defer mu.Unlock()
 	if joined != nil {
-		joined.mark(pid)
+		f(joined)
 	}
 }
 
@@ -202,17 +194,8 @@ func (t *Table) remove(pid int) {
 // startTime is /proc/PID/stat's starttime (field 22): with the pid, the
 // process's identity.
 func startTime(pid int) (uint64, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := proc.StatFields(pid, 20)
 	if err != nil {
-		return 0, false
-	}
-	// The command name, in parentheses, may hold spaces: count after it.
-	i := len(b) - 1
-	for i >= 0 && b[i] != ')' {
-		i--
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
 		return 0, false
 	}
 	v, err := strconv.ParseUint(f[19], 10, 64) // field 22: the 20th after the name

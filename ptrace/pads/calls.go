@@ -109,17 +109,7 @@ func (e *events) callValues(room *callValues, s *Site, rec *pad.Record) []probe.
 		room.of = nil
 		return e.values(room.v[:0], s, rec, true)
 	}
-	dst := room.v[:len(s.Fetches)]
-	if room.of != s {
-		for i, f := range s.Fetches {
-			f.SetValue(&dst[i], 0)
-		}
-		room.of = s
-	}
-	for i := range dst {
-		dst[i].Int = rec.Vals[i]
-	}
-	return dst
+	return room.plain(s, rec.Vals[:len(s.Fetches)])
 }
 
 // callValues is the room of a Call's values; of, the site whose values
@@ -127,6 +117,22 @@ func (e *events) callValues(room *callValues, s *Site, rec *pad.Record) []probe.
 type callValues struct {
 	v  [pad.MaxValues + pad.MaxExtra]probe.Value
 	of *Site
+}
+
+// plain is s's values of the numbers raw, none a string or unreadable,
+// in the room: made whole only when the last were another site's.
+func (room *callValues) plain(s *Site, raw []uint64) []probe.Value {
+	dst := room.v[:len(raw)]
+	if room.of != s {
+		for i, f := range s.Fetches {
+			f.SetValue(&dst[i], 0)
+		}
+		room.of = s
+	}
+	for i, u := range raw {
+		dst[i].Int = u
+	}
+	return dst
 }
 
 // values is the record's values, as its site's fetches make them, in
@@ -188,19 +194,9 @@ func (e *events) oneRecord(rec *pad.Record, s, rs *Site, pid, tid int) bool {
 	c.Entry, c.Return, c.ReturnProbe = s.Index, rs.Index, rs.Probe
 	c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0
 	c.Args = e.callValues(&e.cArgs, s, rec)
-	rax := rec.Vals[pad.MaxOpenValues]
 	// The return's values: its typed return value, if fetched (rax).
-	out := &e.cOut
-	c.Out = out.v[:len(rs.Fetches)]
-	if len(c.Out) == 1 {
-		if out.of != rs {
-			rs.Fetches[0].SetValue(&c.Out[0], 0)
-			out.of = rs
-		}
-		c.Out[0].Int = rax
-	}
-	v := &c.Ret // rawRet's
-	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rax, "", false, false, false, ""
-	v.Format, v.Signed = probe.FormatDefault, true
+	rax := [1]uint64{rec.Vals[pad.MaxOpenValues]}
+	c.Out = e.cOut.plain(rs, rax[:len(rs.Fetches)])
+	setRawRet(&c.Ret, rax[0])
 	return e.calls.Call(c)
 }

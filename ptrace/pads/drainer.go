@@ -361,14 +361,14 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 // CallWriter when it takes it (events.oneRecord), else as its entry's
 // record, then its return's, as their pads write them otherwise.
 func (d *Drainer) callRecord(r *Ring, rec *pad.Record) {
-	if rs := int(rec.Site) + 1; d.ev.calls != nil && !d.tally && rs < len(d.sites) && d.emit != nil && !d.mute.Load() {
-		if pid, tid, ok := r.whose(rec); ok && d.ev.oneRecord(rec, d.sites[rec.Site], d.sites[rs], pid, r.thread(rec, tid)) {
-			return
-		}
-	}
 	n := 0
-	if int(rec.Site)+1 < len(d.sites) {
-		n = d.sites[rec.Site+1].recorded()
+	if rs := int(rec.Site) + 1; rs < len(d.sites) {
+		if d.ev.calls != nil && !d.tally && d.emit != nil && !d.mute.Load() {
+			if pid, tid, ok := r.whose(rec); ok && d.ev.oneRecord(rec, d.sites[rec.Site], d.sites[rs], pid, r.thread(rec, tid)) {
+				return
+			}
+		}
+		n = d.sites[rs].recorded()
 	}
 	rec.SplitCall(&d.ret, n)
 	d.record(r, rec)
@@ -399,7 +399,7 @@ func (r *Ring) whose(rec *pad.Record) (pid, tid int, ok bool) {
 	return r.Pid, 0, true
 }
 
-// thread is the thread whose record rec is (tid, when from said).
+// thread is the thread whose record rec is (tid, when whose said).
 func (r *Ring) thread(rec *pad.Record, tid int) int {
 	if tid != 0 {
 		return tid

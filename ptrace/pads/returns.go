@@ -15,10 +15,13 @@ func returnOf(pe *padEvent, rec *pad.Record, s *Site, clock *pad.Clock) {
 	pe.ev.DurationNs = callDuration(clock, rec, s, pe.ev.TimeNs)
 }
 
-// rawRet makes *v a return record's rax, after its site's values, field
-// by field (bytecode.Program.SetValue says why).
-func rawRet(v *probe.Value, rec *pad.Record, s *Site) {
-	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rec.Vals[s.recorded()], "", false, false, false, ""
+// rawRet makes *v a return record's rax, after its site's values.
+func rawRet(v *probe.Value, rec *pad.Record, s *Site) { setRawRet(v, rec.Vals[s.recorded()]) }
+
+// setRawRet makes *v the untyped return value rax, field by field
+// (bytecode.Program.SetValue says why).
+func setRawRet(v *probe.Value, rax uint64) {
+	v.Int, v.Str, v.IsStr, v.Err, v.Null, v.Name = rax, "", false, false, false, ""
 	v.Format, v.Signed = probe.FormatDefault, true
 }
 
