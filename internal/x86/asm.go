@@ -90,6 +90,7 @@ type Asm struct {
 
 	c      list
 	labels []*obj.Prog // an ANOP per label: it encodes to nothing
+	imms   []*obj.Prog // the MovRIs, in order: a shape's holes (shape.go)
 	bound  []bool
 	diags  []string
 	err    error
@@ -192,6 +193,18 @@ func (a *Asm) Assemble() (code []byte, err error) {
 	if a.err != nil {
 		return nil, fmt.Errorf("x86: %w", a.err)
 	}
+	key := a.shapeKey()
+	if code, ok := a.cached(key); ok {
+		return code, nil
+	}
+	if code, err = a.assemble(); err == nil {
+		a.keep(key, code)
+	}
+	return code, err
+}
+
+// assemble encodes the program with golang-asm.
+func (a *Asm) assemble() (code []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			code, err = nil, fmt.Errorf("x86: assembler panic: %v", r)
@@ -199,11 +212,10 @@ func (a *Asm) Assemble() (code []byte, err error) {
 	}()
 	s := &obj.LSym{Func: &obj.FuncInfo{Text: a.c.first}}
 	gx.Linkamd64.Assemble(a.c.ctxt, s, a.c.newProg)
-	code = s.P
 	if len(a.diags) > 0 || a.c.ctxt.Errors > 0 {
 		return nil, fmt.Errorf("x86: %s", strings.Join(a.diags, "; "))
 	}
-	return code, nil
+	return s.P, nil
 }
 
 // Offset is l's byte offset in the code, valid after Assemble.

@@ -122,12 +122,11 @@ func (a *Asm) MovRR(dst, src Reg) { a.c.ins(gx.AMOVQ, reg(src), reg(dst)) }
 // MovRI loads imm in the shortest form that leaves the flags alone
 // (never xor).
 func (a *Asm) MovRI(dst Reg, v uint64) {
-	switch {
-	case v <= 0xffffffff:
-		a.c.ins(gx.AMOVL, imm(int64(v)), reg(dst))
-	default: // movq $simm32 or movabs, the assembler's choice
-		a.c.ins(gx.AMOVQ, imm(int64(v)), reg(dst))
+	as := gx.AMOVQ // movq $simm32 or movabs, the assembler's choice
+	if v <= 0xffffffff {
+		as = gx.AMOVL
 	}
+	a.imms = append(a.imms, a.c.ins(as, imm(int64(v)), reg(dst)))
 }
 
 // Load is mov dst, qword [m]; Load32 and Load8 zero-extend.
