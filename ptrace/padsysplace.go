@@ -292,11 +292,14 @@ func sysSiteAt(rd *ssol.Displaced, sc uint64, nr int, dispatch bool) *sysSite {
 	return &sysSite{first: rd.Addr, sc: sc, nr: nr, branches: rd.Branches, disp: rd, dispatch: dispatch}
 }
 
-// recordCode assembles the system call pad of s at s.padAt: its call's
-// captures caps, its displaced instructions from disp; id is its record
-// site's, taken.
-func (sc sysScan) recordCode(s *sysSite, caps []pad.SysCap, disp func(uint64) ([]byte, error), ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
-	id := sc.pd.d.NextID()
+// recordCode assembles the system call pad of s at s.padAt, for probe
+// site: its call's captures caps, its displaced instructions from disp;
+// id is its record site's.
+func (sc sysScan) recordCode(s *sysSite, site *probe.Site, caps []pad.SysCap, disp func(uint64) ([]byte, error), ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
+	tr := sc.pd.tr
+	id := sc.pd.d.SysSiteID(site, s.nr, func() *pads.Site {
+		return pads.NewSysSite(site, s.nr, caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, tr.sys.strsize)
+	})
 	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys, Sync: sc.pd.sync,
 		Displaced: disp, Sys: &pad.SysSpec{Caps: caps, Back: s.sc + 2, Nr: s.nr}}
 	code, parts, err := pad.BuildSys(spec, s.padAt)
@@ -311,14 +314,13 @@ func (s *sysSite) at(code []byte, parts pad.SysParts) {
 // take moves the gate's next free byte past code written there.
 func (sp *sysPads) take(code []byte) { sp.next += uint64(len(code)+15) &^ 15 }
 
-// recordSite gives the drainer the record site of s's system call pad
-// (probe site, captures caps, id) and the pads' table its fix-ups.
-func (sc sysScan) recordSite(s *sysSite, id uint32, parts pad.SysParts, site *probe.Site, caps []pad.SysCap) {
-	tr := sc.pd.tr
+// recordSite gives the drainer where s's system call pad, of record
+// site id, makes its call, and the pads' table its fix-ups.
+func (sc sysScan) recordSite(s *sysSite, id uint32, parts pad.SysParts) {
 	s.id = id
 	sc.p.pads.addFixups(s.padAt, parts.Fixups)
-	sc.pd.d.AddSite(pads.NewSysSite(site, s.nr, caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, tr.sys.strsize, s.pad))
-	tr.stats.pads++
+	sc.pd.d.SysPad(s.pad, id)
+	sc.pd.tr.stats.pads++
 }
 
 // sysCapsFor is sysCaps, with the calls the traps watch kept on their
@@ -382,7 +384,7 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 				"at its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
 			continue
 		}
-		sc.recordSite(s, id, parts, t.site, t.caps)
+		sc.recordSite(s, id, parts)
 		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))
 	}
 }
@@ -405,7 +407,7 @@ func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts,
 		code, dp, err := pad.BuildDispatch(rel, s.padAt, nrs, to, s.sc)
 		return code, pad.SysParts{TSC: dp.Compare, Syscall: dp.Syscall}, 0, err
 	}
-	return sc.recordCode(s, t.caps, t.d.Relocated, ring, n)
+	return sc.recordCode(s, t.site, t.caps, t.d.Relocated, ring, n)
 }
 
 // segmentBias is runtime minus link-time address for prog of o, from

@@ -63,14 +63,14 @@ func (sc sysScan) dispatchPads(d *sysSite, ring uint64, n int) map[int]uint64 {
 			continue
 		}
 		s := &sysSite{first: d.sc, sc: d.sc, nr: nr, padAt: sy.gate.addr + sp.next, disp: &ssol.Displaced{Addr: d.sc}}
-		code, parts, id, err := sc.recordCode(s, caps, func(uint64) ([]byte, error) { return nil, nil }, ring, n)
+		code, parts, id, err := sc.recordCode(s, site, caps, func(uint64) ([]byte, error) { return nil, nil }, ring, n)
 		if err != nil || sp.next+uint64(len(code)) > sy.gate.size || p.mem.WriteAt(code, s.padAt) != nil {
 			continue
 		}
 		s.at(code, parts)
 		sp.sites[s.pad] = s
 		sp.take(code)
-		sc.recordSite(s, id, parts, site, caps)
+		sc.recordSite(s, id, parts)
 		to[nr] = s.padAt
 	}
 	return to

@@ -17,21 +17,19 @@ type SysSite struct {
 	n       int // len(Info.Captures): the sides' length
 	fdPaths bool
 	strsize int
-	// pc: where the pad makes the call (its `syscall`), for a thread
-	// blocked there (blocked.go); plain: the spec has no condition.
-	pc    uint64
+	// plain: the spec has no condition.
 	plain bool
 	// dirents: the index of its getdents capture, -1 if none
 	// (syscalls.DirentCapture: its records are counted past it).
 	dirents int
 }
 
-// NewSysSite is the event side of a system call pad for probe s, which
-// makes its call at pc.
-func NewSysSite(s *probe.Site, nr int, caps []pad.SysCap, n int, fdPaths bool, strsize int, pc uint64) *Site {
+// NewSysSite is the event side of the system call pads of call nr for
+// probe s (Drainer.SysSiteID).
+func NewSysSite(s *probe.Site, nr int, caps []pad.SysCap, n int, fdPaths bool, strsize int) *Site {
 	offs, _, _ := pad.SysLayout(caps)
 	return &Site{Probe: s.Spec.Text, Func: s.Func, Index: s.Probe,
-		Sys: &SysSite{Nr: nr, caps: caps, offs: offs, n: n, fdPaths: fdPaths, strsize: strsize, pc: pc, plain: syscalls.Plain(s),
+		Sys: &SysSite{Nr: nr, caps: caps, offs: offs, n: n, fdPaths: fdPaths, strsize: strsize, plain: syscalls.Plain(s),
 			dirents: syscalls.DirentCapture(nr)}}
 }
 
