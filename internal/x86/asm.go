@@ -193,12 +193,12 @@ func (a *Asm) Assemble() (code []byte, err error) {
 	if a.err != nil {
 		return nil, fmt.Errorf("x86: %w", a.err)
 	}
-	key := a.shapeKey()
-	if code, ok := a.cached(key); ok {
+	key := shapeKey(a)
+	if code, ok := shapes.code(a, key); ok {
 		return code, nil
 	}
 	if code, err = a.assemble(); err == nil {
-		a.keep(key, code)
+		shapes.keep(a, key, code)
 	}
 	return code, err
 }

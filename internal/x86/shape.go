@@ -16,12 +16,14 @@ import (
 // into registers (addresses, ids, call numbers); Assemble keeps each
 // shape's code once and writes the numbers into it.
 
-// shapes maps a program's shape (shapeKey) to its code.
-var shapes = struct {
+// shapeCache maps a program's shape (shapeKey) to its code.
+type shapeCache struct {
 	sync.Mutex
 	m     map[string]*shape
 	bytes int
-}{m: map[string]*shape{}}
+}
+
+var shapes = shapeCache{m: map[string]*shape{}}
 
 // maxShapeBytes bounds the cache: keys and code together.
 const maxShapeBytes = 64 << 20
@@ -61,7 +63,7 @@ func immClass(as obj.As, v int64, r int16) (class byte, width, length int) {
 // shapeKey is the program's shape: every instruction's fields but the
 // immediates of the MovRIs (imms), which only their class stands for;
 // branch targets by label number.
-func (a *Asm) shapeKey() string {
+func shapeKey(a *Asm) string {
 	label := make(map[*obj.Prog]int, len(a.labels))
 	for i, l := range a.labels {
 		label[l] = i
@@ -106,12 +108,12 @@ func (a *Asm) shapeKey() string {
 	return string(k)
 }
 
-// cached is the code of a program of a known shape, its immediates
-// written in and its labels placed; false: not known.
-func (a *Asm) cached(key string) ([]byte, bool) {
-	shapes.Lock()
-	s := shapes.m[key]
-	shapes.Unlock()
+// code is the code of a's program, of shape key, its immediates written
+// in and a's labels placed; false: the shape is not known.
+func (c *shapeCache) code(a *Asm, key string) ([]byte, bool) {
+	c.Lock()
+	s := c.m[key]
+	c.Unlock()
 	if s == nil || s.code == nil || len(s.holes) != len(a.imms) || len(s.labels) != len(a.labels) {
 		return nil, false
 	}
@@ -130,10 +132,11 @@ func (a *Asm) cached(key string) ([]byte, bool) {
 	return code, true
 }
 
-// keep files the code just assembled under its shape, with its holes:
-// each MovRI's immediate as its last bytes, the instruction its class's
-// length; a shape whose code is otherwise is kept as not to be patched.
-func (a *Asm) keep(key string, code []byte) {
+// keep files the code just assembled for a under its shape, with its
+// holes: each MovRI's immediate as its last bytes, the instruction its
+// class's length; a shape whose code is otherwise is kept as not to be
+// patched.
+func (c *shapeCache) keep(a *Asm, key string, code []byte) {
 	s := &shape{code: code, labels: make([]int64, len(a.labels))}
 	for i, l := range a.labels {
 		s.labels[i] = l.Pc
@@ -152,14 +155,14 @@ func (a *Asm) keep(key string, code []byte) {
 		}
 		s.holes = append(s.holes, hole{end, width})
 	}
-	shapes.Lock()
-	defer shapes.Unlock()
-	if _, ok := shapes.m[key]; ok || shapes.bytes+len(key)+len(code) > maxShapeBytes {
+	c.Lock()
+	defer c.Unlock()
+	if _, ok := c.m[key]; ok || c.bytes+len(key)+len(code) > maxShapeBytes {
 		return
 	}
 	if s.code != nil {
 		s.code = append([]byte(nil), code...)
 	}
-	shapes.m[key] = s
-	shapes.bytes += len(key) + len(code)
+	c.m[key] = s
+	c.bytes += len(key) + len(code)
 }
