@@ -81,57 +81,67 @@ var ccOps = [...][2]obj.As{ // Jcc, SETcc
 // Operands are (dst, src), Intel order. An Asm assembles once. Its
 // instruction forms are in ops.go: one method per kind of instruction,
 // the ALU and shift operations by table (RR, RI) and the extensions by
-// kind (Extend).
+// kind (Extend). It records the program as a list of insns and makes
+// the assembler's Progs of them only for a shape it has not assembled
+// before (shape.go).
 type Asm struct {
 	// Fixups are the exception table of the code: a load at At that may
 	// fault, and where a tracer that catches the fault sends the thread
 	// (To), as the kernel's own tables do for its user-memory accesses.
 	Fixups []Fixup
 
-	c      list
-	labels []*obj.Prog // an ANOP per label: it encodes to nothing
-	imms   []*obj.Prog // the MovRIs, in order: a shape's holes (shape.go)
-	bound  []bool
-	diags  []string
-	err    error
-	done   bool
+	c     list
+	bound []bool  // by label
+	pcs   []int64 // each label's offset, after Assemble
+	imms  []int   // the MovRIs' insns, in order: a shape's holes
+	diags []string
+	err   error
+	done  bool
 }
 
-// list is the program being built, as the assembler's linked list of Progs.
-type list struct {
-	ctxt        *obj.Link
-	first, last *obj.Prog
+// list is the program being built.
+type list struct{ ins []insn }
+
+// insn is one instruction in Go operand order (from, to), or a label's
+// place (bind >= 0: an ANOP, which encodes to nothing). Small and
+// without pointers: a pad is some 300 of them, made for every site.
+type insn struct {
+	as           obj.As
+	target, bind int32 // a branch's label, -1 if none
+	from, to     opnd
+	rest         opnd // a third operand (IMUL3's), TYPE_NONE if none
 }
+
+// opnd is the part of an obj.Addr Asm's operands use.
+type opnd struct {
+	typ obj.AddrType
+	reg int16
+	off int64
+}
+
+func (o opnd) addr() obj.Addr { return obj.Addr{Type: o.typ, Reg: o.reg, Offset: o.off} }
 
 // initMu serializes contexts' set-up: the first initializes asm6's global
 // tables.
 var initMu sync.Mutex
 
-// NewAsm returns an empty assembler. It drives the amd64 back end
-// (obj/x86's LinkArch) itself rather than through golang-asm's Builder,
-// whose constructor rebuilds the assembler front end's instruction-name
-// maps every time: two thirds of the cost of a pad.
+// NewAsm returns an empty assembler.
 func NewAsm() *Asm {
-	initMu.Lock()
-	ctxt := obj.Linknew(&gx.Linkamd64)
-	ctxt.Headtype = objabi.Hlinux
-	gx.Linkamd64.Init(ctxt)
-	initMu.Unlock()
-	a := &Asm{c: list{ctxt: ctxt}}
-	ctxt.DiagFunc = func(f string, args ...any) { a.diags = append(a.diags, fmt.Sprintf(f, args...)) }
-	// As hand-written assembly: no NOP padding of jumps to 32-byte
-	// boundaries (the library's default, "alignedjumps").
-	ctxt.IsAsm = true
+	a := &Asm{}
+	if b, ok := insPool.Get().(*[]insn); ok {
+		a.c.ins = (*b)[:0]
+	}
 	return a
 }
 
+// insPool keeps programs' insn buffers for the next (a pad is some 300
+// insns, the strace default places 500 pads in each process image).
+var insPool sync.Pool
+
 // NewLabel returns an unbound label.
 func (a *Asm) NewLabel() Label {
-	p := a.c.newProg()
-	p.As = obj.ANOP
-	a.labels = append(a.labels, p)
 	a.bound = append(a.bound, false)
-	return Label(len(a.labels) - 1)
+	return Label(len(a.bound) - 1)
 }
 
 // Bind places l at the next instruction.
@@ -141,43 +151,26 @@ func (a *Asm) Bind(l Label) {
 		return
 	}
 	a.bound[l] = true
-	a.c.add(a.labels[l])
+	a.c.ins = append(a.c.ins, insn{target: -1, bind: int32(l)})
 }
 
-func (c *list) newProg() *obj.Prog {
-	p := c.ctxt.NewProg()
-	p.Ctxt = c.ctxt
-	return p
-}
-
-// add appends p to the program.
-func (c *list) add(p *obj.Prog) {
-	if c.first == nil {
-		c.first = p
-	} else {
-		c.last.Link = p
-	}
-	c.last = p
-}
-
-// ins appends one instruction in Go operand order (from, to).
-func (c *list) ins(as obj.As, from, to obj.Addr) *obj.Prog {
-	p := c.newProg()
-	p.As, p.From, p.To = as, from, to
-	c.add(p)
-	return p
+// add appends one instruction in Go operand order (from, to) and
+// returns its index.
+func (c *list) add(as obj.As, from, to opnd) int {
+	c.ins = append(c.ins, insn{as: as, from: from, to: to, target: -1, bind: -1})
+	return len(c.ins) - 1
 }
 
 func (a *Asm) fail(err error) { a.err = cmp.Or(a.err, err) }
 
-func reg(r Reg) obj.Addr  { return obj.Addr{Type: obj.TYPE_REG, Reg: gx.REG_AX + int16(r)} }
-func reg8(r Reg) obj.Addr { return obj.Addr{Type: obj.TYPE_REG, Reg: gx.REG_AL + int16(r)} }
-func mem(m Mem) obj.Addr {
-	return obj.Addr{Type: obj.TYPE_MEM, Reg: gx.REG_AX + int16(m.Base), Offset: int64(m.Disp)}
+func reg(r Reg) opnd  { return opnd{typ: obj.TYPE_REG, reg: gx.REG_AX + int16(r)} }
+func reg8(r Reg) opnd { return opnd{typ: obj.TYPE_REG, reg: gx.REG_AL + int16(r)} }
+func mem(m Mem) opnd {
+	return opnd{typ: obj.TYPE_MEM, reg: gx.REG_AX + int16(m.Base), off: int64(m.Disp)}
 }
-func imm(v int64) obj.Addr { return obj.Addr{Type: obj.TYPE_CONST, Offset: v} }
+func imm(v int64) opnd { return opnd{typ: obj.TYPE_CONST, off: v} }
 
-var none obj.Addr
+var none opnd
 
 // Assemble encodes the code; the assembler's diagnostics become the error.
 func (a *Asm) Assemble() (code []byte, err error) {
@@ -193,30 +186,94 @@ func (a *Asm) Assemble() (code []byte, err error) {
 	if a.err != nil {
 		return nil, fmt.Errorf("x86: %w", a.err)
 	}
+	defer a.release()
 	key := shapeKey(a)
 	if code, ok := shapes.code(a, key); ok {
 		return code, nil
 	}
-	if code, err = a.assemble(); err == nil {
-		shapes.keep(a, key, code)
+	code, pcs, err := a.assemble()
+	if err == nil {
+		shapes.keep(a, key, code, pcs)
 	}
 	return code, err
 }
 
-// assemble encodes the program with golang-asm.
-func (a *Asm) assemble() (code []byte, err error) {
+// release gives the program's buffer back to insPool: an Asm assembles
+// once, and its labels' offsets are kept apart (pcs).
+func (a *Asm) release() {
+	b := a.c.ins[:0]
+	a.c.ins = nil
+	insPool.Put(&b)
+}
+
+// assemble encodes the program with golang-asm, driving the amd64 back
+// end (obj/x86's LinkArch) itself rather than through golang-asm's
+// Builder, whose constructor rebuilds the assembler front end's
+// instruction-name maps every time (two thirds of the cost of a pad). It
+// returns the code and each insn's offset in it.
+func (a *Asm) assemble() (code []byte, pcs []int64, err error) {
+	initMu.Lock()
+	ctxt := obj.Linknew(&gx.Linkamd64)
+	ctxt.Headtype = objabi.Hlinux
+	gx.Linkamd64.Init(ctxt)
+	initMu.Unlock()
+	ctxt.DiagFunc = func(f string, args ...any) { a.diags = append(a.diags, fmt.Sprintf(f, args...)) }
+	// As hand-written assembly: no NOP padding of jumps to 32-byte
+	// boundaries (the library's default, "alignedjumps").
+	ctxt.IsAsm = true
+	newProg := func() *obj.Prog {
+		p := ctxt.NewProg()
+		p.Ctxt = ctxt
+		return p
+	}
+	labels := make([]*obj.Prog, len(a.bound))
+	for i := range labels {
+		labels[i] = newProg()
+		labels[i].As = obj.ANOP
+	}
+	progs := make([]*obj.Prog, len(a.c.ins))
+	for i, in := range a.c.ins {
+		var p *obj.Prog
+		if in.bind >= 0 {
+			p = labels[in.bind]
+		} else {
+			p = newProg()
+			p.As, p.From, p.To = in.as, in.from.addr(), in.to.addr()
+			if in.rest.typ != obj.TYPE_NONE {
+				p.RestArgs = []obj.Addr{in.rest.addr()}
+			}
+			if in.target >= 0 {
+				p.To.SetTarget(labels[in.target])
+			}
+		}
+		if i > 0 {
+			progs[i-1].Link = p
+		}
+		progs[i] = p
+	}
+	if len(progs) == 0 {
+		return nil, nil, nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			code, err = nil, fmt.Errorf("x86: assembler panic: %v", r)
+			code, pcs, err = nil, nil, fmt.Errorf("x86: assembler panic: %v", r)
 		}
 	}()
-	s := &obj.LSym{Func: &obj.FuncInfo{Text: a.c.first}}
-	gx.Linkamd64.Assemble(a.c.ctxt, s, a.c.newProg)
-	if len(a.diags) > 0 || a.c.ctxt.Errors > 0 {
-		return nil, fmt.Errorf("x86: %s", strings.Join(a.diags, "; "))
+	s := &obj.LSym{Func: &obj.FuncInfo{Text: progs[0]}}
+	gx.Linkamd64.Assemble(ctxt, s, newProg)
+	if len(a.diags) > 0 || ctxt.Errors > 0 {
+		return nil, nil, fmt.Errorf("x86: %s", strings.Join(a.diags, "; "))
 	}
-	return s.P, nil
+	pcs = make([]int64, len(progs))
+	for i, p := range progs {
+		pcs[i] = p.Pc
+	}
+	a.pcs = make([]int64, len(labels))
+	for i, l := range labels {
+		a.pcs[i] = l.Pc
+	}
+	return s.P, pcs, nil
 }
 
 // Offset is l's byte offset in the code, valid after Assemble.
-func (a *Asm) Offset(l Label) int { return int(a.labels[l].Pc) }
+func (a *Asm) Offset(l Label) int { return int(a.pcs[l]) }

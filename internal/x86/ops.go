@@ -52,9 +52,9 @@ func (a *Asm) RR(op Op, dst, src Reg) {
 	case op.shift() && src != RCX:
 		a.fail(fmt.Errorf("%v by register %d: the count must be in rcx", op, src))
 	case op == CMP: // Go's CMP keeps Intel operand order
-		a.c.ins(gx.ACMPQ, reg(dst), reg(src))
+		a.c.add(gx.ACMPQ, reg(dst), reg(src))
 	default:
-		a.c.ins(aluOps[op].as, reg(src), reg(dst))
+		a.c.add(aluOps[op].as, reg(src), reg(dst))
 	}
 }
 
@@ -65,13 +65,14 @@ func (a *Asm) RI(op Op, dst Reg, v int32) {
 	case op >= numOps:
 		a.fail(fmt.Errorf("immediate form of %v", op))
 	case op == CMP:
-		a.c.ins(gx.ACMPQ, reg(dst), imm(int64(v)))
+		a.c.add(gx.ACMPQ, reg(dst), imm(int64(v)))
 	case op == IMUL:
-		a.c.ins(gx.AIMUL3Q, imm(int64(v)), reg(dst)).RestArgs = []obj.Addr{reg(dst)}
+		i := a.c.add(gx.AIMUL3Q, imm(int64(v)), reg(dst))
+		a.c.ins[i].rest = reg(dst)
 	case op.shift():
-		a.c.ins(aluOps[op].as, imm(int64(v&63)), reg(dst))
+		a.c.add(aluOps[op].as, imm(int64(v&63)), reg(dst))
 	default:
-		a.c.ins(aluOps[op].as, imm(int64(v)), reg(dst))
+		a.c.add(aluOps[op].as, imm(int64(v)), reg(dst))
 	}
 }
 
@@ -106,18 +107,18 @@ func (a *Asm) Extend(e Ext, dst, src Reg) {
 	if extOps[e].byte {
 		from = reg8(src)
 	}
-	a.c.ins(extOps[e].as, from, reg(dst))
+	a.c.add(extOps[e].as, from, reg(dst))
 }
 
 // Raw appends bytes verbatim.
 func (a *Asm) Raw(b ...byte) {
 	for _, c := range b {
-		a.c.ins(gx.ABYTE, imm(int64(c)), none)
+		a.c.add(gx.ABYTE, imm(int64(c)), none)
 	}
 }
 
 // MovRR is mov dst, src.
-func (a *Asm) MovRR(dst, src Reg) { a.c.ins(gx.AMOVQ, reg(src), reg(dst)) }
+func (a *Asm) MovRR(dst, src Reg) { a.c.add(gx.AMOVQ, reg(src), reg(dst)) }
 
 // MovRI loads imm in the shortest form that leaves the flags alone
 // (never xor).
@@ -126,48 +127,48 @@ func (a *Asm) MovRI(dst Reg, v uint64) {
 	if v <= 0xffffffff {
 		as = gx.AMOVL
 	}
-	a.imms = append(a.imms, a.c.ins(as, imm(int64(v)), reg(dst)))
+	a.imms = append(a.imms, a.c.add(as, imm(int64(v)), reg(dst)))
 }
 
 // Load is mov dst, qword [m]; Load32 and Load8 zero-extend.
-func (a *Asm) Load(dst Reg, m Mem)   { a.c.ins(gx.AMOVQ, mem(m), reg(dst)) }
-func (a *Asm) Load32(dst Reg, m Mem) { a.c.ins(gx.AMOVL, mem(m), reg(dst)) }
-func (a *Asm) Load8(dst Reg, m Mem)  { a.c.ins(gx.AMOVBQZX, mem(m), reg(dst)) }
+func (a *Asm) Load(dst Reg, m Mem)   { a.c.add(gx.AMOVQ, mem(m), reg(dst)) }
+func (a *Asm) Load32(dst Reg, m Mem) { a.c.add(gx.AMOVL, mem(m), reg(dst)) }
+func (a *Asm) Load8(dst Reg, m Mem)  { a.c.add(gx.AMOVBQZX, mem(m), reg(dst)) }
 
 // Store is mov qword [m], src.
-func (a *Asm) Store(m Mem, src Reg) { a.c.ins(gx.AMOVQ, reg(src), mem(m)) }
+func (a *Asm) Store(m Mem, src Reg) { a.c.add(gx.AMOVQ, reg(src), mem(m)) }
 
 // StoreI32 is mov qword [m], imm (sign-extended); StoreI32L stores 4 bytes.
-func (a *Asm) StoreI32(m Mem, v int32)   { a.c.ins(gx.AMOVQ, imm(int64(v)), mem(m)) }
-func (a *Asm) StoreI32L(m Mem, v uint32) { a.c.ins(gx.AMOVL, imm(int64(v)), mem(m)) }
+func (a *Asm) StoreI32(m Mem, v int32)   { a.c.add(gx.AMOVQ, imm(int64(v)), mem(m)) }
+func (a *Asm) StoreI32L(m Mem, v uint32) { a.c.add(gx.AMOVL, imm(int64(v)), mem(m)) }
 
 // Lea is lea dst, [m].
-func (a *Asm) Lea(dst Reg, m Mem) { a.c.ins(gx.ALEAQ, mem(m), reg(dst)) }
+func (a *Asm) Lea(dst Reg, m Mem) { a.c.add(gx.ALEAQ, mem(m), reg(dst)) }
 
-func (a *Asm) Push(r Reg) { a.c.ins(gx.APUSHQ, reg(r), none) }
-func (a *Asm) Pop(r Reg)  { a.c.ins(gx.APOPQ, none, reg(r)) }
-func (a *Asm) Pushfq()    { a.c.ins(gx.APUSHFQ, none, none) }
-func (a *Asm) Popfq()     { a.c.ins(gx.APOPFQ, none, none) }
+func (a *Asm) Push(r Reg) { a.c.add(gx.APUSHQ, reg(r), none) }
+func (a *Asm) Pop(r Reg)  { a.c.add(gx.APOPQ, none, reg(r)) }
+func (a *Asm) Pushfq()    { a.c.add(gx.APUSHFQ, none, none) }
+func (a *Asm) Popfq()     { a.c.add(gx.APOPFQ, none, none) }
 
-func (a *Asm) Neg(r Reg) { a.c.ins(gx.ANEGQ, none, reg(r)) }
-func (a *Asm) Not(r Reg) { a.c.ins(gx.ANOTQ, none, reg(r)) }
+func (a *Asm) Neg(r Reg) { a.c.add(gx.ANEGQ, none, reg(r)) }
+func (a *Asm) Not(r Reg) { a.c.add(gx.ANOTQ, none, reg(r)) }
 
 // Cqo sign-extends RAX into RDX; Div and Idiv divide RDX:RAX by r.
-func (a *Asm) Cqo()       { a.c.ins(gx.ACQO, none, none) }
-func (a *Asm) Div(r Reg)  { a.c.ins(gx.ADIVQ, reg(r), none) }
-func (a *Asm) Idiv(r Reg) { a.c.ins(gx.AIDIVQ, reg(r), none) }
+func (a *Asm) Cqo()       { a.c.add(gx.ACQO, none, none) }
+func (a *Asm) Div(r Reg)  { a.c.add(gx.ADIVQ, reg(r), none) }
+func (a *Asm) Idiv(r Reg) { a.c.add(gx.AIDIVQ, reg(r), none) }
 
 // Setcc sets the low byte of dst (not RSP: Go's assembler has no spl);
 // SetccZx then zero-extends it to 64 bits.
-func (a *Asm) Setcc(cc CC, dst Reg) { a.c.ins(ccOps[cc][1], none, reg8(dst)) }
+func (a *Asm) Setcc(cc CC, dst Reg) { a.c.add(ccOps[cc][1], none, reg8(dst)) }
 func (a *Asm) SetccZx(cc CC, dst Reg) {
 	a.Setcc(cc, dst)
 	a.Extend(ZX8, dst, dst)
 }
 
 func (a *Asm) branch(as obj.As, l Label) {
-	p := a.c.ins(as, none, obj.Addr{Type: obj.TYPE_BRANCH})
-	p.To.SetTarget(a.labels[l])
+	i := a.c.add(as, none, opnd{typ: obj.TYPE_BRANCH})
+	a.c.ins[i].target = int32(l)
 }
 
 // Jmp and Jcc jump to l; the assembler picks rel8 or rel32.
@@ -176,20 +177,20 @@ func (a *Asm) Jcc(cc CC, l Label) { a.branch(ccOps[cc][0], l) }
 
 // Locked read-modify-writes of [m]; LockCmpxchg compares with RAX.
 func (a *Asm) LockXadd(m Mem, r Reg) {
-	a.c.ins(gx.ALOCK, none, none)
-	a.c.ins(gx.AXADDQ, reg(r), mem(m))
+	a.c.add(gx.ALOCK, none, none)
+	a.c.add(gx.AXADDQ, reg(r), mem(m))
 }
 func (a *Asm) LockCmpxchg(m Mem, r Reg) {
-	a.c.ins(gx.ALOCK, none, none)
-	a.c.ins(gx.ACMPXCHGQ, reg(r), mem(m))
+	a.c.add(gx.ALOCK, none, none)
+	a.c.add(gx.ACMPXCHGQ, reg(r), mem(m))
 }
 func (a *Asm) LockInc(m Mem) {
-	a.c.ins(gx.ALOCK, none, none)
-	a.c.ins(gx.AINCQ, none, mem(m))
+	a.c.add(gx.ALOCK, none, none)
+	a.c.add(gx.AINCQ, none, mem(m))
 }
 
-func (a *Asm) Rdtsc()         { a.c.ins(gx.ARDTSC, none, none) }
-func (a *Asm) Rdfsbase(r Reg) { a.c.ins(gx.ARDFSBASEQ, none, reg(r)) }
+func (a *Asm) Rdtsc()         { a.c.add(gx.ARDTSC, none, none) }
+func (a *Asm) Rdfsbase(r Reg) { a.c.add(gx.ARDFSBASEQ, none, reg(r)) }
 
 // Bsr sets dst to the index of src's highest set bit (src must not be 0).
-func (a *Asm) Bsr(dst, src Reg) { a.c.ins(gx.ABSRQ, reg(src), reg(dst)) }
+func (a *Asm) Bsr(dst, src Reg) { a.c.add(gx.ABSRQ, reg(src), reg(dst)) }

@@ -14,7 +14,7 @@ import (
 // pads of one libc in every process image a -f trace sees, the sites of
 // one system call. A shape is a program but for the numbers MovRI moves
 // into registers (addresses, ids, call numbers); Assemble keeps each
-// shape's code once and writes the numbers into it.
+// shape's code once and writes the numbers into a copy.
 
 // shapeCache maps a program's shape (shapeKey) to its code.
 type shapeCache struct {
@@ -60,51 +60,36 @@ func immClass(as obj.As, v int64, r int16) (class byte, width, length int) {
 	}
 }
 
-// shapeKey is the program's shape: every instruction's fields but the
-// immediates of the MovRIs (imms), which only their class stands for;
-// branch targets by label number.
+// shapeKey is a's program's shape: every insn's fields, but for the
+// immediates of the MovRIs (a.imms), which only their class stands for.
 func shapeKey(a *Asm) string {
-	label := make(map[*obj.Prog]int, len(a.labels))
-	for i, l := range a.labels {
-		label[l] = i
-	}
-	k := make([]byte, 0, 4096)
-	hole := 0
-	addr := func(x *obj.Addr) {
-		k = binary.AppendVarint(k, int64(x.Type))
-		k = binary.AppendVarint(k, int64(x.Reg))
-		k = binary.AppendVarint(k, int64(x.Index))
-		k = binary.AppendVarint(k, int64(x.Scale))
-		k = binary.AppendVarint(k, int64(x.Name))
-		if x.Type == obj.TYPE_BRANCH {
-			k = binary.AppendVarint(k, int64(label[x.Target()]))
-		} else {
-			k = binary.AppendVarint(k, x.Offset)
+	le := binary.LittleEndian
+	k := make([]byte, 0, 24*len(a.c.ins))
+	addr := func(x *opnd) {
+		k = append(k, byte(x.typ))
+		if x.typ != obj.TYPE_NONE {
+			k = le.AppendUint16(k, uint16(x.reg))
+			k = le.AppendUint64(k, uint64(x.off))
 		}
 	}
-	for p := a.c.first; p != nil; p = p.Link {
-		if i, ok := label[p]; ok {
-			k = append(k, 'L')
-			k = binary.AppendVarint(k, int64(i))
+	hole := 0
+	for i := range a.c.ins {
+		in := &a.c.ins[i]
+		k = le.AppendUint16(k, uint16(in.as))
+		k = le.AppendUint32(k, uint32(in.target))
+		k = le.AppendUint32(k, uint32(in.bind))
+		if hole < len(a.imms) && a.imms[hole] == i {
+			hole++
+			c, _, _ := immClass(in.as, in.from.off, in.to.reg)
+			k = append(k, 'I', c)
+			addr(&in.to)
 			continue
 		}
-		k = binary.AppendVarint(k, int64(p.As))
-		k = binary.AppendVarint(k, int64(p.Scond))
-		k = binary.AppendVarint(k, int64(p.Reg))
-		if hole < len(a.imms) && a.imms[hole] == p {
-			hole++
-			c, _, _ := immClass(p.As, p.From.Offset, p.To.Reg)
-			k = append(k, 'I', c)
-			k = binary.AppendVarint(k, int64(p.To.Reg))
-		} else {
-			addr(&p.From)
-			addr(&p.To)
-		}
-		for i := range p.RestArgs {
-			addr(&p.RestArgs[i])
-		}
-		k = append(k, ';')
+		addr(&in.from)
+		addr(&in.to)
+		addr(&in.rest)
 	}
+	k = le.AppendUint32(k, uint32(len(a.bound)))
 	return string(k)
 }
 
@@ -114,42 +99,38 @@ func (c *shapeCache) code(a *Asm, key string) ([]byte, bool) {
 	c.Lock()
 	s := c.m[key]
 	c.Unlock()
-	if s == nil || s.code == nil || len(s.holes) != len(a.imms) || len(s.labels) != len(a.labels) {
+	if s == nil || s.code == nil || len(s.holes) != len(a.imms) || len(s.labels) != len(a.bound) {
 		return nil, false
 	}
 	code := append([]byte(nil), s.code...)
 	for i, h := range s.holes {
-		v := uint64(a.imms[i].From.Offset)
+		v := uint64(a.c.ins[a.imms[i]].from.off)
 		if h.width == 4 {
 			binary.LittleEndian.PutUint32(code[h.end-4:], uint32(v))
 		} else {
 			binary.LittleEndian.PutUint64(code[h.end-8:], v)
 		}
 	}
-	for i, l := range a.labels {
-		l.Pc = s.labels[i]
-	}
+	a.pcs = s.labels
 	return code, true
 }
 
-// keep files the code just assembled for a under its shape, with its
-// holes: each MovRI's immediate as its last bytes, the instruction its
-// class's length; a shape whose code is otherwise is kept as not to be
-// patched.
-func (c *shapeCache) keep(a *Asm, key string, code []byte) {
-	s := &shape{code: code, labels: make([]int64, len(a.labels))}
-	for i, l := range a.labels {
-		s.labels[i] = l.Pc
-	}
-	for _, p := range a.imms {
-		_, width, length := immClass(p.As, p.From.Offset, p.To.Reg)
+// keep files the code just assembled for a (pcs: each insn's offset)
+// under its shape, with its holes: each MovRI's immediate as its last
+// bytes, the instruction its class's length; a shape whose code is
+// otherwise is kept as not to be patched.
+func (c *shapeCache) keep(a *Asm, key string, code []byte, pcs []int64) {
+	s := &shape{code: code, labels: a.pcs}
+	for _, i := range a.imms {
+		in := &a.c.ins[i]
+		_, width, length := immClass(in.as, in.from.off, in.to.reg)
 		end := len(code)
-		if p.Link != nil {
-			end = int(p.Link.Pc)
+		if i+1 < len(pcs) {
+			end = int(pcs[i+1])
 		}
 		var b [8]byte
-		binary.LittleEndian.PutUint64(b[:], uint64(p.From.Offset))
-		if end-int(p.Pc) != length || end > len(code) || string(code[end-width:end]) != string(b[:width]) {
+		binary.LittleEndian.PutUint64(b[:], uint64(in.from.off))
+		if end-int(pcs[i]) != length || end > len(code) || string(code[end-width:end]) != string(b[:width]) {
 			s = &shape{}
 			break
 		}

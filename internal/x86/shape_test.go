@@ -76,7 +76,7 @@ func TestShapeCache(t *testing.T) {
 			}
 			b := NewAsm()
 			labels = shapeProgram(b, vals)
-			want, err := b.assemble()
+			want, _, err := b.assemble()
 			if err != nil {
 				t.Fatal(err)
 			}
