@@ -3,15 +3,14 @@
 package ptrace
 
 import (
-	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/elfsym"
 	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/internal/syscalls"
@@ -147,55 +146,30 @@ func (sc sysScan) object(o object, ms []mapping) string {
 	pd, p, sp := sc.pd, sc.p, sc.sp
 	tr := pd.tr
 	sy := tr.sys
-	f, err := elf.Open(o.path)
-	if err != nil {
-		return fmt.Sprintf("%s: %v", o.path, err)
-	}
-	defer f.Close()
-	land, err := elfsym.ObjectLandings(o.path)
-	if err != nil {
+	fs, err := scanFile(o.path)
+	if errors.As(err, new(errLandings)) {
 		pd.say(fmt.Sprintf("%s: system calls stop: finding where its code jumps: %v", o.path, err))
 		return fmt.Sprintf("%s: finding where its code jumps: %v", o.path, err)
+	}
+	if err != nil {
+		return fmt.Sprintf("%s: %v", o.path, err)
 	}
 	name := filepath.Base(o.path)
 	var todo []sysPlanned
 	var traps []sysTrap
-	for _, prog := range f.Progs {
-		if prog.Type != elf.PT_LOAD || prog.Flags&elf.PF_X == 0 {
-			continue
-		}
-		bias, ok := segmentBias(ms, o, prog)
+	for _, seg := range fs.segs {
+		bias, ok := segmentBias(ms, o, &seg.prog)
 		if !ok {
 			continue
 		}
-		data := make([]byte, prog.Filesz)
-		if _, err := prog.ReadAt(data, 0); err != nil {
-			return fmt.Sprintf("%s: %v", o.path, err)
-		}
-		for i := 0; ; i++ {
-			k := bytes.Index(data[i:], []byte{0x0f, 0x05})
-			if k < 0 {
-				break
-			}
-			i += k
-			v := prog.Vaddr + uint64(i)
-			from, ok := land.Before(v)
-			if !ok || from < prog.Vaddr {
-				continue
-			}
-			code := data[from-prog.Vaddr : i+2]
-			nr, known, err := ssol.SyscallAt(code, from, v)
-			if err != nil {
-				continue // not an instruction
-			}
-			if !known {
-				nr = -1
-			}
+		for i := range seg.sites {
+			fsc := &seg.sites[i]
+			v, from, nr := fsc.v, fsc.from, fsc.nr
 			if sy.trapWanted(nr) {
 				traps = append(traps, sysTrap{sc: v + bias, nr: nr})
 			}
-			if !known {
-				if d := sc.planDispatch(code, from, v, bias); d != nil {
+			if !fsc.known {
+				if d := sc.planDispatch(fsc, bias); d != nil {
 					todo = append(todo, sysPlanned{s: d, d: d.disp})
 				}
 				continue
@@ -208,10 +182,7 @@ func (sc sysScan) object(o object, ms []mapping) string {
 			}
 			site, caps, why := sy.padCaps(nr)
 			if why == "" {
-				// The file's instructions first: why they cannot move.
-				if _, _, err := ssol.PlanSyscall(code, from, v, nil); err != nil {
-					why = err.Error()
-				}
+				why = fsc.movable() // the file's instructions first: why they cannot move
 			}
 			var rd *ssol.Displaced
 			if why == "" {
@@ -412,7 +383,7 @@ func (sc sysScan) build(t sysPlanned, ring uint64, n int) ([]byte, pad.SysParts,
 
 // segmentBias is runtime minus link-time address for prog of o, from
 // the mapping of its file offset.
-func segmentBias(ms []mapping, o object, prog *elf.Prog) (uint64, bool) {
+func segmentBias(ms []mapping, o object, prog *elf.ProgHeader) (uint64, bool) {
 	for _, m := range ms {
 		if m.Path != o.path || m.Inode != o.inode || !m.Exec() {
 			continue

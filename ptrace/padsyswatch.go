@@ -76,16 +76,17 @@ func (sc sysScan) dispatchPads(d *sysSite, ring uint64, n int) map[int]uint64 {
 	return to
 }
 
-// planDispatch plans the dispatch pad of the `syscall` at v (link-time;
-// code its object's bytes from the landing `from`), nil when it takes
-// none: every call probed, or its neighbours cannot move.
-func (sc sysScan) planDispatch(code []byte, from, v, bias uint64) *sysSite {
+// planDispatch plans the dispatch pad of the file's `syscall` fsc in
+// the image at bias, nil when it takes none: every call probed, or its
+// neighbours cannot move.
+func (sc sysScan) planDispatch(fsc *fileSyscall, bias uint64) *sysSite {
 	if _, ok := sc.pd.tr.sys.dispatchNrs(); !ok {
 		return nil
 	}
-	if _, _, err := ssol.PlanSyscallAny(code, from, v); err != nil {
+	if fsc.movable() != "" {
 		return nil
 	}
+	from, v := fsc.from, fsc.v
 	rd, why := sc.planAt(from+bias, v+bias, true)
 	if why != "" {
 		return nil
