@@ -87,9 +87,8 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		return err
 	}
 	sp := ps.sp
-	id := pd.d.NextID()
+	id := pd.d.SiteIDs(padKeyOf(ps), func() []*pads.Site { return recordSites(ps) })
 	var spec pad.Spec
-	var where []int8 // the site's values in its records (pads.Site.Where)
 	if ps.restore {
 		rs := pd.restoreSpec(p, ps, id)
 		if rs == nil {
@@ -108,7 +107,6 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		}
 		lay, _ := sp.layout() // wanted checked it
 		lay.spec(&spec)
-		where = lay.where
 		if !ps.hijackOnly {
 			pd.aggSpec(p, ps, &spec)
 		}
@@ -145,17 +143,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
 	p.pads.addFixups(at, lay.Fixups)
 	p.pads.addFixups(at+size, retFixups)
-	if ps.restore || ps.syncPoint || ps.trap {
-		pd.d.AddSite(noRecordSite(ps))
-	} else {
-		s := pads.NewSite(sp.site, sp.fetches)
-		s.Where = where
-		pd.d.AddSite(s)
-	}
 	if ps.ret != nil {
-		rs := pads.NewSite(ps.ret.site, ps.ret.fetches)
-		rs.Return, rs.Where = true, ps.retWhere
-		pd.d.AddSite(rs)
 		pd.say(fmt.Sprintf("%s at %#x: its return in-process, return pad at %#x", ps.name, ps.addr, ps.retPad))
 	}
 	p.pads.sites[ps.addr] = ps

@@ -125,7 +125,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 	if sh.addr == 0 {
 		return nil, nil, fmt.Errorf("no shadow stacks for its return")
 	}
-	rs := ps.bp.hijack.sites[0]
+	rs := retProg(ps)
 	h := &pad.Hijack{Shadow: sh.addr, Depth: sh.depth, Return: at, Ring: spec.Ring, Args: rs.entryArgs()}
 	spec.Open = callRecord(spec, rs)
 	rspec := pad.Spec{
@@ -142,7 +142,7 @@ func (pd *padEngine) returnPad(p *process, ps *padSite, spec *pad.Spec, at uint6
 		return nil, nil, fmt.Errorf("a return pad of %d bytes, at most %d", len(code), limit)
 	}
 	spec.Hijack = h
-	ps.ret, ps.retPad, ps.retSize, ps.retWhere = rs, at, uint64(pad.ReturnSizeOf(rspec)), lay.where
+	ps.ret, ps.retPad, ps.retSize = rs, at, uint64(pad.ReturnSizeOf(rspec))
 	return code, fixups, nil
 }
 

@@ -46,8 +46,6 @@ type padSite struct {
 	ret     *siteProg
 	retPad  uint64
 	retSize uint64 // the bytes reserved for the return pad
-	// retWhere: its values in the return pad's records (pads.Site.Where).
-	retWhere []int8
 	// syncPoint: a libc write's sync point (padsync.go): sp is bare.
 	syncPoint bool
 	// trap: the loader's hook as a trap pad (padtrap.go); sp is nil.

@@ -268,8 +268,8 @@ func sysSiteAt(rd *ssol.Displaced, sc uint64, nr int, dispatch bool) *sysSite {
 // id is its record site's.
 func (sc sysScan) recordCode(s *sysSite, site *probe.Site, caps []pad.SysCap, disp func(uint64) ([]byte, error), ring uint64, n int) ([]byte, pad.SysParts, uint32, error) {
 	tr := sc.pd.tr
-	id := sc.pd.d.SysSiteID(site, s.nr, func() *pads.Site {
-		return pads.NewSysSite(site, s.nr, caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, tr.sys.strsize)
+	id := sc.pd.d.SiteIDs(sysKey{site, s.nr}, func() []*pads.Site {
+		return []*pads.Site{pads.NewSysSite(site, s.nr, caps, len(syscalls.Lookup(s.nr).Captures), tr.target.FdPaths, tr.sys.strsize)}
 	})
 	spec := pad.Spec{ID: id, Addr: s.sc, Ring: ring, Records: n, Kind: pad.KindSys, Sync: sc.pd.sync,
 		Displaced: disp, Sys: &pad.SysSpec{Caps: caps, Back: s.sc + 2, Nr: s.nr}}

@@ -72,8 +72,8 @@ type Drainer struct {
 	agg *aggs
 	// blk: the threads blocked in a call made in-process (blocked.go).
 	blk blockedScan
-	// sysIDs: the system call pads' record sites (SysSiteID).
-	sysIDs map[sysKey]uint32
+	// ids: the record sites kept for pads (SiteIDs).
+	ids map[any]uint32
 }
 
 // New returns a drainer emitting with emit; tally counts instead.
@@ -131,45 +131,27 @@ func (d *Drainer) Waited() uint64 { return d.waited }
 // Tally says whether the pads count rather than record.
 func (d *Drainer) Tally() bool { return d.tally }
 
-// NextID is the record site id the next site added gets.
-func (d *Drainer) NextID() uint32 {
+// SiteIDs is the first of the record site ids kept for key: one pad's
+// sites (an entry's and its return's), made by mk the first time,
+// numbered in its order. The same key, the same ids, in every process
+// image: the pads of one probe at one place in a file, the system call
+// pads of one call for one probe. An id a pad in each image made a -f
+// trace's sites grow with the commands it saw (libc's 500 system call
+// pads: 0.2 MB of tracer heap a command) and a counting trace run out
+// of counters after a few dozen images.
+func (d *Drainer) SiteIDs(key any, mk func() []*Site) uint32 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return uint32(len(d.sites))
-}
-
-// AddSite gives s the next record site id.
-func (d *Drainer) AddSite(s *Site) {
-	d.mu.Lock()
-	d.sites = append(d.sites, s)
-	d.mu.Unlock()
-}
-
-// SysSiteID is the record site id of the system call pads of call nr
-// that site probes: one id for every such pad in every process image,
-// made by mk the first time. An id a pad was a libc's 500 pads again in
-// each image a -f trace saw: sites that grew by 0.2 MB a command, and a
-// counting trace out of counters after a few dozen.
-func (d *Drainer) SysSiteID(site *probe.Site, nr int, mk func() *Site) uint32 {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	k := sysKey{site, nr}
-	if id, ok := d.sysIDs[k]; ok {
+	if id, ok := d.ids[key]; ok {
 		return id
 	}
-	if d.sysIDs == nil {
-		d.sysIDs = map[sysKey]uint32{}
+	if d.ids == nil {
+		d.ids = map[any]uint32{}
 	}
 	id := uint32(len(d.sites))
-	d.sysIDs[k] = id
-	d.sites = append(d.sites, mk())
+	d.ids[key] = id
+	d.sites = append(d.sites, mk()...)
 	return id
-}
-
-// sysKey is what a system call pad's record site stands for.
-type sysKey struct {
-	site *probe.Site
-	nr   int
 }
 
 // SysPad says where a system call pad of site id makes its call: the

@@ -23,7 +23,7 @@ func TestStopWaitsForEarlierRecords(t *testing.T) {
 		got = append(got, ev.Kind)
 		mu.Unlock()
 	}, false)
-	d.AddSite(&Site{Probe: "p", Func: "f"})
+	d.SiteIDs("p", func() []*Site { return []*Site{{Probe: "p", Func: "f"}} })
 	const n = 16
 	view := make([]byte, pad.Size(n))
 	if _, err := d.Add(1, 0, n, uint64(len(view)), view, Owners{}); err != nil {

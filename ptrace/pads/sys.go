@@ -25,7 +25,7 @@ type SysSite struct {
 }
 
 // NewSysSite is the event side of the system call pads of call nr for
-// probe s (Drainer.SysSiteID).
+// probe s (Drainer.SiteIDs).
 func NewSysSite(s *probe.Site, nr int, caps []pad.SysCap, n int, fdPaths bool, strsize int) *Site {
 	offs, _, _ := pad.SysLayout(caps)
 	return &Site{Probe: s.Spec.Text, Func: s.Func, Index: s.Probe,

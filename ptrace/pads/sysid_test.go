@@ -6,28 +6,32 @@ import (
 	"github.com/utap/utap/probe"
 )
 
-// TestSysSiteID: the system call pads of one call for one probe share a
-// record site, whatever image they are in; another call or probe has its
-// own, and function sites still number on after them.
-func TestSysSiteID(t *testing.T) {
+// TestSiteIDs: a key's sites are made once, whatever image asks again;
+// another key's come after them, an entry's and its return's in a row.
+func TestSiteIDs(t *testing.T) {
 	d := New(func(*probe.Event) {}, false)
-	all, other := &probe.Site{Func: "syscall"}, &probe.Site{Func: "read"}
 	made := 0
-	id := func(s *probe.Site, nr int) uint32 {
-		return d.SysSiteID(s, nr, func() *Site { made++; return &Site{Func: s.Func} })
+	ids := func(key string, n int) uint32 {
+		return d.SiteIDs(key, func() []*Site {
+			made++
+			s := make([]*Site, n)
+			for i := range s {
+				s[i] = &Site{Func: key, Return: i == 1}
+			}
+			return s
+		})
 	}
-	read := id(all, 0)
+	read := ids("read", 1)
 	for range 500 { // a libc's pads, image after image
-		if id(all, 0) != read {
+		if ids("read", 1) != read {
 			t.Fatal("a second id for read's pads")
 		}
-		d.SysPad(0x7f00_0000_1000, read)
 	}
-	write, otherRead := id(all, 1), id(other, 0)
-	if write == read || otherRead == read || otherRead == write || made != 3 {
-		t.Errorf("ids read %d write %d other probe's read %d, sites made %d: want three of each", read, write, otherRead, made)
+	work, write := ids("work", 2), ids("write", 1)
+	if read != 0 || work != 1 || write != 3 || made != 3 {
+		t.Errorf("ids read %d, work %d (and its return), write %d; sites made %d times: want 0, 1, 3, 3", read, work, write, made)
 	}
-	if next := d.NextID(); next != 3 {
-		t.Errorf("next function site %d, want 3", next)
+	if s := d.sites[work+1]; s.Func != "work" || !s.Return {
+		t.Errorf("site %d: %+v, want work's return", work+1, s)
 	}
 }
