@@ -44,3 +44,26 @@ func TestDefaultVersionOnly(t *testing.T) {
 		t.Errorf("libc:memcpy: %d sites", len(sites))
 	}
 }
+
+// TestIFUNCAliasesOneSite: in a running process memcpy and memmove (two
+// IFUNCs) resolve to one implementation; a pattern naming both gives
+// one site there, as it gives one for aliases (ltrace keeps one symbol
+// an address), not two probes at one address.
+func TestIFUNCAliasesOneSite(t *testing.T) {
+	bin := fixture.C(t, "elf_target.c")
+	pid := startSleeper(t, bin)
+	sites, err := Resolve(specs("libc:mem*"), Target{PID: pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[uint64]string{}
+	for _, s := range sites {
+		if f, ok := at[s.Addr]; ok {
+			t.Errorf("%s and %s: both at %#x", f, s.Func, s.Addr)
+		}
+		at[s.Addr] = s.Func
+	}
+	if len(sites) < 5 {
+		t.Errorf("libc:mem*: %d sites", len(sites))
+	}
+}

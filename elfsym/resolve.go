@@ -124,17 +124,34 @@ func (ld *loader) resolve(spec *probe.Spec) ([]probe.Site, error) {
 		o.loadParams()
 	}
 	sites := make([]probe.Site, 0, len(fns))
+	// A pattern's aliases, one site an address (match), meet again where
+	// IFUNCs resolve to one implementation (memcpy and memmove and the
+	// implementation's own symbol, for libc:*): one site there too, under
+	// the best name, as ltrace keeps one symbol an address. Three were
+	// three events a call, and no pad (several probes at one address).
+	at := map[uint64]int{}
+	var named []fsym
 	for _, fn := range fns {
 		if fn.ifunc && ld.pid > 0 {
 			if impl, err := ld.ifuncImpl(o, fn); err == nil {
 				fn = impl
 			}
 		}
+		i, dup := at[fn.addr]
+		if dup && !better(fn, named[i]) {
+			continue
+		}
 		s, err := o.site(spec, fn, fn.addr+spec.Offset)
 		if err != nil {
 			return nil, fmt.Errorf("spec %q: %w", spec.Text, err)
 		}
+		if dup {
+			sites[i], named[i] = s, fn
+			continue
+		}
+		at[fn.addr] = len(sites)
 		sites = append(sites, s)
+		named = append(named, fn)
 	}
 	return sites, nil
 }
