@@ -56,6 +56,7 @@ func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 		}
 		pl.pads = kept
 	}
+	filtered := seccompFiltered(p.pid) // read once: /proc/PID/status for each pad was a tenth of placing libc's
 	for _, group := range byRegion(pl.pads, func(ps *padSite) uint64 { return ps.addr }) {
 		var size uint64
 		for _, ps := range group {
@@ -70,7 +71,7 @@ func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 		at := start
 		for _, ps := range group {
 			stride := padStride(ps) // before write clears ps.bp
-			if err := pd.write(p, ps, at); err != nil {
+			if err := pd.write(p, ps, at, filtered); err != nil {
 				back(ps, err.Error())
 			}
 			at += stride
@@ -79,8 +80,9 @@ func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 	return nil
 }
 
-// write builds ps's pad at `at`, writes it, then the jmp to it.
-func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
+// write builds ps's pad at `at`, writes it, then the jmp to it; filtered:
+// p runs a seccomp filter of its own (the pad may not read memory).
+func (pd *padEngine) write(p *process, ps *padSite, at uint64, filtered bool) error {
 	tr := pd.tr
 	jmp, err := ps.disp.Jump(at)
 	if err != nil {
@@ -103,7 +105,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64) error {
 		spec = pad.Spec{
 			ID: id, Addr: ps.addr, ABI: sp.site.ABI, Cond: sp.cond,
 			Ring: p.pads.ring.Addr, Records: p.pads.ring.N, Displaced: ps.disp.Code, Count: pd.d.Tally(), Sync: pd.sync,
-			NoReads: seccompFiltered(p.pid), HijackOnly: ps.hijackOnly,
+			NoReads: filtered, HijackOnly: ps.hijackOnly,
 		}
 		lay, _ := sp.layout() // wanted checked it
 		lay.spec(&spec)

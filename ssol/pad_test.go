@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -337,4 +338,26 @@ func checkPush(t *testing.T, code []byte, off *int) uint64 {
 		v = v&0xffffffff | uint64(uint32(hi))<<32
 	}
 	return v
+}
+
+// TestPlanPadAgainElsewhere: a function planned once is planned the same
+// at another address (its entry's branch check kept), and a refusal names
+// the second copy's own addresses.
+func TestPlanPadAgainElsewhere(t *testing.T) {
+	// mov %rdi,%rax; test %rdi,%rdi; jne back to the test (+3, inside
+	// the jump's six bytes); nop; ret
+	bad := []byte{0x48, 0x89, 0xf8, 0x48, 0x85, 0xff, 0x75, 0xfb, 0x90, 0xc3}
+	// push %rbp; mov %rsp,%rbp; xor %eax,%eax; pop %rbp; ret
+	good := []byte{0x55, 0x48, 0x89, 0xe5, 0x31, 0xc0, 0x5d, 0xc3}
+	for _, at := range []uint64{0x401000, 0x7f0000002000} {
+		if d, err := PlanPad(good, at, at, nil); err != nil || d.Addr != at || d.Len < JumpLen {
+			t.Errorf("at %#x: %+v, %v", at, d, err)
+		}
+	}
+	for _, at := range []uint64{0x401000, 0x7f0000002000} {
+		_, err := PlanPad(bad, at, at, nil)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%#x", at+6)) {
+			t.Errorf("at %#x: %v, want the branch at %#x", at, err, at+6)
+		}
+	}
 }

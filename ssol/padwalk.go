@@ -4,6 +4,7 @@ package ssol
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/utap/utap/internal/x86"
 	"golang.org/x/arch/x86/x86asm"
@@ -12,6 +13,15 @@ import (
 // checkBranches walks fn linearly and says why (site, end) may be reached
 // other than through site, or "" (PlanPad's branch rules).
 func checkBranches(fn []byte, fnAddr, site, end uint64) string {
+	entry := site == fnAddr
+	if entry {
+		return entryBranches.check(fn, fnAddr, end)
+	}
+	return walkBranches(fn, fnAddr, site, end)
+}
+
+// walkBranches is checkBranches by decoding fn.
+func walkBranches(fn []byte, fnAddr, site, end uint64) string {
 	entry := site == fnAddr
 	onSite := entry
 	why := ""
@@ -78,4 +88,43 @@ func isIndirectJmp(inst x86asm.Inst) bool {
 	}
 	_, rel := inst.Args[0].(x86asm.Rel)
 	return !rel
+}
+
+// entryBranches keeps which function entries checkBranches let through,
+// by the function's bytes and the range's length: the same function in
+// every process image that maps its file (position-independent code, the
+// same bytes), whose whole decoding was a fifth of placing libc's pads in
+// each. A refusal is walked again: its reason names addresses.
+var entryBranches = branchVerdicts{m: map[branchKey]bool{}}
+
+type branchVerdicts struct {
+	sync.Mutex
+	m     map[branchKey]bool
+	bytes int
+}
+
+type branchKey struct {
+	fn  string
+	len uint64
+}
+
+// maxBranchBytes bounds the functions' bytes entryBranches keeps.
+const maxBranchBytes = 64 << 20
+
+func (v *branchVerdicts) check(fn []byte, fnAddr, end uint64) string {
+	k := branchKey{string(fn), end - fnAddr}
+	v.Lock()
+	ok, known := v.m[k]
+	v.Unlock()
+	if known && ok {
+		return ""
+	}
+	why := walkBranches(fn, fnAddr, fnAddr, end)
+	v.Lock()
+	if _, dup := v.m[k]; !dup && v.bytes+len(fn) <= maxBranchBytes {
+		v.m[k] = why == ""
+		v.bytes += len(fn)
+	}
+	v.Unlock()
+	return why
 }
