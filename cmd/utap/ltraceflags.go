@@ -410,17 +410,32 @@ func (r *resolver) twinsFollow(specs []*probe.Spec, sites []probe.Site) []probe.
 		}
 	}
 	kept := sites[:0]
+	var whys []string
+	unpaired := map[string][]string{} // by why: the functions, once each
 	for _, s := range sites {
 		if twin := s.Spec.Kind == probe.Return && !r.user[s.Spec]; twin {
 			if !entries[fn{s.Spec.Object, s.Spec.Symbol, s.Object, s.FuncAddr}] {
 				continue
 			}
 			if why := uretprobe.NoReturnProbe(s.Func); why != "" {
-				r.note(fmt.Sprintf("%s: its calls show no return value: %s", s.Func, why))
+				if unpaired[why] == nil {
+					whys = append(whys, why)
+				}
+				if !slices.Contains(unpaired[why], s.Func) {
+					unpaired[why] = append(unpaired[why], s.Func)
+				}
 				continue
 			}
 		}
 		kept = append(kept, s)
+	}
+	// One line a reason: -l libc.so.6 named six functions, six lines.
+	for _, why := range whys {
+		if fns := unpaired[why]; len(fns) == 1 {
+			r.note(fmt.Sprintf("%s: its calls show no return value: %s", fns[0], why))
+		} else {
+			r.note(fmt.Sprintf("%s: their calls show no return value: %s", strings.Join(fns, ", "), strings.Replace(why, "it ", "each ", 1)))
+		}
 	}
 	return kept
 }
