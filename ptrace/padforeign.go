@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -45,7 +46,7 @@ func (pd *padEngine) repair(th *thread, regs *unix.PtraceRegs, sig int, si *proc
 		return false
 	}
 	cur := make([]byte, len(ps.jmp))
-	if p.mem.ReadByMem(cur, ps.addr) != nil || bytes.Equal(cur, ps.jmp) {
+	if p.mem.ReadByMem(cur, ps.from()) != nil || bytes.Equal(cur, ps.jmp) {
 		return false
 	}
 	line := fmt.Sprintf("%s at %#x: another tracer's uprobe changed the jump to its in-process pad (%s at %#x)",
@@ -54,11 +55,11 @@ func (pd *padEngine) repair(th *thread, regs *unix.PtraceRegs, sig int, si *proc
 		tr.notices = append(tr.notices, line+": not at an instruction, delivered")
 		return false
 	}
-	orig, at := ps.orig, ps.addr
-	if cur[0] == 0xcc {
-		orig, at = orig[1:], at+1 // the uprobe's int3 stays
+	orig := slices.Clone(ps.orig)
+	if i := ps.addr - ps.from(); cur[i] == 0xcc {
+		orig[i] = 0xcc // the uprobe's int3, at the site, stays
 	}
-	if err := p.mem.WriteAt(orig, at); err != nil {
+	if err := p.mem.WriteAt(orig, ps.from()); err != nil {
 		tr.notices = append(tr.notices, fmt.Sprintf("%s: writing the original code back: %v", line, err))
 		return false
 	}

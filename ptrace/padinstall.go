@@ -127,8 +127,9 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64, filtered bool) er
 			return err
 		}
 	}
-	orig := make([]byte, ps.disp.Len)
-	if err := p.mem.ReadByMem(orig, ps.addr); err != nil {
+	from, n := ps.disp.Span()
+	orig := make([]byte, n)
+	if err := p.mem.ReadByMem(orig, from); err != nil {
 		return err
 	}
 	if err := p.mem.WriteAt(code, at); err != nil {
@@ -139,7 +140,7 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64, filtered bool) er
 	for len(jmp) < len(orig) {
 		jmp = append(jmp, 0xcc)
 	}
-	if err := p.mem.WriteAt(jmp, ps.addr); err != nil {
+	if err := p.mem.WriteAt(jmp, from); err != nil {
 		return err
 	}
 	ps.orig, ps.jmp, ps.pad, ps.id, ps.bp, ps.lay, ps.size = orig, jmp, at, id, nil, lay, size
@@ -161,7 +162,11 @@ func (pd *padEngine) write(p *process, ps *padSite, at uint64, filtered bool) er
 	case ps.trap:
 		what = "a trap pad (a dlopen stops there only while utap lives)"
 	}
-	pd.say(fmt.Sprintf("%s at %#x: %s at %#x (%d bytes displaced)", ps.name, ps.addr, what, at, len(orig)))
+	hop := ""
+	if ps.disp.Hop != 0 {
+		hop = fmt.Sprintf("; a jmp rel8 to its jump in the padding at %#x", ps.disp.Hop)
+	}
+	pd.say(fmt.Sprintf("%s at %#x: %s at %#x (%d bytes displaced%s)", ps.name, ps.addr, what, at, ps.disp.Len, hop))
 	return nil
 }
 

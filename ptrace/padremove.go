@@ -25,11 +25,11 @@ func (pd *padEngine) takeOut(p *process, th *thread) {
 	pd.takeOutSys(p)
 	for _, ps := range pp.sites {
 		cur := make([]byte, len(ps.jmp))
-		if p.mem.ReadByMem(cur, ps.addr) == nil && !bytes.Equal(cur, ps.jmp) {
+		if p.mem.ReadByMem(cur, ps.from()) == nil && !bytes.Equal(cur, ps.jmp) {
 			tr.overwritten = append(tr.overwritten, ps.name)
 			continue
 		}
-		p.mem.WriteAt(ps.orig, ps.addr)
+		p.mem.WriteAt(ps.orig, ps.from())
 	}
 	pp.sites = map[uint64]*padSite{}
 	if pp.ring != nil {

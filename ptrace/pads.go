@@ -216,9 +216,7 @@ func (pl *planner) padPlan() {
 			continue
 		}
 		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: sp, obj: bp.obj, name: bp.name, bp: bp, hijackOnly: len(bp.sites) == 0})
-		for i := range uint64(d.Len) {
-			taken[a+i] = true
-		}
+		takeSpan(taken, d)
 		delete(pl.bps, a)
 	}
 	pl.restorePads(unwinders, busy, stacks, taken)
@@ -250,7 +248,19 @@ func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) boo
 	}
 	bias := bp.addr - s.Addr // runtime minus link-time
 	busy = landingsBusy(land, bias, busy)
-	d, err := ssol.PlanPad(fn, start, bp.addr, busy)
+	d, err := ssol.PlanEntry(fn, start, busy, func() ([]byte, uint64, error) {
+		// The code before the entry from a landing, for a hop.
+		from, ok := land.Before(s.FuncAddr - 1)
+		if !ok || s.FuncAddr-from > maxHopScan {
+			return nil, 0, fmt.Errorf("no landing close before %s", s.Func)
+		}
+		pre := make([]byte, s.FuncAddr-from)
+		if err := pl.p.mem.ReadByMem(pre, from+bias); err != nil {
+			return nil, 0, err
+		}
+		pl.unpatch(pre, from+bias)
+		return pre, from + bias, nil
+	})
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -279,11 +289,30 @@ func (p *process) padAt(addr uint64) *padSite {
 		return nil
 	}
 	for _, ps := range p.pads.sites {
-		if addr >= ps.addr && addr < ps.addr+uint64(len(ps.orig)) {
+		if from := ps.from(); addr >= from && addr < from+uint64(len(ps.orig)) {
 			return ps
 		}
 	}
 	return nil
+}
+
+// takeSpan marks the bytes d's jump takes: no other pad's may.
+func takeSpan(taken map[uint64]bool, d *ssol.Displaced) {
+	from, n := d.Span()
+	for i := range uint64(n) {
+		taken[from+i] = true
+	}
+}
+
+// maxHopScan is how far before a function the landing may be from
+// which the code up to it is decoded, for a hop (ssol.PlanHop).
+const maxHopScan = 4096
+
+// from is where ps's jump's bytes start: at its site, or at a hop's jump
+// in the padding before it (ssol.Displaced.Span).
+func (ps *padSite) from() uint64 {
+	start, _ := ps.disp.Span()
+	return start
 }
 
 // say reports one site's placement when verbose.
@@ -310,10 +339,11 @@ func (pl *planner) threadWords() map[int][]uint64 {
 // about to resume in the middle of: its rip, or a signal frame's saved
 // rip, inside (addr, addr+Len).
 func (pl *planner) inFlight(addr uint64, d *ssol.Displaced, stacks map[int][]uint64) string {
-	end := addr + uint64(d.Len)
+	start, n := d.Span()
+	end := start + uint64(n)
 	for tid, words := range stacks {
 		for _, w := range words {
-			if w > addr && w < end {
+			if w >= start && w < end && w != addr {
 				return fmt.Sprintf("thread %d will resume at %#x, inside the bytes the jump would take", tid, w)
 			}
 		}

@@ -125,7 +125,7 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 	if err != nil {
 		return err.Error()
 	}
-	if _, err := ssol.PlanPad(code, s.FuncAddr, s.Addr, landingsBusy(land, 0, nil)); err != nil {
+	if _, err := ssol.PlanEntry(code, s.FuncAddr, landingsBusy(land, 0, nil), FileBefore(s.Object, s.FuncAddr, land)); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -140,4 +140,17 @@ func staticReturnWhy(s *probe.Site) string {
 		return err.Error()
 	}
 	return returnProgWhy(sp)
+}
+
+// FileBefore reads, for a hop (ssol.PlanEntry), an object's code before
+// the function at fnAddr from the landing before it.
+func FileBefore(object string, fnAddr uint64, land *elfsym.Landings) func() ([]byte, uint64, error) {
+	return func() ([]byte, uint64, error) {
+		from, ok := land.Before(fnAddr - 1)
+		if !ok || fnAddr-from > maxHopScan {
+			return nil, 0, fmt.Errorf("no landing close before %#x", fnAddr)
+		}
+		code, err := elfsym.Code(object, from, fnAddr-from)
+		return code, from, err
+	}
 }

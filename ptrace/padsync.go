@@ -97,9 +97,7 @@ func (pl *planner) syncPads(addrs []uint64, busy func(uint64) bool, stacks map[i
 		}
 		sp := &siteProg{site: bp.syncSite, cond: syncCond}
 		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, sp: sp, obj: bp.obj, name: bp.name, bp: bp, syncPoint: true})
-		for i := range uint64(d.Len) {
-			taken[a+i] = true
-		}
+		takeSpan(taken, d)
 	}
 }
 

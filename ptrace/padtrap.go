@@ -30,9 +30,7 @@ func (pl *planner) trapPads(addrs []uint64, busy func(uint64) bool, stacks map[i
 			continue
 		}
 		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, obj: bp.obj, name: bp.name, bp: bp, trap: true})
-		for i := range uint64(d.Len) {
-			taken[a+i] = true
-		}
+		takeSpan(taken, d)
 		delete(pl.bps, a)
 	}
 }

@@ -42,9 +42,7 @@ func (pl *planner) restorePads(unwinders []uint64, busy func(uint64) bool, stack
 			continue
 		}
 		pl.pads = append(pl.pads, &padSite{addr: a, disp: d, obj: bp.obj, name: bp.name, bp: bp, restore: true})
-		for i := range uint64(d.Len) {
-			taken[a+i] = true
-		}
+		takeSpan(taken, d)
 		delete(pl.bps, a)
 	}
 }

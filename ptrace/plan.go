@@ -156,7 +156,7 @@ func (pl *planner) unpatch(code []byte, addr uint64) {
 	}
 	for _, ps := range pl.p.pads.sites {
 		for i, b := range ps.orig {
-			if a := ps.addr + uint64(i); a >= addr && a < addr+uint64(len(code)) {
+			if a := ps.from() + uint64(i); a >= addr && a < addr+uint64(len(code)) {
 				code[a-addr] = b
 			}
 		}

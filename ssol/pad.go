@@ -41,6 +41,11 @@ type Displaced struct {
 	// Branches: a conditional branch among them (a system call pad's)
 	// may leave the pad before its end.
 	Branches bool
+	// Hop: where the jump to the pad is, in the padding before the site,
+	// which jumps there (jmp rel8); 0 when the jump is at the site
+	// (padhop.go). hopFill: the padding between that jump and the site.
+	Hop     uint64
+	hopFill []byte
 }
 
 // IsJcc says whether in is a conditional jump (jcc rel8 or rel32).
@@ -318,8 +323,12 @@ func (d *Displaced) appendMoved(out []byte, in *Insn, pc uint64) ([]byte, error)
 	return out, nil
 }
 
-// Jump is the 5-byte jmp rel32 written at the site to reach pad.
+// Jump is the 5-byte jmp rel32 written at the site to reach pad, or a
+// hop's bytes from its jump on (Span says where they go).
 func (d *Displaced) Jump(pad uint64) ([]byte, error) {
+	if d.Hop != 0 {
+		return d.hopJump(pad)
+	}
 	rel, ok := rel32(d.Addr+JumpLen, pad)
 	if !ok {
 		return nil, fmt.Errorf("%w at %#x: the pad at %#x is beyond ±2 GiB", ErrNoPad, d.Addr, pad)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/utap/utap/elfsym"
+	"github.com/utap/utap/ptrace"
 	"github.com/utap/utap/ssol"
 )
 
@@ -50,7 +51,7 @@ func padEntry(s elfsym.Symbol) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
-	if _, err := ssol.PlanPad(code, s.Addr, s.Addr, land.Has); err != nil {
+	if _, err := ssol.PlanEntry(code, s.Addr, land.Has, ptrace.FileBefore(s.Object, s.Addr, land)); err != nil {
 		why := err.Error()
 		if _, after, ok := strings.Cut(why, ": "); ok {
 			why = after // the address is the row's

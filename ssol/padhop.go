@@ -1,0 +1,143 @@
+package ssol
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/utap/utap/internal/x86"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// A hop: a function entry whose instructions give no five bytes for the
+// jump (glibc's memmove, whose fourth byte mempcpy jumps to; a function
+// of three bytes, `xor %eax,%eax; ret`) takes a two-byte jmp rel8 to a
+// jump in the alignment padding just before it, nops or int3s nothing
+// lands in. A path that falls through the padding into the function
+// (glibc's __memmove_chk falls into memmove) meets that jump at an
+// instruction boundary of its own and enters the pad as it would have
+// entered the function: at its entry, the same registers and stack.
+
+// hopLen is the bytes of the jump at the entry: jmp rel8.
+const hopLen = 2
+
+// PlanEntry plans a pad at a function's entry (site == fnAddr, fn its
+// code): PlanPad's jump, or where that is refused a hop, whose padding
+// before reads: the code from an instruction boundary (a landing) up to
+// fnAddr. The error is PlanPad's when the hop is refused too.
+func PlanEntry(fn []byte, fnAddr uint64, busy func(uint64) bool, before func() ([]byte, uint64, error)) (*Displaced, error) {
+	d, err := PlanPad(fn, fnAddr, fnAddr, busy)
+	if err == nil || before == nil {
+		return d, err
+	}
+	pre, preAddr, perr := before()
+	if perr != nil {
+		return nil, err
+	}
+	if h, herr := PlanHop(pre, preAddr, fn, fnAddr, busy); herr == nil {
+		return h, nil
+	}
+	return nil, err
+}
+
+// PlanHop plans the displaced instructions at fnAddr, a function's entry
+// (fn its code), for a hop through the padding before it: pre is the
+// code from preAddr, an instruction boundary, up to fnAddr. busy is asked
+// of every address the hop takes but the entry.
+func PlanHop(pre []byte, preAddr uint64, fn []byte, fnAddr uint64, busy func(uint64) bool) (*Displaced, error) {
+	no := func(format string, a ...any) error {
+		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, fnAddr}, a...)...)
+	}
+	d := &Displaced{Addr: fnAddr}
+	for d.Len < hopLen {
+		if d.Len >= len(fn) {
+			return nil, no("the function ends %d bytes after the site", d.Len)
+		}
+		in, err := Analyze(fn[d.Len:], fnAddr+uint64(d.Len))
+		if err != nil {
+			return nil, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, fnAddr, err)
+		}
+		d.Len += len(in.Bytes)
+		if why := padRefusal(in, d.Len >= hopLen); why != "" {
+			return nil, no("%s (%s at %#x)", why, in.Text, in.Addr)
+		}
+		d.Insns = append(d.Insns, in)
+	}
+	end := fnAddr + uint64(d.Len)
+	for a := fnAddr + 1; a < end && busy != nil; a++ {
+		if busy(a) {
+			return nil, no("%#x is busy", a)
+		}
+	}
+	if why := checkBranches(fn, fnAddr, fnAddr, end); why != "" {
+		return nil, no("%s", why)
+	}
+	at, err := hopSlot(pre, preAddr, fnAddr, busy)
+	if err != nil {
+		return nil, no("%v", err)
+	}
+	d.Hop = at
+	d.hopFill = append([]byte(nil), pre[at+JumpLen-preAddr:]...)
+	return d, nil
+}
+
+// hopSlot finds where the hop's jump goes: the instruction boundary
+// closest to fnAddr in the run of nops and int3s that ends at fnAddr
+// (pre decoded from preAddr), with the jump's five bytes before fnAddr,
+// within a jmp rel8 of the entry, nothing busy from there to fnAddr.
+func hopSlot(pre []byte, preAddr, fnAddr uint64, busy func(uint64) bool) (uint64, error) {
+	if preAddr >= fnAddr || uint64(len(pre)) != fnAddr-preAddr {
+		return 0, errors.New("no code before the function")
+	}
+	var starts []uint64 // the boundaries of the trailing run of padding
+	for off := 0; off < len(pre); {
+		inst, err := x86.Decode(pre[off:])
+		if err != nil || off+inst.Len > len(pre) {
+			return 0, fmt.Errorf("the code before the function does not decode at %#x", preAddr+uint64(off))
+		}
+		if inst.Op == x86asm.NOP || inst.Len == 1 && pre[off] == 0xcc {
+			starts = append(starts, preAddr+uint64(off))
+		} else {
+			starts = starts[:0]
+		}
+		off += inst.Len
+	}
+	for i := len(starts) - 1; i >= 0; i-- {
+		at := starts[i]
+		if at+JumpLen > fnAddr {
+			continue
+		}
+		if int64(at)-int64(fnAddr+hopLen) < -128 {
+			break
+		}
+		for a := at; a < fnAddr; a++ {
+			if busy != nil && busy(a) {
+				return 0, fmt.Errorf("the padding before the function is busy at %#x", a)
+			}
+		}
+		return at, nil
+	}
+	return 0, errors.New("no padding for a jump before the function")
+}
+
+// Span is the bytes a pad's jump takes: from the hop's jump in the
+// padding when there is one, else from the site, to the displaced
+// instructions' end.
+func (d *Displaced) Span() (start uint64, n int) {
+	if d.Hop != 0 {
+		return d.Hop, int(d.Addr + uint64(d.Len) - d.Hop)
+	}
+	return d.Addr, d.Len
+}
+
+// hopJump is Jump for a hop: the jump in the padding, the padding after
+// it as it was, the jmp rel8 at the site.
+func (d *Displaced) hopJump(pad uint64) ([]byte, error) {
+	rel, ok := rel32(d.Hop+JumpLen, pad)
+	if !ok {
+		return nil, fmt.Errorf("%w at %#x: the pad at %#x is beyond ±2 GiB", ErrNoPad, d.Addr, pad)
+	}
+	b := binary.LittleEndian.AppendUint32([]byte{0xe9}, uint32(rel))
+	b = append(b, d.hopFill...)
+	return append(b, 0xeb, byte(int8(int64(d.Hop)-int64(d.Addr+hopLen)))), nil
+}
