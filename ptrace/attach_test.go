@@ -43,35 +43,35 @@ func snapshot(t *testing.T, pid int) (string, []byte) {
 	return string(maps), code
 }
 
-func TestAttachDetachRestores(t *testing.T) {
-	need.Root(t)
-	bin := fixture.C(t, "pt_loop.c")
-	cmd := exec.Command(bin)
+// running starts bin with args and waits for its first line: a process
+// to attach to, killed at the test's end; lines reads the rest.
+func running(t *testing.T, bin string, args ...string) (pid int, lines *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines = bufio.NewScanner(stdout)
 	lines.Scan() // running
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	pid := cmd.Process.Pid
-	maps0, code0 := snapshot(t, pid)
+	return cmd.Process.Pid, lines
+}
 
+// attachFor traces pid with e until n events came, then detaches.
+func attachFor(t *testing.T, e *Engine, pid int, sites []probe.Site, n int, each func(*probe.Event)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
-	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(2))}
+	defer cancel()
+	seen := 0
 	done := make(chan error)
 	go func() {
-		_, err := (&Engine{}).Trace(ctx, probe.Target{PIDs: []int{pid}}, sites, func(e *probe.Event) {
-			if n++; n == 5000 {
-				cancel()
+		_, err := e.Trace(ctx, probe.Target{PIDs: []int{pid}}, sites, func(ev *probe.Event) {
+			if each != nil {
+				each(ev)
 			}
-			if e.Args[0].Int != 1 {
-				t.Errorf("arg2 = %d", e.Args[0].Int)
+			if seen++; seen == n {
+				cancel()
 			}
 		})
 		done <- err
@@ -84,9 +84,15 @@ func TestAttachDetachRestores(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("trace did not stop")
 	}
-	if n < 5000 {
-		t.Fatalf("%d events", n)
+	if seen < n {
+		t.Fatalf("%d events, want %d", seen, n)
 	}
+}
+
+// restored checks that pid, detached, has the maps and code of the
+// snapshot taken before, no tracer, and runs on.
+func restored(t *testing.T, pid int, maps0 string, code0 []byte) {
+	t.Helper()
 	maps1, code1 := snapshot(t, pid)
 	if maps0 != maps1 {
 		t.Errorf("maps differ after detach:\n%s\n----\n%s", maps0, maps1)
@@ -102,6 +108,24 @@ func TestAttachDetachRestores(t *testing.T) {
 	if st, _ := proc.StatusField(pid, "State"); !strings.HasPrefix(st, "S") && !strings.HasPrefix(st, "R") {
 		t.Errorf("state %q after detach", st)
 	}
+}
+
+func TestAttachDetachRestores(t *testing.T) {
+	need.Root(t)
+	bin := fixture.C(t, "pt_loop.c")
+	pid, lines := running(t, bin)
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	maps0, code0 := snapshot(t, pid)
+	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(2))}
+	attachFor(t, &Engine{}, pid, sites, 5000, func(e *probe.Event) {
+		if e.Args[0].Int != 1 {
+			t.Errorf("arg2 = %d", e.Args[0].Int)
+		}
+	})
+	restored(t, pid, maps0, code0)
 }
 
 // TestAttachThenDlopen: a process attached to loads a library by dlopen

@@ -3,16 +3,10 @@
 package ptrace
 
 import (
-	"bufio"
-	"context"
-	"os/exec"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/utap/utap/internal/fixture"
 	"github.com/utap/utap/internal/need"
-	"github.com/utap/utap/internal/proc"
 	"github.com/utap/utap/probe"
 )
 
@@ -50,50 +44,13 @@ func TestPadHop(t *testing.T) {
 func TestPadHopDetach(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_hop.c", "-O1")
-	cmd := exec.Command(bin, "0")
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	lines.Scan() // running
-	pid := cmd.Process.Pid
+	pid, _ := running(t, bin, "0")
 	maps0, code0 := snapshot(t, pid)
-	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
 	var st runStats
 	e := &Engine{stats: &st, Verbose: func(s string) { t.Log(s) }}
-	sites := []probe.Site{siteAt(t, bin, "f", 0), siteAt(t, bin, "tiny", 0)}
-	done := make(chan error)
-	go func() {
-		_, err := e.Trace(ctx, probe.Target{PIDs: []int{pid}}, sites, func(*probe.Event) {
-			if n++; n == 3000 {
-				cancel()
-			}
-		})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("trace did not stop")
+	attachFor(t, e, pid, []probe.Site{siteAt(t, bin, "f", 0), siteAt(t, bin, "tiny", 0)}, 3000, nil)
+	if st.pads != 2 {
+		t.Fatalf("%d pads, want f's and tiny's", st.pads)
 	}
-	if n < 3000 || st.pads != 2 {
-		t.Fatalf("%d events, %d pads", n, st.pads)
-	}
-	maps1, code1 := snapshot(t, pid)
-	if maps0 != maps1 {
-		t.Errorf("maps differ after detach:\n%s\n----\n%s", maps0, maps1)
-	}
-	if string(code0) != string(code1) {
-		t.Errorf("code differs after detach")
-	}
-	time.Sleep(50 * time.Millisecond)
-	if s, _ := proc.StatusField(pid, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
-		t.Errorf("state %q after detach", s)
-	}
+	restored(t, pid, maps0, code0)
 }

@@ -92,9 +92,16 @@ func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Disp
 	if site < fnAddr || site-fnAddr >= uint64(len(fn)) {
 		return nil, no("outside the function at %#x (%d bytes)", fnAddr, len(fn))
 	}
+	return displace(fn, fnAddr, site, JumpLen, busy, no)
+}
+
+// displace takes the instructions at site (fn is the code from fnAddr)
+// until they cover n bytes, each able to run from a pad, with nothing
+// busy nor any branch of fn landing inside them (PlanPad's rules).
+func displace(fn []byte, fnAddr, site uint64, n int, busy func(uint64) bool, no func(string, ...any) error) (*Displaced, error) {
 	start := int(site - fnAddr)
 	d := &Displaced{Addr: site}
-	for d.Len < JumpLen {
+	for d.Len < n {
 		off := start + d.Len
 		if off >= len(fn) {
 			return nil, no("the function ends %d bytes after the site", d.Len)
@@ -104,12 +111,12 @@ func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Disp
 			return nil, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, site, err)
 		}
 		d.Len += len(in.Bytes)
-		if d.Len < JumpLen && in.isRet() && padding(fn[start+d.Len:], JumpLen-d.Len) {
+		if d.Len < n && in.isRet() && padding(fn[start+d.Len:], n-d.Len) {
 			// A function that only returns (the loader's _dl_debug_state,
 			// one byte) followed by its alignment's nops: the jump covers
 			// them too; nothing runs them, nor lands there (busy).
-			d.Len = JumpLen
-		} else if why := padRefusal(in, d.Len >= JumpLen); why != "" {
+			d.Len = n
+		} else if why := padRefusal(in, d.Len >= n); why != "" {
 			return nil, no("%s (%s at %#x)", why, in.Text, in.Addr)
 		}
 		d.Insns = append(d.Insns, in)

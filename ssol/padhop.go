@@ -48,29 +48,12 @@ func PlanHop(pre []byte, preAddr uint64, fn []byte, fnAddr uint64, busy func(uin
 	no := func(format string, a ...any) error {
 		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, fnAddr}, a...)...)
 	}
-	d := &Displaced{Addr: fnAddr}
-	for d.Len < hopLen {
-		if d.Len >= len(fn) {
-			return nil, no("the function ends %d bytes after the site", d.Len)
-		}
-		in, err := Analyze(fn[d.Len:], fnAddr+uint64(d.Len))
-		if err != nil {
-			return nil, fmt.Errorf("%w at %#x: instruction refused (%w)", ErrNoPad, fnAddr, err)
-		}
-		d.Len += len(in.Bytes)
-		if why := padRefusal(in, d.Len >= hopLen); why != "" {
-			return nil, no("%s (%s at %#x)", why, in.Text, in.Addr)
-		}
-		d.Insns = append(d.Insns, in)
+	if len(fn) == 0 {
+		return nil, no("function size unknown")
 	}
-	end := fnAddr + uint64(d.Len)
-	for a := fnAddr + 1; a < end && busy != nil; a++ {
-		if busy(a) {
-			return nil, no("%#x is busy", a)
-		}
-	}
-	if why := checkBranches(fn, fnAddr, fnAddr, end); why != "" {
-		return nil, no("%s", why)
+	d, err := displace(fn, fnAddr, fnAddr, hopLen, busy, no)
+	if err != nil {
+		return nil, err
 	}
 	at, err := hopSlot(pre, preAddr, fnAddr, busy)
 	if err != nil {
