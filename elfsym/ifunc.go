@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/utap/utap/internal/proc"
+	"github.com/utap/utap/internal/x86"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // An IFUNC symbol (libc's strlen, memcpy...) points at a resolver that
@@ -79,4 +81,45 @@ func (ld *loader) ifuncImpl(o *object, fn fsym) (fsym, error) {
 	}
 	s.name, s.demangled = fn.name, fn.demangled
 	return s, nil
+}
+
+// IFuncImpls lists the implementations the IFUNC resolver at link-time
+// address resolver of the ELF file path may pick, as far as its code
+// says: each function entry it takes the address of (`lea sym(%rip)`, as
+// glibc's resolvers return their choice). ok is false when it takes none
+// that is a function's entry with a known size: then the choice is
+// unknown before the process runs.
+func IFuncImpls(path string, resolver, size uint64) (impls []Symbol, ok bool) {
+	o, err := cachedObject(path, path)
+	if err != nil || o.symbols() != nil || size == 0 {
+		return nil, false
+	}
+	code, err := o.codeAt(resolver, size)
+	if err != nil {
+		return nil, false
+	}
+	seen := map[uint64]bool{}
+	for off := 0; off < len(code); {
+		inst, err := x86.Decode(code[off:])
+		if err != nil {
+			return nil, false
+		}
+		pc := resolver + uint64(off+inst.Len)
+		off += inst.Len
+		m, isMem := inst.Args[1].(x86asm.Mem)
+		if inst.Op != x86asm.LEA || !isMem || m.Base != x86asm.RIP {
+			continue
+		}
+		t := pc + uint64(m.Disp)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		fn, found := o.covering(t)
+		if !found || fn.addr != t || fn.size == 0 {
+			continue // data (a table, a string), or a bare label
+		}
+		impls = append(impls, Symbol{Object: path, Name: fn.name, Kind: "func", Addr: fn.addr, Size: fn.size})
+	}
+	return impls, len(impls) > 0
 }

@@ -67,3 +67,27 @@ func TestIFUNCAliasesOneSite(t *testing.T) {
 		t.Errorf("libc:mem*: %d sites", len(sites))
 	}
 }
+
+// TestIFuncImpls: libc's strlen and memmove resolvers take the address
+// of each implementation they may pick; the one the loader picked in a
+// running process is among them.
+func TestIFuncImpls(t *testing.T) {
+	bin := fixture.C(t, "elf_target.c")
+	pid := startSleeper(t, bin)
+	for _, fn := range []string{"strlen", "memmove"} {
+		before := resolveOne(t, Target{Exe: bin}, "libc:"+fn)
+		impls, ok := IFuncImpls(before.Object, before.FuncAddr, before.FuncSize)
+		if !ok || len(impls) < 2 {
+			t.Fatalf("%s: %d implementations (%v)", fn, len(impls), ok)
+		}
+		after := resolveOne(t, Target{PID: pid}, "libc:"+fn)
+		found := false
+		for _, s := range impls {
+			found = found || s.Addr == after.FuncAddr
+		}
+		if !found {
+			t.Errorf("%s: the loader's pick at %#x is not among %+v", fn, after.FuncAddr, impls)
+		}
+		t.Logf("%s: %d implementations", fn, len(impls))
+	}
+}

@@ -53,6 +53,9 @@ func PadsAll(sites []probe.Site, stackDepth int, pids []int) error {
 			at[k].entries++
 		}
 	}
+	if why, shared := ifuncShared(sites); shared {
+		return fmt.Errorf("%w: %s", ErrNoPad, why)
+	}
 	for i := range sites {
 		s := &sites[i]
 		c := at[[2]any{s.Object, s.Addr}]
@@ -87,7 +90,7 @@ func staticWhy(s *probe.Site, stackDepth int, readsOK bool) string {
 	case s.USDT:
 		return "a static probe (inside a function)"
 	case s.IFunc:
-		return "an IFUNC (the implementation the loader picks decides)"
+		return ifuncWhy(s, stackDepth, readsOK)
 	case stackDepth > 0:
 		return "a stack is asked for (-k)"
 	case s.GoFunc || s.ABI == probe.ABIGoRegs:
@@ -153,4 +156,49 @@ func FileBefore(object string, fnAddr uint64, land *elfsym.Landings) func() ([]b
 		code, err := elfsym.Code(object, from, fnAddr-from)
 		return code, from, err
 	}
+}
+
+// ifuncWhy is staticWhy for an IFUNC's site: every implementation its
+// resolver may pick (elfsym.IFuncImpls) must take a pad.
+func ifuncWhy(s *probe.Site, stackDepth int, readsOK bool) string {
+	impls, ok := elfsym.IFuncImpls(s.Object, s.FuncAddr, s.FuncSize)
+	if !ok || s.Addr != s.FuncAddr {
+		return "an IFUNC (the implementation the loader picks decides)"
+	}
+	for _, im := range impls {
+		c := *s
+		c.IFunc, c.Addr, c.FuncAddr, c.FuncSize = false, im.Addr, im.Addr, im.Size
+		if why := staticWhy(&c, stackDepth, readsOK); why != "" {
+			return fmt.Sprintf("an IFUNC whose implementation %s would keep a breakpoint: %s", im.Name, why)
+		}
+	}
+	return ""
+}
+
+// ifuncShared says whether two IFUNC sites of different specs may
+// resolve to one implementation (memcpy and memmove do): two probes at
+// one address, which no pad holds. A pattern's do not: its aliases make
+// one site (elfsym).
+func ifuncShared(sites []probe.Site) (string, bool) {
+	type key struct {
+		impl uint64
+		ret  bool // an entry and its return share an address
+	}
+	owner := map[key]*probe.Site{}
+	for i := range sites {
+		s := &sites[i]
+		if !s.IFunc {
+			continue
+		}
+		ret := s.Spec != nil && s.Spec.Kind == probe.Return
+		impls, _ := elfsym.IFuncImpls(s.Object, s.FuncAddr, s.FuncSize)
+		for _, im := range impls {
+			k := key{im.Addr, ret}
+			if o := owner[k]; o != nil && o.FuncAddr != s.FuncAddr && o.Spec != s.Spec {
+				return fmt.Sprintf("%s and %s may resolve to one implementation, %s: several probes at one address", o.Func, s.Func, im.Name), true
+			}
+			owner[k] = s
+		}
+	}
+	return "", false
 }

@@ -48,3 +48,24 @@ func TestCLIAutoBackendPads(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIAutoBackendIFunc: an IFUNC (libc's strlen, memcpy) takes the
+// ptrace engine when every implementation its resolver may pick takes a
+// pad (memmove's through a hop); two IFUNCs that may resolve to one
+// implementation would be two probes at one address: the kernel's.
+func TestCLIAutoBackendIFunc(t *testing.T) {
+	need.Uprobes(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-e", "libc:strlen"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-c", "-e", "libc:memcpy"}, "utap: backend ptrace: every probe runs in-process (pads)"},
+		{[]string{"-e", "libc:memcpy", "-e", "libc:memmove"}, "utap: backend uprobe"},
+	} {
+		r := utap(t, append(append([]string{"run"}, c.args...), "--", "/bin/true")...)
+		if r.code != 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}
