@@ -248,18 +248,18 @@ func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) boo
 	}
 	bias := bp.addr - s.Addr // runtime minus link-time
 	busy = landingsBusy(land, bias, busy)
-	d, err := ssol.PlanEntry(fn, start, busy, func() ([]byte, uint64, error) {
+	d, err := ssol.PlanEntry(fn, start, busy, func() (ssol.Before, error) {
 		// The code before the entry from a landing, for a hop.
 		from, ok := land.Before(s.FuncAddr - 1)
 		if !ok || s.FuncAddr-from > maxHopScan {
-			return nil, 0, fmt.Errorf("no landing close before %s", s.Func)
+			return ssol.Before{}, fmt.Errorf("no landing close before %s", s.Func)
 		}
 		pre := make([]byte, s.FuncAddr-from)
 		if err := pl.p.mem.ReadByMem(pre, from+bias); err != nil {
-			return nil, 0, err
+			return ssol.Before{}, err
 		}
 		pl.unpatch(pre, from+bias)
-		return pre, from + bias, nil
+		return ssol.Before{Code: pre, At: from + bias, Lands: func(a uint64) bool { return land.Has(a - bias) }}, nil
 	})
 	if err != nil {
 		return nil, err.Error()

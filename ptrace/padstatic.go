@@ -147,14 +147,14 @@ func staticReturnWhy(s *probe.Site) string {
 
 // FileBefore reads, for a hop (ssol.PlanEntry), an object's code before
 // the function at fnAddr from the landing before it.
-func FileBefore(object string, fnAddr uint64, land *elfsym.Landings) func() ([]byte, uint64, error) {
-	return func() ([]byte, uint64, error) {
+func FileBefore(object string, fnAddr uint64, land *elfsym.Landings) func() (ssol.Before, error) {
+	return func() (ssol.Before, error) {
 		from, ok := land.Before(fnAddr - 1)
 		if !ok || fnAddr-from > maxHopScan {
-			return nil, 0, fmt.Errorf("no landing close before %#x", fnAddr)
+			return ssol.Before{}, fmt.Errorf("no landing close before %#x", fnAddr)
 		}
 		code, err := elfsym.Code(object, from, fnAddr-from)
-		return code, from, err
+		return ssol.Before{Code: code, At: from, Lands: land.Has}, err
 	}
 }
 

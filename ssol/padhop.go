@@ -21,30 +21,39 @@ import (
 // hopLen is the bytes of the jump at the entry: jmp rel8.
 const hopLen = 2
 
+// Before is the code before a function, for a hop: Code from At, an
+// instruction boundary (a landing), up to the function; Lands says where
+// code elsewhere jumps: one inside an instruction decoded from At means
+// that decoding is not the code's.
+type Before struct {
+	Code  []byte
+	At    uint64
+	Lands func(uint64) bool
+}
+
 // PlanEntry plans a pad at a function's entry (site == fnAddr, fn its
-// code): PlanPad's jump, or where that is refused a hop, whose padding
-// before reads: the code from an instruction boundary (a landing) up to
-// fnAddr. The error is PlanPad's when the hop is refused too.
-func PlanEntry(fn []byte, fnAddr uint64, busy func(uint64) bool, before func() ([]byte, uint64, error)) (*Displaced, error) {
+// code): PlanPad's jump, or where that is refused a hop through the
+// padding before reads. The error is PlanPad's when the hop is refused
+// too.
+func PlanEntry(fn []byte, fnAddr uint64, busy func(uint64) bool, before func() (Before, error)) (*Displaced, error) {
 	d, err := PlanPad(fn, fnAddr, fnAddr, busy)
 	if err == nil || before == nil {
 		return d, err
 	}
-	pre, preAddr, perr := before()
-	if perr != nil {
+	b, berr := before()
+	if berr != nil {
 		return nil, err
 	}
-	if h, herr := PlanHop(pre, preAddr, fn, fnAddr, busy); herr == nil {
+	if h, herr := PlanHop(b, fn, fnAddr, busy); herr == nil {
 		return h, nil
 	}
 	return nil, err
 }
 
 // PlanHop plans the displaced instructions at fnAddr, a function's entry
-// (fn its code), for a hop through the padding before it: pre is the
-// code from preAddr, an instruction boundary, up to fnAddr. busy is asked
-// of every address the hop takes but the entry.
-func PlanHop(pre []byte, preAddr uint64, fn []byte, fnAddr uint64, busy func(uint64) bool) (*Displaced, error) {
+// (fn its code), for a hop through the padding before it (b). busy is
+// asked of every address the hop takes but the entry.
+func PlanHop(b Before, fn []byte, fnAddr uint64, busy func(uint64) bool) (*Displaced, error) {
 	no := func(format string, a ...any) error {
 		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, fnAddr}, a...)...)
 	}
@@ -55,20 +64,22 @@ func PlanHop(pre []byte, preAddr uint64, fn []byte, fnAddr uint64, busy func(uin
 	if err != nil {
 		return nil, err
 	}
-	at, err := hopSlot(pre, preAddr, fnAddr, busy)
+	at, err := hopSlot(b, fnAddr, busy)
 	if err != nil {
 		return nil, no("%v", err)
 	}
 	d.Hop = at
-	d.hopFill = append([]byte(nil), pre[at+JumpLen-preAddr:]...)
+	d.hopFill = append([]byte(nil), b.Code[at+JumpLen-b.At:]...)
 	return d, nil
 }
 
 // hopSlot finds where the hop's jump goes: the instruction boundary
 // closest to fnAddr in the run of nops and int3s that ends at fnAddr
-// (pre decoded from preAddr), with the jump's five bytes before fnAddr,
-// within a jmp rel8 of the entry, nothing busy from there to fnAddr.
-func hopSlot(pre []byte, preAddr, fnAddr uint64, busy func(uint64) bool) (uint64, error) {
+// (b's code decoded from its start), with the jump's five bytes before
+// fnAddr, within a jmp rel8 of the entry, nothing busy from there to
+// fnAddr.
+func hopSlot(b Before, fnAddr uint64, busy func(uint64) bool) (uint64, error) {
+	pre, preAddr := b.Code, b.At
 	if preAddr >= fnAddr || uint64(len(pre)) != fnAddr-preAddr {
 		return 0, errors.New("no code before the function")
 	}
@@ -77,6 +88,13 @@ func hopSlot(pre []byte, preAddr, fnAddr uint64, busy func(uint64) bool) (uint64
 		inst, err := x86.Decode(pre[off:])
 		if err != nil || off+inst.Len > len(pre) {
 			return 0, fmt.Errorf("the code before the function does not decode at %#x", preAddr+uint64(off))
+		}
+		// Something lands inside this instruction: the decoding is not
+		// the code's (its start was no boundary), or the code is odd.
+		for a := preAddr + uint64(off) + 1; a < preAddr+uint64(off+inst.Len) && b.Lands != nil; a++ {
+			if b.Lands(a) {
+				return 0, fmt.Errorf("code lands at %#x, inside the instruction at %#x", a, preAddr+uint64(off))
+			}
 		}
 		if inst.Op == x86asm.NOP || inst.Len == 1 && pre[off] == 0xcc {
 			starts = append(starts, preAddr+uint64(off))

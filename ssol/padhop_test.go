@@ -27,7 +27,8 @@ func TestPlanHop(t *testing.T) {
 	if _, err := PlanPad(memmove, fnAddr, fnAddr, landing); !errors.Is(err, ErrNoPad) {
 		t.Fatalf("PlanPad over the landing: %v", err)
 	}
-	d, err := PlanEntry(memmove, fnAddr, landing, func() ([]byte, uint64, error) { return pre, preAddr, nil })
+	before := func() (Before, error) { return Before{pre, preAddr, landing}, nil }
+	d, err := PlanEntry(memmove, fnAddr, landing, before)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,21 +51,33 @@ func TestPlanHop(t *testing.T) {
 	}
 
 	tiny := []byte{0x31, 0xc0, 0xc3} // xor %eax,%eax; ret
-	if d, err := PlanEntry(tiny, fnAddr, nil, func() ([]byte, uint64, error) { return pre, preAddr, nil }); err != nil || d.Len != 2 || d.Hop == 0 {
+	if d, err := PlanEntry(tiny, fnAddr, nil, before); err != nil || d.Len != 2 || d.Hop == 0 {
 		t.Errorf("tiny: %+v, %v", d, err)
 	}
 	// Refused: a landing in the padding; no padding (an instruction ends
 	// at the entry).
 	busy := func(a uint64) bool { return a == fnAddr+3 || a == fnAddr-2 }
+	// A landing inside an instruction of the code before (the jb's
+	// rel32): its decoding is not to be trusted. Busy there (another
+	// pad's jump over the jb) is no matter.
+	inside := func(a uint64) bool { return a == fnAddr+3 || a == preAddr+5 }
 	noPad := append(append([]byte(nil), pre[:len(pre)-3]...), 0x48, 0x89, 0xc8) // mov %rcx,%rax
 	for name, c := range map[string]struct {
-		pre  []byte
-		busy func(uint64) bool
-	}{"busy padding": {pre, busy}, "no padding": {noPad, landing}} {
+		pre         []byte
+		busy, lands func(uint64) bool
+	}{
+		"busy padding":     {pre, busy, landing},
+		"no padding":       {noPad, landing, landing},
+		"a landing inside": {pre, landing, inside},
+	} {
 		p := c.pre
-		if _, err := PlanHop(p, fnAddr-uint64(len(p)), memmove, fnAddr, c.busy); !errors.Is(err, ErrNoPad) {
+		if _, err := PlanHop(Before{p, fnAddr - uint64(len(p)), c.lands}, memmove, fnAddr, c.busy); !errors.Is(err, ErrNoPad) {
 			t.Errorf("%s: %v, want a refusal", name, err)
 		}
+	}
+	taken := func(a uint64) bool { return a == fnAddr+3 || a == preAddr+5 }
+	if _, err := PlanHop(Before{pre, preAddr, landing}, memmove, fnAddr, taken); err != nil {
+		t.Errorf("another pad's bytes in the code before: %v", err)
 	}
 }
 
