@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -56,7 +57,8 @@ type fsym struct {
 	name   string
 	addr   uint64
 	size   uint64
-	global bool // STB_GLOBAL (preferred over weak and local aliases)
+	global bool // exported, STB_GLOBAL or STB_WEAK (preferred over local aliases)
+	weak   bool // STB_WEAK
 	ifunc  bool // STT_GNU_IFUNC: addr is the resolver, not the implementation
 	plt    bool
 	// demangled is the source name of a C++ or Rust symbol (demangle.go).
@@ -191,8 +193,15 @@ func (o *object) covering(addr uint64) (fsym, bool) {
 }
 
 // better says whether a is a better name than b for the same address:
-// global over weak or local, then fewer leading underscores, then shorter.
+// not a compatibility alias (a symbol version after one @, llseek@GLIBC_2.2.5
+// beside lseek), then exported over local, then fewer leading underscores
+// (glibc's public names are weak aliases of global __names: lseek of
+// __lseek), then STB_GLOBAL over weak (strchr over index, memcmp over
+// bcmp), then shorter.
 func better(a, b fsym) bool {
+	if ca, cb := compatAlias(a.name), compatAlias(b.name); ca != cb {
+		return cb
+	}
 	if a.global != b.global {
 		return a.global
 	}
@@ -200,10 +209,20 @@ func better(a, b fsym) bool {
 	if ua != ub {
 		return ua < ub
 	}
+	if a.weak != b.weak {
+		return b.weak
+	}
 	if len(a.name) != len(b.name) {
 		return len(a.name) < len(b.name)
 	}
 	return a.name < b.name
+}
+
+// compatAlias: a symbol's non-default version (name@VERSION, where the
+// default is name@@VERSION).
+func compatAlias(name string) bool {
+	i := strings.IndexByte(name, '@')
+	return i >= 0 && !strings.HasPrefix(name[i:], "@@")
 }
 
 func underscores(s string) int {

@@ -43,7 +43,8 @@ func (o *object) loadSymbols() error {
 				name:      s.Name,
 				addr:      s.Value,
 				size:      s.Size,
-				global:    elf.ST_BIND(s.Info) == elf.STB_GLOBAL,
+				global:    elf.ST_BIND(s.Info) != elf.STB_LOCAL,
+				weak:      elf.ST_BIND(s.Info) == elf.STB_WEAK,
 				ifunc:     typ == elf.STT_GNU_IFUNC,
 				demangled: demangled(s.Name),
 			})
