@@ -83,9 +83,7 @@ func (in *Insn) IsJcc() bool { return in.Action == Emulate && in.an.emu.kind == 
 //     and undecodable bytes are stepped over one at a time (which can only
 //     find more targets, so refuse more).
 func PlanPad(fn []byte, fnAddr, site uint64, busy func(addr uint64) bool) (*Displaced, error) {
-	no := func(format string, a ...any) error {
-		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, site}, a...)...)
-	}
+	no := noPadAt(site)
 	if len(fn) == 0 {
 		return nil, no("function size unknown")
 	}
@@ -133,6 +131,14 @@ func displace(fn []byte, fnAddr, site uint64, n int, busy func(uint64) bool, no 
 	return d, nil
 }
 
+// noPadAt makes the errors that refuse a pad at site: ErrNoPad wrapped,
+// the site, why.
+func noPadAt(site uint64) func(format string, a ...any) error {
+	return func(format string, a ...any) error {
+		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, site}, a...)...)
+	}
+}
+
 func (in *Insn) isRet() bool { return in.Action == Emulate && in.an.emu.kind == emRet }
 
 // padding says whether b is alignment padding up to its end, nops or
@@ -143,17 +149,25 @@ func padding(b []byte, n int) bool {
 		return false
 	}
 	for len(b) > 0 {
-		if b[0] == 0xcc {
-			b = b[1:]
-			continue
-		}
-		inst, err := x86asm.Decode(b, 64)
-		if err != nil || inst.Op != x86asm.NOP {
+		k := fill(b)
+		if k == 0 {
 			return false
 		}
-		b = b[inst.Len:]
+		b = b[k:]
 	}
 	return true
+}
+
+// fill is the length of the alignment padding instruction b starts
+// with, a nop or an int3, 0 if it starts with none.
+func fill(b []byte) int {
+	if len(b) > 0 && b[0] == 0xcc {
+		return 1
+	}
+	if inst, err := x86.Decode(b); err == nil && inst.Op == x86asm.NOP {
+		return inst.Len
+	}
+	return 0
 }
 
 // padRefusal says why in cannot run from a pad, or "". last: in completes

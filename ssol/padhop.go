@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/utap/utap/internal/x86"
-	"golang.org/x/arch/x86/x86asm"
 )
 
 // A hop: a function entry whose instructions give no five bytes for the
@@ -54,9 +53,7 @@ func PlanEntry(fn []byte, fnAddr uint64, busy func(uint64) bool, before func() (
 // (fn its code), for a hop through the padding before it (b). busy is
 // asked of every address the hop takes but the entry.
 func PlanHop(b Before, fn []byte, fnAddr uint64, busy func(uint64) bool) (*Displaced, error) {
-	no := func(format string, a ...any) error {
-		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, fnAddr}, a...)...)
-	}
+	no := noPadAt(fnAddr)
 	if len(fn) == 0 {
 		return nil, no("function size unknown")
 	}
@@ -96,7 +93,7 @@ func hopSlot(b Before, fnAddr uint64, busy func(uint64) bool) (uint64, error) {
 				return 0, fmt.Errorf("code lands at %#x, inside the instruction at %#x", a, preAddr+uint64(off))
 			}
 		}
-		if inst.Op == x86asm.NOP || inst.Len == 1 && pre[off] == 0xcc {
+		if fill(pre[off:]) == inst.Len {
 			starts = append(starts, preAddr+uint64(off))
 		} else {
 			starts = starts[:0]

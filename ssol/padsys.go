@@ -47,9 +47,7 @@ func PlanSyscallAny(code []byte, from, sc uint64) (*Displaced, int, error) {
 }
 
 func planSyscall(code []byte, from, sc uint64, busy func(addr uint64) bool, needNr bool) (*Displaced, int, error) {
-	no := func(format string, a ...any) error {
-		return fmt.Errorf("%w at %#x: "+format, append([]any{ErrNoPad, sc}, a...)...)
-	}
+	no := noPadAt(sc)
 	starts, err := syscallStarts(code, from, sc)
 	if err != nil {
 		return nil, 0, err
