@@ -248,19 +248,14 @@ func (pl *planner) displace(bp *breakpoint, s *probe.Site, busy func(uint64) boo
 	}
 	bias := bp.addr - s.Addr // runtime minus link-time
 	busy = landingsBusy(land, bias, busy)
-	d, err := ssol.PlanEntry(fn, start, busy, func() (ssol.Before, error) {
-		// The code before the entry from a landing, for a hop.
-		from, ok := land.Before(s.FuncAddr - 1)
-		if !ok || s.FuncAddr-from > maxHopScan {
-			return ssol.Before{}, fmt.Errorf("no landing close before %s", s.Func)
-		}
-		pre := make([]byte, s.FuncAddr-from)
+	d, err := ssol.PlanEntry(fn, start, busy, hopBefore(land, s.FuncAddr, bias, func(from, n uint64) ([]byte, error) {
+		pre := make([]byte, n)
 		if err := pl.p.mem.ReadByMem(pre, from+bias); err != nil {
-			return ssol.Before{}, err
+			return nil, err
 		}
 		pl.unpatch(pre, from+bias)
-		return ssol.Before{Code: pre, At: from + bias, Lands: func(a uint64) bool { return land.Has(a - bias) }}, nil
-	})
+		return pre, nil
+	}))
 	if err != nil {
 		return nil, err.Error()
 	}

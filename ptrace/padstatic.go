@@ -148,13 +148,20 @@ func staticReturnWhy(s *probe.Site) string {
 // FileBefore reads, for a hop (ssol.PlanEntry), an object's code before
 // the function at fnAddr from the landing before it.
 func FileBefore(object string, fnAddr uint64, land *elfsym.Landings) func() (ssol.Before, error) {
+	return hopBefore(land, fnAddr, 0, func(from, n uint64) ([]byte, error) { return elfsym.Code(object, from, n) })
+}
+
+// hopBefore reads, for a hop, the code before the function at link-time
+// fnAddr from the landing before it (read takes link-time addresses), as
+// it lies at bias (runtime minus link-time).
+func hopBefore(land *elfsym.Landings, fnAddr, bias uint64, read func(from, n uint64) ([]byte, error)) func() (ssol.Before, error) {
 	return func() (ssol.Before, error) {
 		from, ok := land.Before(fnAddr - 1)
 		if !ok || fnAddr-from > maxHopScan {
 			return ssol.Before{}, fmt.Errorf("no landing close before %#x", fnAddr)
 		}
-		code, err := elfsym.Code(object, from, fnAddr-from)
-		return ssol.Before{Code: code, At: from, Lands: land.Has}, err
+		code, err := read(from, fnAddr-from)
+		return ssol.Before{Code: code, At: from + bias, Lands: func(a uint64) bool { return land.Has(a - bias) }}, err
 	}
 }
 
