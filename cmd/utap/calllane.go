@@ -56,3 +56,47 @@ func (l *callLane) Call(c *probe.Call) bool {
 	}
 	return ok
 }
+
+// Form is the lane of calls like c from their numbers
+// (probe.CallForms): the writer's form, after the typed return value's
+// move (a typed return value is rax, Out's one number: Ret's number
+// then goes).
+func (l *callLane) Form(c *probe.Call) probe.CallForm {
+	drop := l.typed.is(c.Return) && len(c.Out) >= 1
+	if drop {
+		if len(c.Out) > 1 {
+			return nil
+		}
+		typed := *c
+		l.typed.call(&typed)
+		c = &typed
+	}
+	f := l.w.Form(c)
+	if f == nil {
+		return nil
+	}
+	return &laneForm{l: l, f: f, drop: drop}
+}
+
+// laneForm is a form's lane (callLane.Form).
+type laneForm struct {
+	l    *callLane
+	f    *output.Form
+	drop bool // the last number, Ret's: the typed return value is it
+}
+
+func (f *laneForm) Call(pid, tid int, nums []uint64) bool {
+	l := f.l
+	if *l.werr != nil {
+		return true // the trace is ending: dropped, as emit drops
+	}
+	if f.drop {
+		nums = nums[:len(nums)-1]
+	}
+	ok, err := f.f.Call(pid, tid, nums)
+	if err != nil {
+		*l.werr = err
+		l.end()
+	}
+	return ok
+}

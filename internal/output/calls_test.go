@@ -194,8 +194,10 @@ func callsInOneEvent(t *testing.T, o Options) {
 				t.Errorf("%s, periodic %v, %+v: paired\n%s\none by one\n%s", format, periodic, o, got, want)
 			}
 			if periodic {
-				if got := writeCalls(t, format, o, pairUp(callEvents())); got != want {
-					t.Errorf("%s, %+v: as calls\n%s\none by one\n%s", format, o, got, want)
+				for _, forms := range []bool{false, true} {
+					if got := writeCalls(t, format, o, pairUp(callEvents()), forms); got != want {
+						t.Errorf("%s, %+v, forms %v: as calls\n%s\none by one\n%s", format, o, forms, got, want)
+					}
 				}
 			}
 		}
@@ -204,8 +206,9 @@ func callsInOneEvent(t *testing.T, o Options) {
 
 // writeCalls writes each pair of one thread's call as a probe.Call where the writer takes
 // one (the in-process pads' lane, probe.Target.Calls), the pair's events
-// where it does not.
-func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event) string {
+// where it does not; with forms, from its numbers where the writer has a
+// form for it (probe.CallForms).
+func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event, forms bool) string {
 	var buf bytes.Buffer
 	fw, err := New(format, &buf, o)
 	if err != nil {
@@ -226,6 +229,19 @@ func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event) stri
 		}
 		if w.CallsTimed() {
 			c.TimeNs = ev.TimeNs
+		}
+		if f := w.Form(&c); forms && f != nil && c.Return >= 0 {
+			nums := []uint64{}
+			for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
+				nums = append(nums, v.Int)
+			}
+			ok, err := f.Call(c.PID, c.TID, nums)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				continue
+			}
 		}
 		if c.Return >= 0 || r == nil && ev.Kind == "entry" {
 			ok, err := w.Call(&c)
@@ -287,4 +303,22 @@ func mustNew(b *testing.B, o Options) Writer {
 		b.Fatal(err)
 	}
 	return w
+}
+
+// BenchmarkTextForm: the same line from its numbers alone
+// (probe.CallForms), as the pads' one-record calls write it.
+func BenchmarkTextForm(b *testing.B) {
+	w := Periodic(mustNew(b, Options{Calls: map[int]int{0: 1}}), time.Hour)
+	defer w.Close()
+	c := probe.Call{TID: 27899, Func: "work", Entry: 0, Return: 1,
+		Args: []probe.Value{{Signed: true}, {Signed: true}},
+		Ret:  probe.Value{Signed: true, Format: probe.FormatGuess}}
+	f := w.Form(&c)
+	nums := []uint64{1234567, 2, 0x3d0901}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, err := f.Call(0, 27899, nums); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
 }

@@ -189,6 +189,27 @@ func (e *events) oneRecord(rec *pad.Record, s, rs *Site, pid, tid int) bool {
 	if e.held.rec != nil || e.open != nil || e.timed || rs.Where != nil || len(rs.Fetches) > 1 || !e.takes(s) || !e.takes(rs) {
 		return false
 	}
+	rax := rec.Vals[pad.MaxOpenValues]
+	if s.Where == nil && rec.Strs|rec.Faults == 0 {
+		if f := e.form(s, rs, rec); f != nil {
+			// Numbers alone: Args', Out's (rax, the typed return
+			// value, if fetched), Ret's (rax).
+			n := copy(e.nums[:], rec.Vals[:len(s.Fetches)])
+			if len(rs.Fetches) == 1 {
+				e.nums[n] = rax
+				n++
+			}
+			e.nums[n] = rax
+			if f.Call(pid, tid, e.nums[:n+1]) {
+				return true
+			}
+		}
+	}
+	return e.calls.Call(e.oneCall(rec, s, rs, pid, tid))
+}
+
+// oneCall is the Call of a one-record call (oneRecord).
+func (e *events) oneCall(rec *pad.Record, s, rs *Site, pid, tid int) *probe.Call {
 	c := &e.c
 	c.PID, c.TID, c.Probe, c.Func = pid, tid, s.Probe, s.Func
 	c.Entry, c.Return, c.ReturnProbe = s.Index, rs.Index, rs.Probe
@@ -198,5 +219,18 @@ func (e *events) oneRecord(rec *pad.Record, s, rs *Site, pid, tid int) bool {
 	rax := [1]uint64{rec.Vals[pad.MaxOpenValues]}
 	c.Out = e.cOut.plain(rs, rax[:len(rs.Fetches)])
 	setRawRet(&c.Ret, rax[0])
-	return e.calls.Call(c)
+	return c
+}
+
+// form is the writer of s's one-record calls (returning at rs) from
+// their numbers (probe.CallForms), asked once with rec's Call, whose
+// values are numbers (oneRecord); nil: they come as Calls.
+func (e *events) form(s, rs *Site, rec *pad.Record) probe.CallForm {
+	if !s.formed {
+		s.formed = true
+		if e.forms != nil && len(rs.Fetches) <= 1 {
+			s.form = e.forms.Form(e.oneCall(rec, s, rs, 0, 0))
+		}
+	}
+	return s.form
 }

@@ -121,6 +121,7 @@ func (d *Drainer) Lends(t probe.Target) {
 	d.ev.borrow, d.ev.pairs = t.Borrow, t.Pairs
 	if t.Pairs && t.Calls != nil {
 		d.ev.calls, d.ev.timed = t.Calls, t.Calls.Timed()
+		d.ev.forms, _ = t.Calls.(probe.CallForms)
 	}
 	d.ev.lines = t.Lines
 }

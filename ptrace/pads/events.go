@@ -33,6 +33,8 @@ type events struct {
 	// calls: calls without events (calls.go), probe.Target.Calls; held
 	// the entry kept; c and its values the Call written.
 	calls       probe.CallWriter
+	forms       probe.CallForms // calls, when it takes calls' numbers alone
+	nums        [pad.MaxOpenValues + 2]uint64
 	timed       bool     // calls.Timed()
 	d           *Drainer // makes a kept entry's event (unhold)
 	held        heldCall

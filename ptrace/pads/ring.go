@@ -26,6 +26,10 @@ type Site struct {
 	// call: whether its calls may come without events (calls.go), once
 	// asked: 0 not yet, 1 yes, 2 no. The drainer's only.
 	call int8
+	// form: its one-record calls' writer from their numbers, once
+	// formed (events.form); nil: they come as Calls.
+	form   probe.CallForm
+	formed bool
 }
 
 // FromRax and ExtraAt are Site.Where's values for a fetch not in a

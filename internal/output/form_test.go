@@ -1,0 +1,124 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/utap/utap/probe"
+)
+
+// TestFormsAsCalls: calls written from their numbers (probe.CallForms)
+// make the lines their Calls make, every kind of number, a form's first
+// call (not hot) and the next, threads and functions taking turns.
+func TestFormsAsCalls(t *testing.T) {
+	v := func(u uint64, f probe.Format, signed bool) probe.Value {
+		return probe.Value{Int: u, Format: f, Signed: signed}
+	}
+	neg := uint64(1<<64 - 5)
+	calls := []probe.Call{
+		{Func: "work", Args: []probe.Value{v(1234567, 0, true), v(2, 0, true)}, Ret: v(0x3d0901, probe.FormatGuess, true)},
+		{Func: "work", Args: []probe.Value{v(neg, 0, true), v(neg, 0, false)}, Ret: v(neg, probe.FormatGuess, true)},
+		{Func: "hexes", Args: []probe.Value{v(0, probe.FormatPointer, false), v(0x1000, probe.FormatPointer, false), v(255, probe.FormatHex, false)},
+			Ret: v(0, probe.FormatPointer, false)},
+		{Func: "misc", Args: []probe.Value{v('a', probe.FormatChar, false), v(0o644, probe.FormatOctal, false), v(1, probe.FormatBool, false)},
+			Out: []probe.Value{v(7, probe.FormatUnsigned, false)}, Ret: v(neg, probe.FormatDec, true)},
+		{Func: "outonly", Out: []probe.Value{v(3, 0, true)}, Ret: v(4, 0, true)},
+		{Func: "none", Ret: v(0, probe.FormatVoid, false)},
+	}
+	for i := range calls {
+		calls[i].Probe, calls[i].ReturnProbe, calls[i].Entry, calls[i].Return = calls[i].Func, "", 0, 1
+	}
+	var seq []probe.Call
+	for _, tid := range []int{1, 1, 2, 1} {
+		for _, c := range calls {
+			for range 2 {
+				c.TID, c.PID = tid, 1
+				seq = append(seq, c)
+			}
+		}
+	}
+	write := func(forms bool) string {
+		var buf bytes.Buffer
+		fw, err := New("text", &buf, Options{Calls: map[int]int{0: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := Periodic(fw, 0)
+		made := map[string]*Form{}
+		for _, c := range seq {
+			if forms {
+				key := formKey(c)
+				f, ok := made[key]
+				if !ok {
+					if f = w.Form(&c); f == nil {
+						t.Fatalf("%s: no form", c.Func)
+					}
+					made[key] = f
+				}
+				var nums []uint64
+				for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
+					nums = append(nums, v.Int)
+				}
+				ok, err := f.Call(c.PID, c.TID, nums)
+				if err != nil || !ok {
+					t.Fatalf("%s: %v %v", c.Func, ok, err)
+				}
+				continue
+			}
+			if ok, err := w.Call(&c); err != nil || !ok {
+				t.Fatalf("%s: %v %v", c.Func, ok, err)
+			}
+		}
+		if err := End(w); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	want, got := write(false), write(true)
+	if got != want {
+		t.Errorf("from numbers:\n%s\nfrom calls:\n%s", got, want)
+	}
+	t.Logf("\n%s", got)
+}
+
+// TestNoForms: calls whose lines are not numbers alone, or timed, get
+// no form: they come as Calls.
+func TestNoForms(t *testing.T) {
+	w := Periodic(mustNewT(t, "text", Options{Calls: map[int]int{0: 1}}), 0)
+	defer w.Close()
+	for _, c := range []probe.Call{
+		{Func: "str", Entry: 0, Return: 1, Args: []probe.Value{{Str: "a", IsStr: true}}},
+		{Func: "null", Entry: 0, Return: 1, Args: []probe.Value{{Null: true}}},
+		{Func: "named", Entry: 0, Return: 1, Ret: probe.Value{Name: "LC_ALL"}},
+		{Func: "entry", Entry: 0, Return: -1},
+		{Func: "timed", Entry: 0, Return: 1, DurationNs: 5},
+	} {
+		if f := w.Form(&c); f != nil {
+			t.Errorf("%s: a form", c.Func)
+		}
+	}
+	if f := Periodic(mustNewT(t, "json", Options{}), 0).Form(&probe.Call{Func: "f", Return: 1}); f != nil {
+		t.Error("json: a form")
+	}
+}
+
+// formKey says which calls share a form: their values' but numbers.
+func formKey(c probe.Call) string {
+	c.Args, c.Out = append([]probe.Value{}, c.Args...), append([]probe.Value{}, c.Out...)
+	for _, vs := range [][]probe.Value{c.Args, c.Out, {c.Ret}} {
+		for i := range vs {
+			vs[i].Int = 0
+		}
+	}
+	c.Ret.Int, c.TID, c.PID = 0, 0, 0
+	return fmt.Sprintf("%+v", c)
+}
+
+func mustNewT(t *testing.T, format string, o Options) Writer {
+	w, err := New(format, &bytes.Buffer{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
