@@ -49,25 +49,26 @@ type CallWriter interface {
 
 // A CallForms is a CallWriter that also takes calls as their numbers
 // alone (Form): an engine that reads a call's values as raw numbers (the
-// pads' one-record calls) passes the numbers, and the writer formats the
-// line straight from them, no Call made per call (half of the
-// tracer's time per line: docs/benchmarks.md).
+// pads' one-record calls) passes the numbers, a run of one thread's calls
+// at a time, and the writer formats the lines straight from them, no
+// Call made per call nor passed on (docs/benchmarks.md).
 type CallForms interface {
 	CallWriter
 	// Form returns the writer of the calls like c whose every value is
 	// a number (none a string, unreadable or NULL): c's values but
-	// their numbers (Value.Int) say how each is shown. nil: such calls
-	// come as Calls. Asked once per pair of probe sites, the answer
-	// kept; c is valid only during the call.
+	// their numbers (Value.Int) say how each is shown. It writes every
+	// call it is given (as Call would take them); nil: such calls come
+	// as Calls. Asked once per pair of probe sites, the answer kept; c
+	// is valid only during the call.
 	Form(c *Call) CallForm
 }
 
 // A CallForm writes the calls of one form (CallForms.Form).
 type CallForm interface {
-	// Call writes the call of thread tid of process pid whose values'
-	// numbers are nums: Args', then Out's, then Ret's. false: not
-	// written, the engine then makes it a Call.
-	Call(pid, tid int, nums []uint64) bool
+	// Calls writes n calls of thread tid of process pid, one after the
+	// other, whose values' numbers are nums: len(nums)/n a call, Args',
+	// then Out's, then Ret's.
+	Calls(pid, tid int, nums []uint64, n int)
 }
 
 // A Batcher is told of the batches an engine emits (Target.Lines): Hold

@@ -59,11 +59,10 @@ func (l *callLane) Call(c *probe.Call) bool {
 
 // Form is the lane of calls like c from their numbers
 // (probe.CallForms): the writer's form, after the typed return value's
-// move (a typed return value is rax, Out's one number: Ret's number
-// then goes).
+// move (a typed return value is rax, Out's one number, which the writer
+// then reads as Ret's, leaving the last).
 func (l *callLane) Form(c *probe.Call) probe.CallForm {
-	drop := l.typed.is(c.Return) && len(c.Out) >= 1
-	if drop {
+	if l.typed.is(c.Return) && len(c.Out) >= 1 {
 		if len(c.Out) > 1 {
 			return nil
 		}
@@ -75,28 +74,22 @@ func (l *callLane) Form(c *probe.Call) probe.CallForm {
 	if f == nil {
 		return nil
 	}
-	return &laneForm{l: l, f: f, drop: drop}
+	return &laneForm{l: l, f: f}
 }
 
 // laneForm is a form's lane (callLane.Form).
 type laneForm struct {
-	l    *callLane
-	f    *output.Form
-	drop bool // the last number, Ret's: the typed return value is it
+	l *callLane
+	f *output.Form
 }
 
-func (f *laneForm) Call(pid, tid int, nums []uint64) bool {
+func (f *laneForm) Calls(pid, tid int, nums []uint64, n int) {
 	l := f.l
 	if *l.werr != nil {
-		return true // the trace is ending: dropped, as emit drops
+		return // the trace is ending: dropped, as emit drops
 	}
-	if f.drop {
-		nums = nums[:len(nums)-1]
-	}
-	ok, err := f.f.Call(pid, tid, nums)
-	if err != nil {
+	if err := f.f.Calls(pid, tid, nums, len(nums)/n); err != nil {
 		*l.werr = err
 		l.end()
 	}
-	return ok
 }

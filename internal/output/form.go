@@ -14,19 +14,14 @@ import (
 
 // formWriter is a callWriter that writes calls from their numbers.
 type formWriter interface {
-	form(c *probe.Call) callForm
-}
-
-// callForm writes the calls of one form.
-type callForm interface {
-	call(pid, tid int, nums []uint64) (bool, error)
+	form(c *probe.Call) *textForm
 }
 
 // A Form writes the calls of one form from their numbers, as Call writes
 // them (probe.CallForm, but for its error).
 type Form struct {
 	p *PeriodicWriter
-	f callForm
+	f *textForm
 }
 
 // Form is the writer of calls like c from their numbers (probe.CallForms),
@@ -43,20 +38,18 @@ func (p *PeriodicWriter) Form(c *probe.Call) *Form {
 	return &Form{p: p, f: f}
 }
 
-// Call writes the call of thread tid of pid whose values' numbers are
-// nums (probe.CallForm), or says it did not (as PeriodicWriter.Call).
-func (f *Form) Call(pid, tid int, nums []uint64) (bool, error) {
+// Calls writes the calls whose values' numbers are nums, stride numbers
+// a call, each call's first its form's (probe.CallForm): what follows
+// them in a call's stride the form does not read.
+func (f *Form) Calls(pid, tid int, nums []uint64, stride int) error {
 	p := f.p
 	p.lock()
-	ok, err := false, p.err
+	err := p.err
 	if err == nil {
-		ok, err = f.f.call(pid, tid, nums)
-		if ok || err != nil {
-			err = p.wrote(err)
-		}
+		err = p.wrote(f.f.calls(pid, tid, nums, stride))
 	}
 	p.unlock()
-	return ok, err
+	return err
 }
 
 // textForm is a form's Call, its numbers set per call for text.Call,
@@ -108,8 +101,10 @@ func kindOf(v *probe.Value) numKind {
 	return numValue
 }
 
-func (t *text) form(c *probe.Call) callForm {
-	if c.Return < 0 || c.TimeNs != 0 || c.DurationNs != 0 {
+func (t *text) form(c *probe.Call) *textForm {
+	// Every call of a form makes a line at once: a call and its return
+	// twins (oneLine), no depth to show (-n), no time.
+	if c.Return < 0 || !t.oneLine(c.Entry, c.Return, c.Func) || t.o.Indent > 0 || c.TimeNs != 0 || c.DurationNs != 0 {
 		return nil
 	}
 	f := &textForm{t: t, c: *c}
@@ -137,19 +132,37 @@ func (t *text) form(c *probe.Call) callForm {
 	return f
 }
 
-func (f *textForm) call(pid, tid int, nums []uint64) (bool, error) {
+// calls writes the calls of nums, stride numbers a call: at once when
+// hot, else by Call, which writes the call's line too (form) and makes
+// it hot for the next.
+func (f *textForm) calls(pid, tid int, nums []uint64, stride int) error {
 	c, t := &f.c, f.t
-	if len(nums) != len(f.nums) {
-		return false, nil
+	w := len(f.nums)
+	if stride < w {
+		return nil
 	}
 	c.PID, c.TID = pid, tid
-	if !t.hot(c) {
-		// Call's other paths: the line's start, or the two events.
-		for i, u := range nums {
-			f.vals[i].Int = u
+	for ; len(nums) >= stride; nums = nums[stride:] {
+		if !t.hot(c) {
+			for i, u := range nums[:w] {
+				f.vals[i].Int = u
+			}
+			if _, err := t.Call(c); err != nil {
+				return err
+			}
+			continue
 		}
-		return t.Call(c)
+		if err := f.line(nums[:w]); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// line writes the line of a call whose numbers are nums, its start the
+// last line's (hot).
+func (f *textForm) line(nums []uint64) error {
+	t := f.t
 	b := append(t.w.room(), t.headText...)
 	for i, u := range nums {
 		n := &f.nums[i]
@@ -172,5 +185,5 @@ func (f *textForm) call(pid, tid int, nums []uint64) (bool, error) {
 			b = ltraceValue(b, v, t.o.StrLen)
 		}
 	}
-	return true, t.flushLine(append(b, '\n'))
+	return t.flushLine(append(b, '\n'))
 }

@@ -32,10 +32,8 @@ func TestFormsAsCalls(t *testing.T) {
 	var seq []probe.Call
 	for _, tid := range []int{1, 1, 2, 1} {
 		for _, c := range calls {
-			for range 2 {
-				c.TID, c.PID = tid, 1
-				seq = append(seq, c)
-			}
+			c.TID, c.PID = tid, 1
+			seq = append(seq, c, c) // twice: a form writes a run
 		}
 	}
 	write := func(forms bool) string {
@@ -46,8 +44,10 @@ func TestFormsAsCalls(t *testing.T) {
 		}
 		w := Periodic(fw, 0)
 		made := map[string]*Form{}
-		for _, c := range seq {
+		for i := 0; i < len(seq); i++ {
+			c := seq[i]
 			if forms {
+				i++ // the run of two
 				key := formKey(c)
 				f, ok := made[key]
 				if !ok {
@@ -56,13 +56,15 @@ func TestFormsAsCalls(t *testing.T) {
 					}
 					made[key] = f
 				}
+				// Each call's numbers with one more after them, which
+				// the form does not read (the lane's typed return).
 				var nums []uint64
 				for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
 					nums = append(nums, v.Int)
 				}
-				ok, err := f.Call(c.PID, c.TID, nums)
-				if err != nil || !ok {
-					t.Fatalf("%s: %v %v", c.Func, ok, err)
+				nums = append(nums, 99)
+				if err := f.Calls(c.PID, c.TID, append(nums, nums...), len(nums)); err != nil {
+					t.Fatalf("%s: %v", c.Func, err)
 				}
 				continue
 			}
@@ -93,6 +95,7 @@ func TestNoForms(t *testing.T) {
 		{Func: "named", Entry: 0, Return: 1, Ret: probe.Value{Name: "LC_ALL"}},
 		{Func: "entry", Entry: 0, Return: -1},
 		{Func: "timed", Entry: 0, Return: 1, DurationNs: 5},
+		{Func: "not twins", Entry: 2, Return: 3},
 	} {
 		if f := w.Form(&c); f != nil {
 			t.Errorf("%s: a form", c.Func)
@@ -100,6 +103,10 @@ func TestNoForms(t *testing.T) {
 	}
 	if f := Periodic(mustNewT(t, "json", Options{}), 0).Form(&probe.Call{Func: "f", Return: 1}); f != nil {
 		t.Error("json: a form")
+	}
+	nested := Periodic(mustNewT(t, "text", Options{Calls: map[int]int{0: 1}, Indent: 2}), 0) // -n: a line's depth
+	if f := nested.Form(&probe.Call{Func: "f", Return: 1}); f != nil {
+		t.Error("-n: a form")
 	}
 }
 

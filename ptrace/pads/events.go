@@ -34,7 +34,7 @@ type events struct {
 	// the entry kept; c and its values the Call written.
 	calls       probe.CallWriter
 	forms       probe.CallForms // calls, when it takes calls' numbers alone
-	nums        [pad.MaxOpenValues + 2]uint64
+	run         formRun
 	timed       bool     // calls.Timed()
 	d           *Drainer // makes a kept entry's event (unhold)
 	held        heldCall
@@ -103,6 +103,7 @@ func (e *events) put(pe *padEvent) {
 // not given back yet (pad.Ring.SetDrained): a held entry's strings are
 // read in place.
 func (e *events) end() {
+	e.run.flush()
 	e.unhold(e.d)
 	if o := e.open; o != nil {
 		e.open = nil
