@@ -262,7 +262,8 @@ func trace(c *cli.Context, attach bool) error {
 		WallClock: c.Bool("tt"), StrLen: strLen(c.Int("s")), Durations: c.Bool("T"), LtraceEnds: ltraceEnds(c, sysSites),
 		Calls: calls, Unpaired: unpaired, Indent: c.Int("n"), Clock: ltraceClock(c), Addr: ltraceAddr(c),
 		StracePIDs: t.Follow || len(t.PIDs) > 1 || !onlySyscalls(specs) || c.Bool("always-show-pid"), FdPath: fdPathFlag(c),
-		Weight: weight, Sys: filter.sys,
+		FilePIDs: toFile(c) && (t.Follow || len(t.PIDs) > 1),
+		Weight:   weight, Sys: filter.sys,
 	}
 	var out io.Writer = os.Stderr // summaries, with -ff
 	var fw output.Writer

@@ -32,6 +32,13 @@ func openOutput(path string) (io.Writer, func(), error) {
 	return f, func() { f.Close() }, nil
 }
 
+// toFile says whether the trace's lines go to one file (-o, not "-" nor
+// -ff's per-task files), where strace and ltrace write a pid as "N ".
+func toFile(c *cli.Context) bool {
+	o := c.String("o")
+	return o != "" && o != "-" && !c.Bool("ff")
+}
+
 // sharedTerminal says whether the trace's lines go to a terminal the
 // command writes to as well (run mode, -o unset or "-", the command's
 // stdout or stderr a terminal too) and show a line per event: the

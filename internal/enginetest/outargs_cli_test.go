@@ -94,8 +94,8 @@ func TestCLIOutArgsLtrace(t *testing.T) {
 		if got := slices.DeleteFunc(ltraceLines(string(data)), racing); !reflect.DeepEqual(got, want) {
 			t.Errorf("utap's lines:\n%s\nltrace's:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
-		for _, re := range []string{`(?m)^\[pid \d+\] read\(\d+ <unfinished \.\.\.>$`,
-			`(?m)^\[pid \d+\] <\.\.\. read resumed> , "pipedata", 64\) = 8$`} {
+		for _, re := range []string{`(?m)^\d+ read\(\d+ <unfinished \.\.\.>$`,
+			`(?m)^\d+ <\.\.\. read resumed> , "pipedata", 64\) = 8$`} {
 			if !regexp.MustCompile(re).Match(data) {
 				t.Errorf("no line matching %s in\n%s", re, data)
 			}
@@ -163,8 +163,8 @@ func TestCLIOutArgsPads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, re := range []string{`(?m)^\[pid \d+\] read\(3, "hello-world\\n", 4096\) = 12$`, `(?m)^\[pid \d+\] read\(3, "", 4096\) = 0$`,
-		`(?m)^\[pid \d+\] write\(\d+, "pipedata", 8( <unfinished \.\.\.>|\) = 8)$`, `(?m)^\[pid \d+\] fgets\("hello-world\\n", 64, 0x[0-9a-f]+\) = 0x[0-9a-f]+$`, `(?m)^\[pid \d+\] <\.\.\. read resumed> , "pipedata", 64\) = 8$`} {
+	for _, re := range []string{`(?m)^\d+ read\(3, "hello-world\\n", 4096\) = 12$`, `(?m)^\d+ read\(3, "", 4096\) = 0$`,
+		`(?m)^\d+ write\(\d+, "pipedata", 8( <unfinished \.\.\.>|\) = 8)$`, `(?m)^\d+ fgets\("hello-world\\n", 64, 0x[0-9a-f]+\) = 0x[0-9a-f]+$`, `(?m)^\d+ <\.\.\. read resumed> , "pipedata", 64\) = 8$`} {
 		if !regexp.MustCompile(re).Match(data) {
 			t.Errorf("no line matching %s in\n%s", re, data)
 		}

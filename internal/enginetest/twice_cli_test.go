@@ -37,7 +37,9 @@ func TestCLIReturnsTwice(t *testing.T) {
 		"plt":  {"-E", "*"},
 		"libc": {"-e", "libc:_setjmp", "-e", "libc:__sigsetjmp", "-e", "libc:getcontext", "-e", "libc:swapcontext", "-e", "libc:vfork", "-e", "libc:longjmp"},
 	}
-	vforked := regexp.MustCompile(`(?m)^\[pid (\d+)\] (vfork\(.*\) = |<\.\.\. vfork resumed> \) = )(0x[1-9a-f][0-9a-f]*|[1-9]\d*)$`)
+	// A line's pid: "N " into a file with -f (strace's and ltrace's
+	// column), "[pid N] " else.
+	vforked := regexp.MustCompile(`(?m)^(?:\d+|\[pid \d+\]) (vfork\(.*\) = |<\.\.\. vfork resumed> \) = )(0x[1-9a-f][0-9a-f]*|[1-9]\d*)$`)
 	for _, v := range variants {
 		for what, spec := range specs {
 			for _, follow := range []bool{false, true} {
@@ -67,7 +69,7 @@ func TestCLIReturnsTwice(t *testing.T) {
 					if n := len(vforked.FindAllString(trace, -1)); n != 3 {
 						t.Errorf("%d vforks with a child's pid, want 3:\n%s", n, trace)
 					}
-					setjmps := regexp.MustCompile(`(?m)^\[pid \d+\] _setjmp\(.*\)$`).FindAllString(trace, -1)
+					setjmps := regexp.MustCompile(`(?m)^(?:\d+|\[pid \d+\]) _setjmp\(.*\)$`).FindAllString(trace, -1)
 					if len(setjmps) < 3 {
 						t.Errorf("%d _setjmp lines, each its entry alone, want 3 or more:\n%s", len(setjmps), trace)
 					}

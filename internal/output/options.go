@@ -43,6 +43,11 @@ type Options struct {
 	// StracePIDs puts "[pid N] " before system call, signal and exit lines
 	// (strace -f); without it they start with the call, as strace's do.
 	StracePIDs bool
+	// FilePIDs writes pids as strace and ltrace write them into a file
+	// (-o with -f): "N " before a function's line (ltrace's "%d "), and
+	// before a system call's padded to five ("%-5d ", strace's; -Y's
+	// "N<comm> "), not "[pid N] " as on a terminal.
+	FilePIDs bool
 	// FdPath shows a file descriptor of a system call as fd<path> (strace
 	// -y); nil: as a number.
 	FdPath func(pid, fd int) string

@@ -104,16 +104,26 @@ func (t *text) sysPrefix(b []byte, ev *probe.Event, at int64) []byte {
 		t.tids[ev.TID] = true
 	}
 	if t.o.StracePIDs || len(t.tids) > 1 {
-		if t.o.Sys.Comm {
+		switch {
+		case t.o.Sys.Comm:
 			b = t.appendPIDComm(b, ev)
-		} else {
+		case t.o.FilePIDs:
+			// strace's "%-5d ": the pid's column five wide.
+			n := len(b)
+			b = dec.AppendInt(b, int64(ev.TID))
+			for len(b)-n < 5 {
+				b = append(b, ' ')
+			}
+			b = append(b, ' ')
+		default:
 			b = t.appendPID(b, ev.TID)
 		}
 	}
 	return t.stamp(b, at) // after the pid, as strace writes them
 }
 
-// appendPIDComm writes "[pid N<comm>] " (strace -Y): the thread's name
+// appendPIDComm writes "[pid N<comm>] " (strace -Y; "N<comm> " into a
+// file, FilePIDs): the thread's name
 // as /proc shows it, read once per thread and again after its exec
 // (execed).
 func (t *text) appendPIDComm(b []byte, ev *probe.Event) []byte {
@@ -125,9 +135,15 @@ func (t *text) appendPIDComm(b []byte, ev *probe.Event) []byte {
 		c = threadComm(ev.PID, ev.TID)
 		t.comms[ev.TID] = c
 	}
-	b = dec.AppendInt(append(b, "[pid "...), int64(ev.TID))
+	if !t.o.FilePIDs {
+		b = append(b, "[pid "...)
+	}
+	b = dec.AppendInt(b, int64(ev.TID))
 	if c != "" {
 		b = append(append(append(b, '<'), c...), '>')
+	}
+	if t.o.FilePIDs {
+		return append(b, ' ') // strace -Y into a file: "N<comm> "
 	}
 	return append(b, "] "...)
 }

@@ -357,7 +357,11 @@ func (t *text) prefix(b []byte, ev *probe.Event, depth int) []byte {
 func (t *text) appendPID(b []byte, tid int) []byte {
 	if t.pidTID != tid || len(t.pidText) == 0 {
 		t.pidTID = tid
-		t.pidText = append(dec.AppendInt(append(t.pidText[:0], "[pid "...), int64(tid)), "] "...)
+		if t.o.FilePIDs {
+			t.pidText = append(dec.AppendInt(t.pidText[:0], int64(tid)), ' ')
+		} else {
+			t.pidText = append(dec.AppendInt(append(t.pidText[:0], "[pid "...), int64(tid)), "] "...)
+		}
 	}
 	return append(b, t.pidText...)
 }
