@@ -1,9 +1,12 @@
 package output
 
 import (
+	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/utap/utap/probe"
 )
@@ -57,5 +60,43 @@ func TestTextRelative(t *testing.T) {
 	want := "[pid 1]   0.000000 f()\n[pid 1]   0.001500 f()\n[pid 1]   2.000000 f()\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestStampsAsFormatted: the stamps written by hand are what fmt and
+// time format, across seconds, signs and widths.
+func TestStampsAsFormatted(t *testing.T) {
+	ns := []int64{0, 1, 999, 1_000_000_000, 1_700_000_000_123_456_789, 1_700_000_001_000_000_000, 1_700_000_059_999_999_999}
+	for _, o := range []Options{{WallClock: true}, {Clock: ClockTimeOfDay}, {Clock: ClockEpoch}, {Clock: ClockRelative}} {
+		tx := newText(io.Discard, o)
+		tx.off = 0
+		var last int64
+		for _, n := range ns {
+			var want string
+			wall := time.Unix(0, n)
+			switch {
+			case o.Clock == ClockRelative:
+				d := int64(0)
+				if last != 0 {
+					d = max(n-last, 0)
+				}
+				last = n
+				want = fmt.Sprintf("%3d.%06d ", d/1e9, d%1e9/1e3)
+			case o.Clock == ClockEpoch:
+				want = fmt.Sprintf("%d.%06d ", wall.Unix(), wall.Nanosecond()/1e3)
+			case o.WallClock:
+				want = wall.Format("15:04:05.000000 ")
+			default:
+				want = wall.Format("15:04:05 ")
+			}
+			if got := string(tx.stamp(nil, n)); got != want {
+				t.Errorf("%+v at %d: %q, want %q", o, n, got, want)
+			}
+		}
+	}
+	tx := newText(io.Discard, Options{Clock: ClockRelative})
+	tx.stamp(nil, 1)
+	if got := string(tx.stamp(nil, 1+123*1e9+456789)); got != "123.000456 " {
+		t.Errorf("-r past 99 s: %q", got)
 	}
 }

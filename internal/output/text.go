@@ -40,6 +40,10 @@ type text struct {
 	o    Options
 	off  time.Duration
 	last int64 // the time of the previous line, for -r
+	// sec and secText: the last stamp's wall second, "15:04:05" in
+	// local time (time's formatting a line cost more than the line).
+	sec     int64
+	secText []byte
 
 	twins    []uint8             // by probe index: entryTwin, retTwin
 	open     map[int]*[]openCall // tid → calls entered, return not seen yet
@@ -371,23 +375,55 @@ func (t *text) stamp(b []byte, ns int64) []byte {
 	if t.o.Clock == ClockNone && !t.o.WallClock {
 		return b // the common case: no clock, no time conversion
 	}
-	wall := time.Unix(0, ns+int64(t.off))
-	switch {
-	case t.o.Clock == ClockRelative:
+	if t.o.Clock == ClockRelative {
 		var d int64
 		if t.last != 0 {
 			d = max(ns-t.last, 0)
 		}
 		t.last = ns
-		b = fmt.Appendf(b, "%3d.%06d ", d/1e9, d%1e9/1e3)
-	case t.o.Clock == ClockEpoch:
-		b = fmt.Appendf(b, "%d.%06d ", wall.Unix(), wall.Nanosecond()/1e3)
-	case t.o.WallClock:
-		b = wall.AppendFormat(b, "15:04:05.000000 ")
-	case t.o.Clock == ClockTimeOfDay:
-		b = wall.AppendFormat(b, "15:04:05 ")
+		// "%3d.%06d "
+		if s := d / 1e9; s < 10 {
+			b = append(b, "  "...)
+		} else if s < 100 {
+			b = append(b, ' ')
+		}
+		return append(appendUsFrac(dec.AppendInt(b, d/1e9), d%1e9/1e3), ' ')
 	}
-	return b
+	wall := ns + int64(t.off)
+	sec, frac := wall/1e9, wall%1e9
+	if frac < 0 {
+		sec, frac = sec-1, frac+1e9
+	}
+	switch {
+	case t.o.Clock == ClockEpoch:
+		b = appendUsFrac(dec.AppendInt(b, sec), frac/1e3)
+	case t.o.WallClock:
+		b = appendUsFrac(t.clock(b, sec), frac/1e3)
+	case t.o.Clock == ClockTimeOfDay:
+		b = t.clock(b, sec)
+	}
+	return append(b, ' ')
+}
+
+// clock writes wall second sec as "15:04:05" in local time, formatted
+// once a second.
+func (t *text) clock(b []byte, sec int64) []byte {
+	if sec != t.sec || len(t.secText) == 0 {
+		t.sec = sec
+		t.secText = time.Unix(sec, 0).AppendFormat(t.secText[:0], "15:04:05")
+	}
+	return append(b, t.secText...)
+}
+
+// appendUsFrac writes ".%06d" of us < 1e6.
+func appendUsFrac(b []byte, us int64) []byte {
+	var d [7]byte
+	d[0] = '.'
+	for i := 6; i > 0; i-- {
+		d[i] = byte('0' + us%10)
+		us /= 10
+	}
+	return append(b, d[:]...)
 }
 
 // name is the function a line shows: a PLT stub as the function it
