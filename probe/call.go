@@ -67,8 +67,9 @@ type CallForms interface {
 type CallForm interface {
 	// Calls writes n calls of thread tid of process pid, one after the
 	// other, whose values' numbers are nums: len(nums)/n a call, Args',
-	// then Out's, then Ret's.
-	Calls(pid, tid int, nums []uint64, n int)
+	// then Out's, then Ret's. times holds, when the CallWriter is
+	// Timed, each call's TimeNs, ReturnNs and DurationNs; else nil.
+	Calls(pid, tid int, nums []uint64, times []int64, n int)
 }
 
 // A Batcher is told of the batches an engine emits (Target.Lines): Hold

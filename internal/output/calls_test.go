@@ -235,7 +235,11 @@ func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event, form
 			for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
 				nums = append(nums, v.Int)
 			}
-			if err := f.Calls(c.PID, c.TID, nums, len(nums)); err != nil {
+			var times []int64
+			if w.CallsTimed() {
+				times = []int64{c.TimeNs, c.ReturnNs, c.DurationNs}
+			}
+			if err := f.Calls(c.PID, c.TID, nums, times, len(nums)); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -318,7 +322,7 @@ func BenchmarkTextForm(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := f.Calls(0, 27899, nums, 3); err != nil {
+		if err := f.Calls(0, 27899, nums, nil, 3); err != nil {
 			b.Fatal(err)
 		}
 	}

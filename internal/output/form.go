@@ -40,13 +40,14 @@ func (p *PeriodicWriter) Form(c *probe.Call) *Form {
 
 // Calls writes the calls whose values' numbers are nums, stride numbers
 // a call, each call's first its form's (probe.CallForm): what follows
-// them in a call's stride the form does not read.
-func (f *Form) Calls(pid, tid int, nums []uint64, stride int) error {
+// them in a call's stride the form does not read. times: each call's
+// times (probe.CallForm), nil when the writer shows none.
+func (f *Form) Calls(pid, tid int, nums []uint64, times []int64, stride int) error {
 	p := f.p
 	p.lock()
 	err := p.err
 	if err == nil {
-		err = p.wrote(f.f.calls(pid, tid, nums, stride))
+		err = p.wrote(f.f.calls(pid, tid, nums, times, stride))
 	}
 	p.unlock()
 	return err
@@ -103,8 +104,8 @@ func kindOf(v *probe.Value) numKind {
 
 func (t *text) form(c *probe.Call) *textForm {
 	// Every call of a form makes a line at once: a call and its return
-	// twins (oneLine), no depth to show (-n), no time.
-	if c.Return < 0 || !t.oneLine(c.Entry, c.Return, c.Func) || t.o.Indent > 0 || c.TimeNs != 0 || c.DurationNs != 0 {
+	// twins (oneLine), no depth to show (-n).
+	if c.Return < 0 || !t.oneLine(c.Entry, c.Return, c.Func) || t.o.Indent > 0 {
 		return nil
 	}
 	f := &textForm{t: t, c: *c}
@@ -132,10 +133,11 @@ func (t *text) form(c *probe.Call) *textForm {
 	return f
 }
 
-// calls writes the calls of nums, stride numbers a call: at once when
-// hot, else by Call, which writes the call's line too (form) and makes
-// it hot for the next.
-func (f *textForm) calls(pid, tid int, nums []uint64, stride int) error {
+// calls writes the calls of nums, stride numbers a call, at times (3 a
+// call, or nil): straight from the numbers after the last line's start
+// (hot) or a start of their own (a clock shown), else by Call, which
+// writes the call's line too (form) and makes it hot for the next.
+func (f *textForm) calls(pid, tid int, nums []uint64, times []int64, stride int) error {
 	c, t := &f.c, f.t
 	w := len(f.nums)
 	if stride < w {
@@ -143,7 +145,17 @@ func (f *textForm) calls(pid, tid int, nums []uint64, stride int) error {
 	}
 	c.PID, c.TID = pid, tid
 	for ; len(nums) >= stride; nums = nums[stride:] {
-		if !t.hot(c) {
+		if len(times) >= 3 {
+			c.TimeNs, c.ReturnNs, c.DurationNs = times[0], times[1], times[2]
+			times = times[3:]
+		}
+		var b []byte
+		switch {
+		case t.hot(c):
+			b = append(t.w.room(), t.headText...)
+		case !t.hotCalls:
+			b = t.lineStart(t.endPending(t.w.room()), c.TimeNs, tid, c.Func, c.Probe)
+		default:
 			for i, u := range nums[:w] {
 				f.vals[i].Int = u
 			}
@@ -152,18 +164,17 @@ func (f *textForm) calls(pid, tid int, nums []uint64, stride int) error {
 			}
 			continue
 		}
-		if err := f.line(nums[:w]); err != nil {
+		if err := f.line(b, nums[:w], c.DurationNs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// line writes the line of a call whose numbers are nums, its start the
-// last line's (hot).
-func (f *textForm) line(nums []uint64) error {
+// line writes the line of a call whose numbers are nums and duration
+// durNs after its start, b.
+func (f *textForm) line(b []byte, nums []uint64, durNs int64) error {
 	t := f.t
-	b := append(t.w.room(), t.headText...)
 	for i, u := range nums {
 		n := &f.nums[i]
 		switch n.sep {
@@ -185,5 +196,5 @@ func (f *textForm) line(nums []uint64) error {
 			b = ltraceValue(b, v, t.o.StrLen)
 		}
 	}
-	return t.flushLine(append(b, '\n'))
+	return t.flushLine(t.endResult(b, durNs))
 }

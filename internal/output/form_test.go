@@ -30,15 +30,29 @@ func TestFormsAsCalls(t *testing.T) {
 		calls[i].Probe, calls[i].ReturnProbe, calls[i].Entry, calls[i].Return = calls[i].Func, "", 0, 1
 	}
 	var seq []probe.Call
+	ns := int64(1_700_000_000_000_000_000)
 	for _, tid := range []int{1, 1, 2, 1} {
 		for _, c := range calls {
 			c.TID, c.PID = tid, 1
-			seq = append(seq, c, c) // twice: a form writes a run
+			for range 2 { // twice: a form writes a run
+				ns += 1_500_000
+				c.TimeNs, c.ReturnNs, c.DurationNs = ns, ns+1_000_000, 1_000_000+ns%7_000
+				seq = append(seq, c)
+			}
 		}
 	}
-	write := func(forms bool) string {
+	numbers := func(c probe.Call) []uint64 {
+		var nums []uint64
+		for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
+			nums = append(nums, v.Int)
+		}
+		// One more after them, which the form does not read (the
+		// lane's typed return).
+		return append(nums, 99)
+	}
+	write := func(o Options, forms bool) string {
 		var buf bytes.Buffer
-		fw, err := New("text", &buf, Options{Calls: map[int]int{0: 1}})
+		fw, err := New("text", &buf, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,30 +60,32 @@ func TestFormsAsCalls(t *testing.T) {
 		made := map[string]*Form{}
 		for i := 0; i < len(seq); i++ {
 			c := seq[i]
-			if forms {
-				i++ // the run of two
-				key := formKey(c)
-				f, ok := made[key]
-				if !ok {
-					if f = w.Form(&c); f == nil {
-						t.Fatalf("%s: no form", c.Func)
-					}
-					made[key] = f
-				}
-				// Each call's numbers with one more after them, which
-				// the form does not read (the lane's typed return).
-				var nums []uint64
-				for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
-					nums = append(nums, v.Int)
-				}
-				nums = append(nums, 99)
-				if err := f.Calls(c.PID, c.TID, append(nums, nums...), len(nums)); err != nil {
-					t.Fatalf("%s: %v", c.Func, err)
+			if !w.CallsTimed() {
+				c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0 // as the engines make them
+			}
+			if !forms {
+				if ok, err := w.Call(&c); err != nil || !ok {
+					t.Fatalf("%s: %v %v", c.Func, ok, err)
 				}
 				continue
 			}
-			if ok, err := w.Call(&c); err != nil || !ok {
-				t.Fatalf("%s: %v %v", c.Func, ok, err)
+			d := seq[i+1] // the run of two
+			i++
+			key := formKey(c)
+			f, ok := made[key]
+			if !ok {
+				if f = w.Form(&c); f == nil {
+					t.Fatalf("%s: no form", c.Func)
+				}
+				made[key] = f
+			}
+			nums := numbers(c)
+			var times []int64
+			if w.CallsTimed() {
+				times = []int64{c.TimeNs, c.ReturnNs, c.DurationNs, d.TimeNs, d.ReturnNs, d.DurationNs}
+			}
+			if err := f.Calls(c.PID, c.TID, append(nums, numbers(d)...), times, len(nums)); err != nil {
+				t.Fatalf("%s: %v", c.Func, err)
 			}
 		}
 		if err := End(w); err != nil {
@@ -77,11 +93,15 @@ func TestFormsAsCalls(t *testing.T) {
 		}
 		return buf.String()
 	}
-	want, got := write(false), write(true)
-	if got != want {
-		t.Errorf("from numbers:\n%s\nfrom calls:\n%s", got, want)
+	// Not -tt nor -ttt: each writer converts to wall time by its own
+	// offset.
+	for _, o := range []Options{{}, {Durations: true}, {Clock: ClockRelative}, {Clock: ClockRelative, Durations: true}} {
+		o.Calls = map[int]int{0: 1}
+		want, got := write(o, false), write(o, true)
+		if got != want {
+			t.Errorf("%+v: from numbers:\n%s\nfrom calls:\n%s", o, got, want)
+		}
 	}
-	t.Logf("\n%s", got)
 }
 
 // TestNoForms: calls whose lines are not numbers alone, or timed, get
@@ -94,7 +114,6 @@ func TestNoForms(t *testing.T) {
 		{Func: "null", Entry: 0, Return: 1, Args: []probe.Value{{Null: true}}},
 		{Func: "named", Entry: 0, Return: 1, Ret: probe.Value{Name: "LC_ALL"}},
 		{Func: "entry", Entry: 0, Return: -1},
-		{Func: "timed", Entry: 0, Return: 1, DurationNs: 5},
 		{Func: "not twins", Entry: 2, Return: 3},
 	} {
 		if f := w.Form(&c); f != nil {
@@ -118,7 +137,7 @@ func formKey(c probe.Call) string {
 			vs[i].Int = 0
 		}
 	}
-	c.Ret.Int, c.TID, c.PID = 0, 0, 0
+	c.Ret.Int, c.TID, c.PID, c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0, 0, 0, 0
 	return fmt.Sprintf("%+v", c)
 }
 

@@ -534,6 +534,11 @@ func (t *text) result(b []byte, ret *probe.Value, durNs int64) []byte {
 	default:
 		b = ltraceValue(b, ret, t.o.StrLen)
 	}
+	return t.endResult(b, durNs)
+}
+
+// endResult writes -T's duration after a result, and ends the line.
+func (t *text) endResult(b []byte, durNs int64) []byte {
 	if t.o.Durations && durNs > 0 {
 		b = append(b, " <"...)
 		b = strconv.AppendFloat(b, float64(durNs)/1e9, 'f', 6, 64)

@@ -183,17 +183,25 @@ func (e *events) values(dst []probe.Value, s *Site, rec *pad.Record, inPlace boo
 // no split into an entry's record and a return's, no entry kept, about
 // a tenth of the tracer's time per traced call (docs/benchmarks.md).
 // False: not written (an entry kept before it, an entry's event waiting,
-// a clock, a site the writer declines, a return whose values are not
-// the record's rax alone): the record goes the two records' way.
-func (e *events) oneRecord(rec *pad.Record, s, rs *Site, pid, tid int) bool {
-	if e.held.rec != nil || e.open != nil || e.timed || rs.Where != nil || len(rs.Fetches) > 1 || !e.takes(s) || !e.takes(rs) {
+// a site the writer declines, a return whose values are not the
+// record's rax alone, a clock but for a form): the record goes the two
+// records' way.
+func (e *events) oneRecord(r *Ring, rec *pad.Record, s, rs *Site, pid, tid int) bool {
+	if e.held.rec != nil || e.open != nil || rs.Where != nil || len(rs.Fetches) > 1 || !e.takes(s) || !e.takes(rs) {
 		return false
 	}
 	if s.Where == nil && rec.Strs|rec.Faults == 0 {
 		if f := e.form(s, rs, rec); f != nil {
 			e.run.add(f, s, pid, tid, rec, len(rs.Fetches))
+			if e.timed {
+				e.run.timed(r, e.d.clock, rec)
+			}
+			e.run.full()
 			return true
 		}
+	}
+	if e.timed {
+		return false // the two records' way converts the times
 	}
 	e.run.flush()
 	return e.calls.Call(e.oneCall(rec, s, rs, pid, tid))
@@ -210,6 +218,10 @@ type formRun struct {
 	pid, tid int
 	width, n int
 	nums     [formRunMax * (pad.MaxOpenValues + 2)]uint64
+	// times: each call's TimeNs, ReturnNs and DurationNs, when the
+	// CallWriter is Timed (timed); nt of them.
+	times [formRunMax * 3]int64
+	nt    int
 }
 
 // formRunMax is the calls of a run.
@@ -231,7 +243,26 @@ func (run *formRun) add(f probe.CallForm, s *Site, pid, tid int, rec *pad.Record
 		dst[w-2] = rax
 	}
 	run.f, run.s, run.pid, run.tid, run.width = f, s, pid, tid, w
-	if run.n++; run.n == formRunMax {
+	run.n++
+}
+
+// timed adds the times of rec's call, the run's last, as the two
+// records' way converts them (events.write): the entry's, the return's,
+// the duration from the entry's tsc.
+func (run *formRun) timed(r *Ring, clock *pad.Clock, rec *pad.Record) {
+	t := run.times[3*run.nt : 3*run.nt+3]
+	t[0] = r.at(clock, rec.TSC)
+	t[1] = r.at(clock, rec.Vals[pad.MaxOpenValues+1])
+	t[2] = 0
+	if entry := clock.Nanos(rec.TSC); entry <= t[1] {
+		t[2] = t[1] - entry
+	}
+	run.nt++
+}
+
+// full flushes a run that holds formRunMax calls.
+func (run *formRun) full() {
+	if run.n == formRunMax {
 		run.flush()
 	}
 }
@@ -239,8 +270,12 @@ func (run *formRun) add(f probe.CallForm, s *Site, pid, tid int, rec *pad.Record
 // flush writes the run's calls.
 func (run *formRun) flush() {
 	if n := run.n; n > 0 {
-		run.n = 0
-		run.f.Calls(run.pid, run.tid, run.nums[:n*run.width], n)
+		var times []int64
+		if run.nt > 0 {
+			times = run.times[:3*run.nt]
+		}
+		run.n, run.nt = 0, 0
+		run.f.Calls(run.pid, run.tid, run.nums[:n*run.width], times, n)
 	}
 }
 

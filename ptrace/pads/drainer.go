@@ -382,7 +382,7 @@ func (d *Drainer) callRecord(r *Ring, rec *pad.Record) {
 	n := 0
 	if rs := int(rec.Site) + 1; rs < len(d.sites) {
 		if d.ev.calls != nil && !d.tally && d.emit != nil && !d.mute.Load() {
-			if pid, tid, ok := r.whose(rec); ok && d.ev.oneRecord(rec, d.sites[rec.Site], d.sites[rs], pid, r.thread(rec, tid)) {
+			if pid, tid, ok := r.whose(rec); ok && d.ev.oneRecord(r, rec, d.sites[rec.Site], d.sites[rs], pid, r.thread(rec, tid)) {
 				return
 			}
 		}
