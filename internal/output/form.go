@@ -14,14 +14,19 @@ import (
 
 // formWriter is a callWriter that writes calls from their numbers.
 type formWriter interface {
-	form(c *probe.Call) *textForm
+	form(c *probe.Call) callForm
+}
+
+// callForm writes the calls of one form (Form.Calls).
+type callForm interface {
+	calls(pid, tid int, nums []uint64, times []int64, stride int) error
 }
 
 // A Form writes the calls of one form from their numbers, as Call writes
 // them (probe.CallForm, but for its error).
 type Form struct {
 	p *PeriodicWriter
-	f *textForm
+	f callForm
 }
 
 // Form is the writer of calls like c from their numbers (probe.CallForms),
@@ -58,10 +63,36 @@ func (f *Form) Calls(pid, tid int, nums []uint64, times []int64, stride int) err
 // straight from the numbers, in one loop (half of a line's cost was
 // taking the values apart again, a fifth more a call per part).
 type textForm struct {
-	t    *text
+	t *text
+	formCall
+	nums []formNum // how each value is written
+}
+
+// formCall is a form's own copy of its Call, and its values in order.
+type formCall struct {
 	c    probe.Call
 	vals []*probe.Value // c's: Args, Out, then Ret
-	nums []formNum      // how each is written
+}
+
+// init makes f a copy of c, and says whether its values are numbers
+// alone (none a string, unreadable, NULL or a name).
+func (f *formCall) init(c *probe.Call) bool {
+	f.c = *c
+	f.c.Args, f.c.Out = slices.Clone(c.Args), slices.Clone(c.Out)
+	f.vals = f.vals[:0]
+	for i := range f.c.Args {
+		f.vals = append(f.vals, &f.c.Args[i])
+	}
+	for i := range f.c.Out {
+		f.vals = append(f.vals, &f.c.Out[i])
+	}
+	f.vals = append(f.vals, &f.c.Ret)
+	for _, v := range f.vals {
+		if !isInt(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // formNum is how a form writes a number: after sep, as kind says.
@@ -102,25 +133,17 @@ func kindOf(v *probe.Value) numKind {
 	return numValue
 }
 
-func (t *text) form(c *probe.Call) *textForm {
+func (t *text) form(c *probe.Call) callForm {
 	// Every call of a form makes a line at once: a call and its return
 	// twins (oneLine), no depth to show (-n).
 	if c.Return < 0 || !t.oneLine(c.Entry, c.Return, c.Func) || t.o.Indent > 0 {
 		return nil
 	}
-	f := &textForm{t: t, c: *c}
-	f.c.Args, f.c.Out = slices.Clone(c.Args), slices.Clone(c.Out)
-	for i := range f.c.Args {
-		f.vals = append(f.vals, &f.c.Args[i])
+	f := &textForm{t: t}
+	if !f.init(c) {
+		return nil
 	}
-	for i := range f.c.Out {
-		f.vals = append(f.vals, &f.c.Out[i])
-	}
-	f.vals = append(f.vals, &f.c.Ret)
 	for i, v := range f.vals {
-		if !isInt(v) {
-			return nil
-		}
 		sep := sepComma
 		switch {
 		case i == len(f.c.Args)+len(f.c.Out): // the return value
@@ -197,4 +220,77 @@ func (f *textForm) line(b []byte, nums []uint64, durNs int64) error {
 		}
 	}
 	return t.flushLine(t.endResult(b, durNs))
+}
+
+// jsonForm is a form's Call for the JSON writer: its two events' lines,
+// their heads kept for the run's thread.
+type jsonForm struct {
+	j *jsonLines
+	formCall
+	// heads: the entry's and the return's fields from "pid" to "args"
+	// (jsonHeads.of), of thread tid of pid.
+	pid, tid           int
+	entryHead, retHead []byte
+}
+
+func (j *jsonLines) form(c *probe.Call) callForm {
+	if c.Return < 0 {
+		return nil
+	}
+	f := &jsonForm{j: j}
+	if !f.init(c) {
+		return nil
+	}
+	return f
+}
+
+// calls writes each call's two lines, as jsonLines.Call writes them.
+func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, stride int) error {
+	c, j := &f.c, f.j
+	w := len(f.vals)
+	if stride < w {
+		return nil
+	}
+	if f.entryHead == nil || pid != f.pid || tid != f.tid {
+		f.pid, f.tid = pid, tid
+		ev := probe.Event{PID: pid, TID: tid, Probe: c.Probe, Func: c.Func, Kind: "entry"}
+		f.entryHead = append(f.entryHead[:0], j.heads.of(&ev)...)
+		ev.Probe, ev.Kind = c.ReturnProbe, "return"
+		f.retHead = append(f.retHead[:0], j.heads.of(&ev)...)
+	}
+	na, no := len(c.Args), len(c.Out)
+	for ; len(nums) >= stride; nums = nums[stride:] {
+		var at, ret, dur int64
+		if len(times) >= 3 {
+			at, ret, dur = times[0], times[1], times[2]
+			times = times[3:]
+		}
+		b := append(j.w.room(), `{"time_ns":`...)
+		b = j.time.append(b, at)
+		b = f.values(append(b, f.entryHead...), nums[:na], 0)
+		b = append(b, `],"ret":null,"duration_ns":0}`+"\n"+`{"time_ns":`...)
+		b = j.time.append(b, ret)
+		b = f.values(append(b, f.retHead...), nums[na:na+no], na)
+		b = append(b, `],"ret":`...)
+		b = f.values(b, nums[na+no:w], na+no)
+		b = append(b, `,"duration_ns":`...)
+		b = dec.AppendInt(b, dur)
+		if err := j.w.commit(append(b, "}\n"...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// values writes nums, comma-separated, as the form's values from at.
+func (f *jsonForm) values(b []byte, nums []uint64, at int) []byte {
+	for i, u := range nums {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		v := f.vals[at+i]
+		v.Int = u
+		b = jsonValue(b, v)
+	}
+	return b
 }

@@ -50,9 +50,9 @@ func TestFormsAsCalls(t *testing.T) {
 		// lane's typed return).
 		return append(nums, 99)
 	}
-	write := func(o Options, forms bool) string {
+	write := func(format string, o Options, forms bool) string {
 		var buf bytes.Buffer
-		fw, err := New("text", &buf, o)
+		fw, err := New(format, &buf, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,10 +97,13 @@ func TestFormsAsCalls(t *testing.T) {
 	// offset.
 	for _, o := range []Options{{}, {Durations: true}, {Clock: ClockRelative}, {Clock: ClockRelative, Durations: true}} {
 		o.Calls = map[int]int{0: 1}
-		want, got := write(o, false), write(o, true)
+		want, got := write("text", o, false), write("text", o, true)
 		if got != want {
 			t.Errorf("%+v: from numbers:\n%s\nfrom calls:\n%s", o, got, want)
 		}
+	}
+	if want, got := write("json", Options{}, false), write("json", Options{}, true); got != want {
+		t.Errorf("json from numbers:\n%s\nfrom calls:\n%s", got, want)
 	}
 }
 
@@ -120,8 +123,8 @@ func TestNoForms(t *testing.T) {
 			t.Errorf("%s: a form", c.Func)
 		}
 	}
-	if f := Periodic(mustNewT(t, "json", Options{}), 0).Form(&probe.Call{Func: "f", Return: 1}); f != nil {
-		t.Error("json: a form")
+	if f := Periodic(mustNewT(t, "json", Options{}), 0).Form(&probe.Call{Func: "f", Return: -1}); f != nil {
+		t.Error("json: a form of an entry alone")
 	}
 	nested := Periodic(mustNewT(t, "text", Options{Calls: map[int]int{0: 1}, Indent: 2}), 0) // -n: a line's depth
 	if f := nested.Form(&probe.Call{Func: "f", Return: 1}); f != nil {
