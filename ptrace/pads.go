@@ -317,6 +317,14 @@ func (pd *padEngine) say(line string) {
 	}
 }
 
+// sayf is say of a line formatted only when -v shows it: placing an
+// image's 500 system call pads formatted a thousand lines for nothing.
+func (pd *padEngine) sayf(format string, a ...any) {
+	if pd != nil && pd.verbose != nil {
+		pd.verbose(fmt.Sprintf(format, a...))
+	}
+}
+
 // threadWords reads, for each stopped thread of the process, its rip and
 // the words of its stack in use ([rsp, the end of its mapping), at most
 // 64 KiB): a signal frame there holds the rip the handler returns to.

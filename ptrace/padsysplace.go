@@ -189,7 +189,7 @@ func (sc sysScan) object(o object, ms []mapping) string {
 				rd, why = sc.planAt(from+bias, v+bias, false)
 			}
 			if why != "" {
-				pd.say(fmt.Sprintf("%s at %s+%#x: stops: %s", syscalls.Lookup(nr).Name, name, v, why))
+				pd.sayf("%s at %s+%#x: stops: %s", syscalls.Lookup(nr).Name, name, v, why)
 				continue
 			}
 			todo = append(todo, sysPlanned{s: sysSiteAt(rd, v+bias, nr, false), d: rd, site: site, caps: caps})
@@ -303,6 +303,15 @@ func (sy *sysTrace) sysCapsFor(nr int) ([]pad.SysCap, string) {
 	return sysCaps(nr, sy.strsize)
 }
 
+// String names s's system call and address, as -v's lines do (sayf
+// formats it only for them).
+func (s *sysSite) String() string {
+	if s.nr >= 0 {
+		return fmt.Sprintf("%s at %#x", syscalls.Lookup(s.nr).Name, s.sc)
+	}
+	return fmt.Sprintf("syscall at %#x", s.sc)
+}
+
 // padsWrite writes the planned pads of o.
 func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 	pd, p, th, sp := sc.pd, sc.p, sc.th, sc.sp
@@ -336,27 +345,23 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 			s.at(code, parts)
 			err = pd.sysWrite(p, sp, s, code, jmp)
 		}
-		where := fmt.Sprintf("syscall at %#x", s.sc)
-		if s.nr >= 0 {
-			where = fmt.Sprintf("%s at %#x", syscalls.Lookup(s.nr).Name, s.sc)
-		}
 		if err != nil {
-			pd.say(fmt.Sprintf("%s: stops: %v", where, err))
+			pd.sayf("%s: stops: %v", s, err)
 			continue
 		}
 		sp.take(code)
 		if s.dispatch && s.nr >= 0 {
-			pd.say(fmt.Sprintf("%s: a watch pad at %#x: made in-process, unless it may make code or install a "+
-				"seccomp filter (then its trap) (%d bytes displaced)", where, s.padAt, len(s.orig)))
+			pd.sayf("%s: a watch pad at %#x: made in-process, unless it may make code or install a "+
+				"seccomp filter (then its trap) (%d bytes displaced)", s, s.padAt, len(s.orig))
 			continue
 		}
 		if s.dispatch {
-			pd.say(fmt.Sprintf("%s: a dispatch pad at %#x: the calls not probed run in-process, the probed go to pads of their own or stop "+
-				"at its trap (%d bytes displaced)", where, s.padAt, len(s.orig)))
+			pd.sayf("%s: a dispatch pad at %#x: the calls not probed run in-process, the probed go to pads of their own or stop "+
+				"at its trap (%d bytes displaced)", s, s.padAt, len(s.orig))
 			continue
 		}
 		sc.recordSite(s, id, parts)
-		pd.say(fmt.Sprintf("%s: in-process, pad at %#x (%d bytes displaced)", where, s.padAt, len(s.orig)))
+		pd.sayf("%s: in-process, pad at %#x (%d bytes displaced)", s, s.padAt, len(s.orig))
 	}
 }
 

@@ -187,7 +187,9 @@ func (a *Asm) Assemble() (code []byte, err error) {
 		return nil, fmt.Errorf("x86: %w", a.err)
 	}
 	defer a.release()
-	key := shapeKey(a)
+	kb := keyPool.Get().(*[]byte)
+	key := shapeKey(a, *kb)
+	defer func() { *kb = key; keyPool.Put(kb) }()
 	if code, ok := shapes.code(a, key); ok {
 		return code, nil
 	}

@@ -61,10 +61,12 @@ func immClass(as obj.As, v int64, r int16) (class byte, width, length int) {
 }
 
 // shapeKey is a's program's shape: every insn's fields, but for the
-// immediates of the MovRIs (a.imms), which only their class stands for.
-func shapeKey(a *Asm) string {
+// immediates of the MovRIs (a.imms), which only their class stands for;
+// written into k (a buffer of keyPool: a key is some 7 KB, and the
+// cache looks it up without a string of its own).
+func shapeKey(a *Asm, k []byte) []byte {
 	le := binary.LittleEndian
-	k := make([]byte, 0, 24*len(a.c.ins))
+	k = k[:0]
 	addr := func(x *opnd) {
 		k = append(k, byte(x.typ))
 		if x.typ != obj.TYPE_NONE {
@@ -89,15 +91,17 @@ func shapeKey(a *Asm) string {
 		addr(&in.to)
 		addr(&in.rest)
 	}
-	k = le.AppendUint32(k, uint32(len(a.bound)))
-	return string(k)
+	return le.AppendUint32(k, uint32(len(a.bound)))
 }
+
+// keyPool keeps shape keys' buffers.
+var keyPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // code is the code of a's program, of shape key, its immediates written
 // in and a's labels placed; false: the shape is not known.
-func (c *shapeCache) code(a *Asm, key string) ([]byte, bool) {
+func (c *shapeCache) code(a *Asm, key []byte) ([]byte, bool) {
 	c.Lock()
-	s := c.m[key]
+	s := c.m[string(key)] // no string made for a lookup
 	c.Unlock()
 	if s == nil || s.code == nil || len(s.holes) != len(a.imms) || len(s.labels) != len(a.bound) {
 		return nil, false
@@ -119,7 +123,7 @@ func (c *shapeCache) code(a *Asm, key string) ([]byte, bool) {
 // under its shape, with its holes: each MovRI's immediate as its last
 // bytes, the instruction its class's length; a shape whose code is
 // otherwise is kept as not to be patched.
-func (c *shapeCache) keep(a *Asm, key string, code []byte, pcs []int64) {
+func (c *shapeCache) keep(a *Asm, key []byte, code []byte, pcs []int64) {
 	s := &shape{code: code, labels: a.pcs}
 	for _, i := range a.imms {
 		in := &a.c.ins[i]
@@ -138,12 +142,12 @@ func (c *shapeCache) keep(a *Asm, key string, code []byte, pcs []int64) {
 	}
 	c.Lock()
 	defer c.Unlock()
-	if _, ok := c.m[key]; ok || c.bytes+len(key)+len(code) > maxShapeBytes {
+	if _, ok := c.m[string(key)]; ok || c.bytes+len(key)+len(code) > maxShapeBytes {
 		return
 	}
 	if s.code != nil {
 		s.code = append([]byte(nil), code...)
 	}
-	c.m[key] = s
+	c.m[string(key)] = s
 	c.bytes += len(key) + len(code)
 }
