@@ -207,7 +207,7 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 			"register: with every call (or more than 64) probed, trapped there each would cost more than the stops")
 		return
 	}
-	sc := sysScan{pd: pd, p: p, th: th, sp: sp}
+	sc := sysScan{pd: pd, p: p, th: th, sp: sp, rips: stoppedRips(p)}
 	for _, m := range ms {
 		o := object{path: m.Path, inode: m.Inode}
 		if !m.Exec() || sp.scanned[o] || only != nil && !only[o] {

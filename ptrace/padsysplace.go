@@ -129,6 +129,27 @@ type sysScan struct {
 	p  *process
 	th *thread
 	sp *sysPads
+	// rips: where each stopped thread resumes, read once a placement
+	// (sysInFlight asks for every site).
+	rips []threadRip
+}
+
+// threadRip is where stopped thread tid resumes.
+type threadRip struct {
+	tid int
+	rip uint64
+}
+
+// stoppedRips is where p's stopped threads resume.
+func stoppedRips(p *process) []threadRip {
+	var rips []threadRip
+	for _, t := range p.threads {
+		var regs unix.PtraceRegs
+		if t.stopped && proc.GetRegs(t.tid, &regs) == nil {
+			rips = append(rips, threadRip{t.tid, regs.Rip})
+		}
+	}
+	return rips
 }
 
 // sysPlanned is a site whose pad is planned.
@@ -251,7 +272,7 @@ func (sc sysScan) planAt(from, at uint64, any bool) (*ssol.Displaced, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("its code in memory is not the file's (%v)", err)
 	}
-	if why := sysInFlight(sc.p, rd.Addr, at); why != "" {
+	if why := sysInFlight(sc.rips, rd.Addr, at); why != "" {
 		return nil, why
 	}
 	return rd, ""
@@ -411,13 +432,9 @@ func mustRead(p *process, addr, n uint64) []byte {
 
 // sysInFlight refuses a site where a stopped thread would resume inside
 // the bytes the jmp takes (after their first, before the `syscall`).
-func sysInFlight(p *process, first, sc uint64) string {
-	for _, t := range p.threads {
-		var regs unix.PtraceRegs
-		if !t.stopped || proc.GetRegs(t.tid, &regs) != nil {
-			continue
-		}
-		if regs.Rip > first && regs.Rip < sc {
+func sysInFlight(rips []threadRip, first, sc uint64) string {
+	for _, t := range rips {
+		if t.rip > first && t.rip < sc {
 			return fmt.Sprintf("thread %d will resume inside the bytes the jump takes", t.tid)
 		}
 	}
