@@ -88,7 +88,7 @@ func (f *laneForm) Calls(pid, tid int, nums []uint64, times []int64, n int) {
 	if *l.werr != nil {
 		return // the trace is ending: dropped, as emit drops
 	}
-	if err := f.f.Calls(pid, tid, nums, times, len(nums)/n); err != nil {
+	if err := f.f.Calls(pid, tid, nums, times, n); err != nil {
 		*l.werr = err
 		l.end()
 	}

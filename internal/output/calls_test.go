@@ -230,21 +230,26 @@ func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event, form
 		if w.CallsTimed() {
 			c.TimeNs = ev.TimeNs
 		}
-		if f := w.Form(&c); forms && f != nil {
+		call := c.Return >= 0 || r == nil && ev.Kind == "entry"
+		if f := w.Form(&c); forms && call && f != nil {
+			vals := append([]probe.Value{}, c.Args...)
+			if c.Return >= 0 {
+				vals = append(append(vals, c.Out...), c.Ret)
+			}
 			nums := []uint64{}
-			for _, v := range append(append(append([]probe.Value{}, c.Args...), c.Out...), c.Ret) {
+			for _, v := range vals {
 				nums = append(nums, v.Int)
 			}
 			var times []int64
 			if w.CallsTimed() {
 				times = []int64{c.TimeNs, c.ReturnNs, c.DurationNs}
 			}
-			if err := f.Calls(c.PID, c.TID, nums, times, len(nums)); err != nil {
+			if err := f.Calls(c.PID, c.TID, nums, times, 1); err != nil {
 				t.Fatal(err)
 			}
 			continue
 		}
-		if c.Return >= 0 || r == nil && ev.Kind == "entry" {
+		if call {
 			ok, err := w.Call(&c)
 			if err != nil {
 				t.Fatal(err)
@@ -322,7 +327,7 @@ func BenchmarkTextForm(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := f.Calls(0, 27899, nums, nil, 3); err != nil {
+		if err := f.Calls(0, 27899, nums, nil, 64); err != nil {
 			b.Fatal(err)
 		}
 	}

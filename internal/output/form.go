@@ -19,7 +19,7 @@ type formWriter interface {
 
 // callForm writes the calls of one form (Form.Calls).
 type callForm interface {
-	calls(pid, tid int, nums []uint64, times []int64, stride int) error
+	calls(pid, tid int, nums []uint64, times []int64, n int) error
 }
 
 // A Form writes the calls of one form from their numbers, as Call writes
@@ -43,16 +43,16 @@ func (p *PeriodicWriter) Form(c *probe.Call) *Form {
 	return &Form{p: p, f: f}
 }
 
-// Calls writes the calls whose values' numbers are nums, stride numbers
-// a call, each call's first its form's (probe.CallForm): what follows
-// them in a call's stride the form does not read. times: each call's
+// Calls writes n calls whose values' numbers are nums, len(nums)/n a
+// call, each call's first its form's (probe.CallForm): what follows
+// them in a call's share the form does not read. times: each call's
 // times (probe.CallForm), nil when the writer shows none.
-func (f *Form) Calls(pid, tid int, nums []uint64, times []int64, stride int) error {
+func (f *Form) Calls(pid, tid int, nums []uint64, times []int64, n int) error {
 	p := f.p
 	p.lock()
 	err := p.err
 	if err == nil {
-		err = p.wrote(f.f.calls(pid, tid, nums, times, stride))
+		err = p.wrote(f.f.calls(pid, tid, nums, times, n))
 	}
 	p.unlock()
 	return err
@@ -71,7 +71,7 @@ type textForm struct {
 // formCall is a form's own copy of its Call, and its values in order.
 type formCall struct {
 	c    probe.Call
-	vals []*probe.Value // c's: Args, Out, then Ret
+	vals []*probe.Value // c's: Args, Out, then Ret (an entry alone: Args)
 }
 
 // init makes f a copy of c, and says whether its values are numbers
@@ -83,10 +83,12 @@ func (f *formCall) init(c *probe.Call) bool {
 	for i := range f.c.Args {
 		f.vals = append(f.vals, &f.c.Args[i])
 	}
-	for i := range f.c.Out {
-		f.vals = append(f.vals, &f.c.Out[i])
+	if f.c.Return >= 0 {
+		for i := range f.c.Out {
+			f.vals = append(f.vals, &f.c.Out[i])
+		}
+		f.vals = append(f.vals, &f.c.Ret)
 	}
-	f.vals = append(f.vals, &f.c.Ret)
 	for _, v := range f.vals {
 		if !isInt(v) {
 			return false
@@ -135,8 +137,9 @@ func kindOf(v *probe.Value) numKind {
 
 func (t *text) form(c *probe.Call) callForm {
 	// Every call of a form makes a line at once: a call and its return
-	// twins (oneLine), no depth to show (-n).
-	if c.Return < 0 || !t.oneLine(c.Entry, c.Return, c.Func) || t.o.Indent > 0 {
+	// twins (oneLine), an entry alone no return twin waits for, no depth
+	// to show (-n).
+	if c.Return >= 0 && !t.oneLine(c.Entry, c.Return, c.Func) || c.Return < 0 && t.waitsForReturn(c.Entry, c.Func) || t.o.Indent > 0 {
 		return nil
 	}
 	f := &textForm{t: t}
@@ -146,7 +149,7 @@ func (t *text) form(c *probe.Call) callForm {
 	for i, v := range f.vals {
 		sep := sepComma
 		switch {
-		case i == len(f.c.Args)+len(f.c.Out): // the return value
+		case i == len(f.c.Args)+len(f.c.Out) && f.c.Return >= 0: // the return value
 			sep = sepRet
 		case i == 0:
 			sep = sepNone
@@ -156,18 +159,19 @@ func (t *text) form(c *probe.Call) callForm {
 	return f
 }
 
-// calls writes the calls of nums, stride numbers a call, at times (3 a
+// calls writes the n calls of nums, len(nums)/n a call, at times (3 a
 // call, or nil): straight from the numbers after the last line's start
 // (hot) or a start of their own (a clock shown), else by Call, which
 // writes the call's line too (form) and makes it hot for the next.
-func (f *textForm) calls(pid, tid int, nums []uint64, times []int64, stride int) error {
+func (f *textForm) calls(pid, tid int, nums []uint64, times []int64, n int) error {
 	c, t := &f.c, f.t
 	w := len(f.nums)
+	stride := len(nums) / max(n, 1)
 	if stride < w {
 		return nil
 	}
 	c.PID, c.TID = pid, tid
-	for ; len(nums) >= stride; nums = nums[stride:] {
+	for ; n > 0; n, nums = n-1, nums[stride:] {
 		if len(times) >= 3 {
 			c.TimeNs, c.ReturnNs, c.DurationNs = times[0], times[1], times[2]
 			times = times[3:]
@@ -219,6 +223,9 @@ func (f *textForm) line(b []byte, nums []uint64, durNs int64) error {
 			b = ltraceValue(b, v, t.o.StrLen)
 		}
 	}
+	if f.c.Return < 0 {
+		return t.flushLine(append(b, ')', '\n')) // an entry alone, as callLine ends it
+	}
 	return t.flushLine(t.endResult(b, durNs))
 }
 
@@ -234,9 +241,6 @@ type jsonForm struct {
 }
 
 func (j *jsonLines) form(c *probe.Call) callForm {
-	if c.Return < 0 {
-		return nil
-	}
 	f := &jsonForm{j: j}
 	if !f.init(c) {
 		return nil
@@ -245,9 +249,10 @@ func (j *jsonLines) form(c *probe.Call) callForm {
 }
 
 // calls writes each call's two lines, as jsonLines.Call writes them.
-func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, stride int) error {
+func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, n int) error {
 	c, j := &f.c, f.j
 	w := len(f.vals)
+	stride := len(nums) / max(n, 1)
 	if stride < w {
 		return nil
 	}
@@ -259,7 +264,7 @@ func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, stride int)
 		f.retHead = append(f.retHead[:0], j.heads.of(&ev)...)
 	}
 	na, no := len(c.Args), len(c.Out)
-	for ; len(nums) >= stride; nums = nums[stride:] {
+	for ; n > 0; n, nums = n-1, nums[stride:] {
 		var at, ret, dur int64
 		if len(times) >= 3 {
 			at, ret, dur = times[0], times[1], times[2]
@@ -268,7 +273,14 @@ func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, stride int)
 		b := append(j.w.room(), `{"time_ns":`...)
 		b = j.time.append(b, at)
 		b = f.values(append(b, f.entryHead...), nums[:na], 0)
-		b = append(b, `],"ret":null,"duration_ns":0}`+"\n"+`{"time_ns":`...)
+		b = append(b, `],"ret":null,"duration_ns":0}`+"\n"...)
+		if c.Return < 0 { // an entry alone
+			if err := j.w.commit(b); err != nil {
+				return err
+			}
+			continue
+		}
+		b = append(b, `{"time_ns":`...)
 		b = j.time.append(b, ret)
 		b = f.values(append(b, f.retHead...), nums[na:na+no], na)
 		b = append(b, `],"ret":`...)

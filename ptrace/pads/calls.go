@@ -54,7 +54,17 @@ func (e *events) call(d *Drainer, r *Ring, rec *pad.Record, s *Site, pid, tid in
 	}
 	if o := e.open; o != nil {
 		e.open = nil // an entry's event waiting for its return: this is not it
-		e.emit(&o.ev)
+		e.out(&o.ev)
+	}
+	if s.Where == nil && rec.Strs|rec.Faults == 0 {
+		if f := e.entryForm(s, rec); f != nil {
+			e.run.add(f, s, pid, tid, rec, -1)
+			if e.timed {
+				e.run.timed(r, e.d.clock, rec, false)
+			}
+			e.run.full()
+			return true
+		}
 	}
 	// Field by field, as SetValue: not a literal built aside and copied.
 	h := &e.held
@@ -76,18 +86,13 @@ func (e *events) unhold(d *Drainer) {
 // write hands the CallWriter the call of h's entry and rec, its return
 // (nil: the entry alone).
 func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
-	c := &e.c
-	c.PID, c.TID, c.Probe, c.Func = h.pid, h.tid, h.s.Probe, h.s.Func
-	c.Entry, c.Return = h.s.Index, -1
-	c.Args = e.callValues(&e.cArgs, h.s, h.rec)
-	c.Out = c.Out[:0]
-	c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0
+	c := e.entryCall(h)
 	if e.timed {
 		c.TimeNs = h.r.at(e.d.clock, h.rec.TSC)
 	}
 	if rec == nil {
 		c.Ret = probe.Value{}
-		return e.calls.Call(c)
+		return e.callOut(c)
 	}
 	if e.timed {
 		c.ReturnNs = h.r.at(e.d.clock, rec.TSC)
@@ -96,7 +101,18 @@ func (e *events) write(h *heldCall, rec *pad.Record, s *Site) bool {
 	c.Return, c.ReturnProbe = s.Index, s.Probe
 	c.Out = e.callValues(&e.cOut, s, rec)
 	rawRet(&c.Ret, rec, s)
-	return e.calls.Call(c)
+	return e.callOut(c)
+}
+
+// entryCall is the Call of h's entry alone, untimed.
+func (e *events) entryCall(h *heldCall) *probe.Call {
+	c := &e.c
+	c.PID, c.TID, c.Probe, c.Func = h.pid, h.tid, h.s.Probe, h.s.Func
+	c.Entry, c.Return = h.s.Index, -1
+	c.Args = e.callValues(&e.cArgs, h.s, h.rec)
+	c.Out = c.Out[:0]
+	c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0
+	return c
 }
 
 // callValues is a Call's values of rec, of site s, in room, which
@@ -194,7 +210,7 @@ func (e *events) oneRecord(r *Ring, rec *pad.Record, s, rs *Site, pid, tid int) 
 		if f := e.form(s, rs, rec); f != nil {
 			e.run.add(f, s, pid, tid, rec, len(rs.Fetches))
 			if e.timed {
-				e.run.timed(r, e.d.clock, rec)
+				e.run.timed(r, e.d.clock, rec, true)
 			}
 			e.run.full()
 			return true
@@ -203,8 +219,7 @@ func (e *events) oneRecord(r *Ring, rec *pad.Record, s, rs *Site, pid, tid int) 
 	if e.timed {
 		return false // the two records' way converts the times
 	}
-	e.run.flush()
-	return e.calls.Call(e.oneCall(rec, s, rs, pid, tid))
+	return e.callOut(e.oneCall(rec, s, rs, pid, tid))
 }
 
 // formRun is one-record calls of one site and thread, their numbers
@@ -229,33 +244,37 @@ const formRunMax = 64
 
 // add adds rec's call to the run, of site s whose return fetches outs
 // values (at most its typed return value): Args', Out's (rax), Ret's
-// (rax).
+// (rax); outs -1: rec is an entry alone, its Args' only.
 func (run *formRun) add(f probe.CallForm, s *Site, pid, tid int, rec *pad.Record, outs int) {
-	if run.n > 0 && (run.s != s || run.tid != tid || run.pid != pid) {
+	if run.n > 0 && (run.f != f || run.tid != tid || run.pid != pid) {
 		run.flush()
 	}
 	w := len(s.Fetches) + outs + 1
 	dst := run.nums[run.n*w : (run.n+1)*w]
 	copy(dst, rec.Vals[:len(s.Fetches)])
-	rax := rec.Vals[pad.MaxOpenValues]
-	dst[w-1] = rax
-	if outs == 1 {
-		dst[w-2] = rax
+	if outs >= 0 {
+		rax := rec.Vals[pad.MaxOpenValues]
+		dst[w-1] = rax
+		if outs == 1 {
+			dst[w-2] = rax
+		}
 	}
 	run.f, run.s, run.pid, run.tid, run.width = f, s, pid, tid, w
 	run.n++
 }
 
 // timed adds the times of rec's call, the run's last, as the two
-// records' way converts them (events.write): the entry's, the return's,
-// the duration from the entry's tsc.
-func (run *formRun) timed(r *Ring, clock *pad.Clock, rec *pad.Record) {
+// records' way converts them (events.write): the entry's, the return's
+// (ret: rec is a call's, not an entry's alone), the duration from the
+// entry's tsc.
+func (run *formRun) timed(r *Ring, clock *pad.Clock, rec *pad.Record, ret bool) {
 	t := run.times[3*run.nt : 3*run.nt+3]
-	t[0] = r.at(clock, rec.TSC)
-	t[1] = r.at(clock, rec.Vals[pad.MaxOpenValues+1])
-	t[2] = 0
-	if entry := clock.Nanos(rec.TSC); entry <= t[1] {
-		t[2] = t[1] - entry
+	t[0], t[1], t[2] = r.at(clock, rec.TSC), 0, 0
+	if ret {
+		t[1] = r.at(clock, rec.Vals[pad.MaxOpenValues+1])
+		if entry := clock.Nanos(rec.TSC); entry <= t[1] {
+			t[2] = t[1] - entry
+		}
 	}
 	run.nt++
 }
@@ -291,6 +310,22 @@ func (e *events) oneCall(rec *pad.Record, s, rs *Site, pid, tid int) *probe.Call
 	c.Out = e.cOut.plain(rs, rax[:len(rs.Fetches)])
 	setRawRet(&c.Ret, rax[0])
 	return c
+}
+
+// entryForm is the writer of s's entries alone from their numbers
+// (probe.CallForms), when no return site follows s's (its return pad's
+// is the next id: recordSites), asked once with rec's Call; nil: they
+// come as Calls or events.
+func (e *events) entryForm(s *Site, rec *pad.Record) probe.CallForm {
+	if !s.entryFormed {
+		s.entryFormed = true
+		sites := e.d.sites
+		if id := int(rec.Site) + 1; e.forms != nil && (id >= len(sites) || !sites[id].Return || sites[id].Func != s.Func) {
+			h := heldCall{rec: rec, s: s}
+			s.entryForm = e.forms.Form(e.entryCall(&h))
+		}
+	}
+	return s.entryForm
 }
 
 // form is the writer of s's one-record calls (returning at rs) from

@@ -355,7 +355,6 @@ func (d *Drainer) record(r *Ring, rec *pad.Record) {
 		d.callRecord(r, rec)
 		return
 	}
-	d.ev.run.flush() // the calls before rec first (a split call's too)
 	if int(rec.Site) >= len(d.sites) || d.emit == nil || d.mute.Load() {
 		d.ev.unhold(d)
 		return

@@ -81,22 +81,37 @@ func resetEvent(ev *probe.Event) {
 	ev.Sys, ev.Signal, ev.Status, ev.Caller, ev.Agg, ev.Return = nil, nil, 0, 0, nil, nil
 }
 
+// out emits ev, after the calls of the run before it (formRun): every
+// event of the drain goes out through it, so a run is flushed before
+// whatever comes after its calls.
+func (e *events) out(ev *probe.Event) {
+	e.run.flush()
+	e.emit(ev)
+}
+
+// callOut hands c to the CallWriter, after the calls of the run before
+// it (out).
+func (e *events) callOut(c *probe.Call) bool {
+	e.run.flush()
+	return e.calls.Call(c)
+}
+
 // put emits pe, or, pairing, holds an entry until the next record.
 func (e *events) put(pe *padEvent) {
 	if o := e.open; o != nil {
 		e.open = nil
 		if pe.ev.Kind == "return" && pe.ev.Sys == nil && pe.ev.PID == o.ev.PID && pe.ev.TID == o.ev.TID && pe.ev.Func == o.ev.Func {
 			o.ev.Return = &pe.ev
-			e.emit(&o.ev)
+			e.out(&o.ev)
 			return
 		}
-		e.emit(&o.ev)
+		e.out(&o.ev)
 	}
 	if e.pairs && pe.ev.Kind == "entry" && pe.ev.Sys == nil {
 		e.open = pe
 		return
 	}
-	e.emit(&pe.ev)
+	e.out(&pe.ev)
 }
 
 // end emits the entry held, if any: a drain is over, its records' room
@@ -107,7 +122,7 @@ func (e *events) end() {
 	e.unhold(e.d)
 	if o := e.open; o != nil {
 		e.open = nil
-		e.emit(&o.ev)
+		e.out(&o.ev)
 	}
 	if e.holding {
 		e.holding = false

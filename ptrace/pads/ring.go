@@ -30,6 +30,10 @@ type Site struct {
 	// formed (events.form); nil: they come as Calls.
 	form   probe.CallForm
 	formed bool
+	// entryForm: its entries' writer from their numbers when nothing
+	// returns to it (events.entryForm), once formed.
+	entryForm   probe.CallForm
+	entryFormed bool
 }
 
 // FromRax and ExtraAt are Site.Where's values for a fetch not in a
