@@ -55,8 +55,8 @@ type CallWriter interface {
 type CallForms interface {
 	CallWriter
 	// Form returns the writer of the calls like c whose every value is
-	// a number (none a string, unreadable or NULL): c's values but
-	// their numbers (Value.Int) say how each is shown. It writes every
+	// a number or a string (none unreadable or NULL): c's values but
+	// their numbers and strings say how each is shown. It writes every
 	// call it is given (as Call would take them); nil: such calls come
 	// as Calls. Asked once per pair of probe sites, the answer kept; c
 	// is valid only during the call.
@@ -67,9 +67,12 @@ type CallForms interface {
 type CallForm interface {
 	// Calls writes n calls of thread tid of process pid, one after the
 	// other, whose values' numbers are nums: len(nums)/n a call, Args',
-	// then Out's, then Ret's. times holds, when the CallWriter is
-	// Timed, each call's TimeNs, ReturnNs and DurationNs; else nil.
-	Calls(pid, tid int, nums []uint64, times []int64, n int)
+	// then Out's, then Ret's. strs holds each call's strings, those of
+	// its values that are strings in the form's Call (Value.IsStr), in
+	// order; valid only during the call. times holds, when the
+	// CallWriter is Timed, each call's TimeNs, ReturnNs and DurationNs;
+	// else nil.
+	Calls(pid, tid int, nums []uint64, strs []string, times []int64, n int)
 }
 
 // A Batcher is told of the batches an engine emits (Target.Lines): Hold

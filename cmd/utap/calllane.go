@@ -83,12 +83,12 @@ type laneForm struct {
 	f *output.Form
 }
 
-func (f *laneForm) Calls(pid, tid int, nums []uint64, times []int64, n int) {
+func (f *laneForm) Calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) {
 	l := f.l
 	if *l.werr != nil {
 		return // the trace is ending: dropped, as emit drops
 	}
-	if err := f.f.Calls(pid, tid, nums, times, n); err != nil {
+	if err := f.f.Calls(pid, tid, nums, strs, times, n); err != nil {
 		*l.werr = err
 		l.end()
 	}

@@ -236,15 +236,18 @@ func writeCalls(t *testing.T, format string, o Options, evs []*probe.Event, form
 			if c.Return >= 0 {
 				vals = append(append(vals, c.Out...), c.Ret)
 			}
-			nums := []uint64{}
+			nums, strs := []uint64{}, []string{}
 			for _, v := range vals {
 				nums = append(nums, v.Int)
+				if v.IsStr {
+					strs = append(strs, v.Str)
+				}
 			}
 			var times []int64
 			if w.CallsTimed() {
 				times = []int64{c.TimeNs, c.ReturnNs, c.DurationNs}
 			}
-			if err := f.Calls(c.PID, c.TID, nums, times, 1); err != nil {
+			if err := f.Calls(c.PID, c.TID, nums, strs, times, 1); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -327,7 +330,7 @@ func BenchmarkTextForm(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := f.Calls(0, 27899, nums, nil, 64); err != nil {
+		if err := f.Calls(0, 27899, nums, nil, nil, 64); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,7 +19,7 @@ type formWriter interface {
 
 // callForm writes the calls of one form (Form.Calls).
 type callForm interface {
-	calls(pid, tid int, nums []uint64, times []int64, n int) error
+	calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) error
 }
 
 // A Form writes the calls of one form from their numbers, as Call writes
@@ -45,14 +45,15 @@ func (p *PeriodicWriter) Form(c *probe.Call) *Form {
 
 // Calls writes n calls whose values' numbers are nums, len(nums)/n a
 // call, each call's first its form's (probe.CallForm): what follows
-// them in a call's share the form does not read. times: each call's
-// times (probe.CallForm), nil when the writer shows none.
-func (f *Form) Calls(pid, tid int, nums []uint64, times []int64, n int) error {
+// them in a call's share the form does not read. strs: the calls'
+// strings, times: their times (probe.CallForm), nil when the writer
+// shows none.
+func (f *Form) Calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) error {
 	p := f.p
 	p.lock()
 	err := p.err
 	if err == nil {
-		err = p.wrote(f.f.calls(pid, tid, nums, times, n))
+		err = p.wrote(f.f.calls(pid, tid, nums, strs, times, n))
 	}
 	p.unlock()
 	return err
@@ -72,10 +73,11 @@ type textForm struct {
 type formCall struct {
 	c    probe.Call
 	vals []*probe.Value // c's: Args, Out, then Ret (an entry alone: Args)
+	strs int            // how many of them are strings
 }
 
-// init makes f a copy of c, and says whether its values are numbers
-// alone (none a string, unreadable, NULL or a name).
+// init makes f a copy of c, and says whether its values are numbers and
+// strings alone (none unreadable, NULL or a name).
 func (f *formCall) init(c *probe.Call) bool {
 	f.c = *c
 	f.c.Args, f.c.Out = slices.Clone(c.Args), slices.Clone(c.Out)
@@ -90,11 +92,26 @@ func (f *formCall) init(c *probe.Call) bool {
 		f.vals = append(f.vals, &f.c.Ret)
 	}
 	for _, v := range f.vals {
-		if !isInt(v) {
+		switch {
+		case v.IsStr && !v.Err && !v.Null && v.Name == "":
+			f.strs++
+		case !isInt(v):
 			return false
 		}
 	}
 	return true
+}
+
+// set gives the values the numbers nums and strings strs of one call,
+// and returns the strings left.
+func (f *formCall) set(nums []uint64, strs []string) []string {
+	for i, v := range f.vals {
+		v.Int = nums[i]
+		if v.IsStr {
+			v.Str, strs = strs[0], strs[1:]
+		}
+	}
+	return strs
 }
 
 // formNum is how a form writes a number: after sep, as kind says.
@@ -120,11 +137,13 @@ const (
 	numSigned   numKind = iota // decimal, signed
 	numUnsigned                // decimal
 	numGuess                   // ltrace's guess (appendGuess)
-	numValue                   // ltraceValue, the form's Value with the number
+	numValue                   // ltraceValue, the form's Value with the number (or string)
 )
 
 func kindOf(v *probe.Value) numKind {
 	switch {
+	case v.IsStr:
+		return numValue
 	case plainInt(v) && v.Signed:
 		return numSigned
 	case plainInt(v):
@@ -163,7 +182,7 @@ func (t *text) form(c *probe.Call) callForm {
 // call, or nil): straight from the numbers after the last line's start
 // (hot) or a start of their own (a clock shown), else by Call, which
 // writes the call's line too (form) and makes it hot for the next.
-func (f *textForm) calls(pid, tid int, nums []uint64, times []int64, n int) error {
+func (f *textForm) calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) error {
 	c, t := &f.c, f.t
 	w := len(f.nums)
 	stride := len(nums) / max(n, 1)
@@ -183,24 +202,23 @@ func (f *textForm) calls(pid, tid int, nums []uint64, times []int64, n int) erro
 		case !t.hotCalls:
 			b = t.lineStart(t.endPending(t.w.room()), c.TimeNs, tid, c.Func, c.Probe)
 		default:
-			for i, u := range nums[:w] {
-				f.vals[i].Int = u
-			}
+			strs = f.set(nums[:w], strs)
 			if _, err := t.Call(c); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := f.line(b, nums[:w], c.DurationNs); err != nil {
+		var err error
+		if strs, err = f.line(b, nums[:w], strs, c.DurationNs); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// line writes the line of a call whose numbers are nums and duration
-// durNs after its start, b.
-func (f *textForm) line(b []byte, nums []uint64, durNs int64) error {
+// line writes the line of a call whose numbers are nums, strings strs
+// and duration durNs after its start, b, and returns the strings left.
+func (f *textForm) line(b []byte, nums []uint64, strs []string, durNs int64) ([]string, error) {
 	t := f.t
 	for i, u := range nums {
 		n := &f.nums[i]
@@ -220,13 +238,16 @@ func (f *textForm) line(b []byte, nums []uint64, durNs int64) error {
 		default:
 			v := f.vals[i]
 			v.Int = u
+			if v.IsStr {
+				v.Str, strs = strs[0], strs[1:]
+			}
 			b = ltraceValue(b, v, t.o.StrLen)
 		}
 	}
 	if f.c.Return < 0 {
-		return t.flushLine(append(b, ')', '\n')) // an entry alone, as callLine ends it
+		return strs, t.flushLine(append(b, ')', '\n')) // an entry alone, as callLine ends it
 	}
-	return t.flushLine(t.endResult(b, durNs))
+	return strs, t.flushLine(t.endResult(b, durNs))
 }
 
 // jsonForm is a form's Call for the JSON writer: its two events' lines,
@@ -249,7 +270,7 @@ func (j *jsonLines) form(c *probe.Call) callForm {
 }
 
 // calls writes each call's two lines, as jsonLines.Call writes them.
-func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, n int) error {
+func (f *jsonForm) calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) error {
 	c, j := &f.c, f.j
 	w := len(f.vals)
 	stride := len(nums) / max(n, 1)
@@ -270,9 +291,10 @@ func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, n int) erro
 			at, ret, dur = times[0], times[1], times[2]
 			times = times[3:]
 		}
+		strs = f.set(nums[:w], strs)
 		b := append(j.w.room(), `{"time_ns":`...)
 		b = j.time.append(b, at)
-		b = f.values(append(b, f.entryHead...), nums[:na], 0)
+		b = f.values(append(b, f.entryHead...), na, 0)
 		b = append(b, `],"ret":null,"duration_ns":0}`+"\n"...)
 		if c.Return < 0 { // an entry alone
 			if err := j.w.commit(b); err != nil {
@@ -282,9 +304,9 @@ func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, n int) erro
 		}
 		b = append(b, `{"time_ns":`...)
 		b = j.time.append(b, ret)
-		b = f.values(append(b, f.retHead...), nums[na:na+no], na)
+		b = f.values(append(b, f.retHead...), no, na)
 		b = append(b, `],"ret":`...)
-		b = f.values(b, nums[na+no:w], na+no)
+		b = f.values(b, 1, na+no)
 		b = append(b, `,"duration_ns":`...)
 		b = dec.AppendInt(b, dur)
 		if err := j.w.commit(append(b, "}\n"...)); err != nil {
@@ -294,14 +316,13 @@ func (f *jsonForm) calls(pid, tid int, nums []uint64, times []int64, n int) erro
 	return nil
 }
 
-// values writes nums, comma-separated, as the form's values from at.
-func (f *jsonForm) values(b []byte, nums []uint64, at int) []byte {
-	for i, u := range nums {
+// values writes n of the form's values from at, comma-separated (their
+// numbers and strings set).
+func (f *jsonForm) values(b []byte, n, at int) []byte {
+	for i, v := range f.vals[at : at+n] {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		v := f.vals[at+i]
-		v.Int = u
 		b = jsonValue(b, v)
 	}
 	return b

@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/utap/utap/probe"
@@ -29,6 +30,11 @@ func TestFormsAsCalls(t *testing.T) {
 		// arguments.
 		{Func: "alone", Args: []probe.Value{v(5, 0, true), v(0x10, probe.FormatHex, false)}, Entry: 2, Return: -1},
 		{Func: "nothing", Entry: 2, Return: -1},
+		// Strings: a path, one of -s's length (ltrace's "..."), one
+		// with a NUL and a quote.
+		{Func: "open", Args: []probe.Value{{Str: "/etc/passwd", IsStr: true}, v(2, 0, true)}, Ret: v(3, 0, true)},
+		{Func: "open", Args: []probe.Value{{Str: strings.Repeat("a", DefaultStrLen), IsStr: true}, v(0, 0, true)}, Ret: v(neg, 0, true)},
+		{Func: "puts", Args: []probe.Value{{Str: "say \"hi\"\x00\n", IsStr: true, Format: probe.FormatCStr}}, Entry: 2, Return: -1},
 	}
 	for i := range calls {
 		calls[i].Probe, calls[i].ReturnProbe = calls[i].Func, ""
@@ -48,18 +54,22 @@ func TestFormsAsCalls(t *testing.T) {
 			}
 		}
 	}
-	numbers := func(c probe.Call) []uint64 {
+	numbers := func(c probe.Call) ([]uint64, []string) {
 		vals := append([]probe.Value{}, c.Args...)
 		if c.Return >= 0 {
 			vals = append(append(vals, c.Out...), c.Ret)
 		}
 		var nums []uint64
+		var strs []string
 		for _, v := range vals {
 			nums = append(nums, v.Int)
+			if v.IsStr {
+				strs = append(strs, v.Str)
+			}
 		}
 		// One more after them, which the form does not read (the
 		// lane's typed return).
-		return append(nums, 99)
+		return append(nums, 99), strs
 	}
 	write := func(format string, o Options, forms bool) string {
 		var buf bytes.Buffer
@@ -90,12 +100,13 @@ func TestFormsAsCalls(t *testing.T) {
 				}
 				made[key] = f
 			}
-			nums := numbers(c)
+			nums, strs := numbers(c)
+			dnums, dstrs := numbers(d)
 			var times []int64
 			if w.CallsTimed() {
 				times = []int64{c.TimeNs, c.ReturnNs, c.DurationNs, d.TimeNs, d.ReturnNs, d.DurationNs}
 			}
-			if err := f.Calls(c.PID, c.TID, append(nums, numbers(d)...), times, 2); err != nil {
+			if err := f.Calls(c.PID, c.TID, append(nums, dnums...), append(strs, dstrs...), times, 2); err != nil {
 				t.Fatalf("%s: %v", c.Func, err)
 			}
 		}
@@ -124,7 +135,7 @@ func TestNoForms(t *testing.T) {
 	w := Periodic(mustNewT(t, "text", Options{Calls: map[int]int{0: 1}}), 0)
 	defer w.Close()
 	for _, c := range []probe.Call{
-		{Func: "str", Entry: 0, Return: 1, Args: []probe.Value{{Str: "a", IsStr: true}}},
+		{Func: "unreadable", Entry: 0, Return: 1, Args: []probe.Value{{Err: true}}},
 		{Func: "null", Entry: 0, Return: 1, Args: []probe.Value{{Null: true}}},
 		{Func: "named", Entry: 0, Return: 1, Ret: probe.Value{Name: "LC_ALL"}},
 		{Func: "entry", Entry: 0, Return: -1},
@@ -145,7 +156,7 @@ func formKey(c probe.Call) string {
 	c.Args, c.Out = append([]probe.Value{}, c.Args...), append([]probe.Value{}, c.Out...)
 	for _, vs := range [][]probe.Value{c.Args, c.Out, {c.Ret}} {
 		for i := range vs {
-			vs[i].Int = 0
+			vs[i].Int, vs[i].Str = 0, "" // a form's calls differ in these alone
 		}
 	}
 	c.Ret.Int, c.TID, c.PID, c.TimeNs, c.ReturnNs, c.DurationNs = 0, 0, 0, 0, 0, 0

@@ -56,7 +56,7 @@ func (e *events) call(d *Drainer, r *Ring, rec *pad.Record, s *Site, pid, tid in
 		e.open = nil // an entry's event waiting for its return: this is not it
 		e.out(&o.ev)
 	}
-	if s.Where == nil && rec.Strs|rec.Faults == 0 {
+	if formable(s, rec) {
 		if f := e.entryForm(s, rec); f != nil {
 			e.run.add(f, s, pid, tid, rec, -1)
 			if e.timed {
@@ -206,7 +206,7 @@ func (e *events) oneRecord(r *Ring, rec *pad.Record, s, rs *Site, pid, tid int) 
 	if e.held.rec != nil || e.open != nil || rs.Where != nil || len(rs.Fetches) > 1 || !e.takes(s) || !e.takes(rs) {
 		return false
 	}
-	if s.Where == nil && rec.Strs|rec.Faults == 0 {
+	if formable(s, rec) {
 		if f := e.form(s, rs, rec); f != nil {
 			e.run.add(f, s, pid, tid, rec, len(rs.Fetches))
 			if e.timed {
@@ -222,6 +222,24 @@ func (e *events) oneRecord(r *Ring, rec *pad.Record, s, rs *Site, pid, tid int) 
 	return e.callOut(e.oneCall(rec, s, rs, pid, tid))
 }
 
+// formable says whether rec's values, of site s, are numbers and
+// strings alone, each in its record value (a form's: none unreadable, no
+// NULL string).
+func formable(s *Site, rec *pad.Record) bool {
+	if s.Where != nil || rec.Faults != 0 {
+		return false
+	}
+	for m, i := rec.Strs, 0; m != 0; m, i = m>>1, i+1 {
+		if m&1 == 0 {
+			continue
+		}
+		if _, ok := rec.Str(i); !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // formRun is one-record calls of one site and thread, their numbers
 // waiting to go to the site's form together (probe.CallForm): one pass
 // through the lane and the writer a run, not a call (a fifth of the
@@ -233,6 +251,10 @@ type formRun struct {
 	pid, tid int
 	width, n int
 	nums     [formRunMax * (pad.MaxOpenValues + 2)]uint64
+	// strs: the calls' strings, ns of them, in the ring (valid until
+	// the drain ends, which flushes the run first).
+	strs [formRunMax * pad.MaxValues]string
+	ns   int
 	// times: each call's TimeNs, ReturnNs and DurationNs, when the
 	// CallWriter is Timed (timed); nt of them.
 	times [formRunMax * 3]int64
@@ -252,6 +274,13 @@ func (run *formRun) add(f probe.CallForm, s *Site, pid, tid int, rec *pad.Record
 	w := len(s.Fetches) + outs + 1
 	dst := run.nums[run.n*w : (run.n+1)*w]
 	copy(dst, rec.Vals[:len(s.Fetches)])
+	for m, i := rec.Strs, 0; m != 0; m, i = m>>1, i+1 {
+		if m&1 != 0 {
+			b, _ := rec.Str(i)
+			run.strs[run.ns] = unsafe.String(unsafe.SliceData(b), len(b))
+			run.ns++
+		}
+	}
 	if outs >= 0 {
 		rax := rec.Vals[pad.MaxOpenValues]
 		dst[w-1] = rax
@@ -293,8 +322,9 @@ func (run *formRun) flush() {
 		if run.nt > 0 {
 			times = run.times[:3*run.nt]
 		}
-		run.n, run.nt = 0, 0
-		run.f.Calls(run.pid, run.tid, run.nums[:n*run.width], times, n)
+		strs := run.strs[:run.ns]
+		run.n, run.nt, run.ns = 0, 0, 0
+		run.f.Calls(run.pid, run.tid, run.nums[:n*run.width], strs, times, n)
 	}
 }
 
