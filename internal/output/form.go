@@ -8,11 +8,13 @@ import (
 )
 
 // Calls from their numbers (probe.CallForms): the writer keeps a Call of
-// each form, its values but their numbers, and an engine passes each
-// call's numbers alone. The line is Call's, without the engine making a
+// each form, its values but their numbers and strings, and an engine
+// passes each call's numbers and strings alone, a run of one thread's
+// calls at a time. The lines are Call's, without the engine making a
 // Call nor the CLI passing one on per call.
 
-// formWriter is a callWriter that writes calls from their numbers.
+// formWriter is a callWriter that writes calls from their numbers and
+// strings.
 type formWriter interface {
 	form(c *probe.Call) callForm
 }
