@@ -44,6 +44,14 @@ func Append(b []byte, u uint64, signed bool) []byte {
 	return appendLong(b, u)
 }
 
+// AppendPad6 appends v < 1e6 as six digits, leading zeros kept: the
+// fraction of a time stamp (%06d), the nanoseconds below a JSON time's
+// millisecond.
+func AppendPad6(b []byte, v uint64) []byte {
+	a, c, e := v/10000*2, v/100%100*2, v%100*2
+	return append(b, pairs[a], pairs[a+1], pairs[c], pairs[c+1], pairs[e], pairs[e+1])
+}
+
 // append4 appends v < 10000 without leading zeros.
 func append4(b []byte, v uint64) []byte {
 	switch {

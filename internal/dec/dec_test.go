@@ -1,6 +1,7 @@
 package dec
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -53,5 +54,13 @@ func BenchmarkAppendCounter(b *testing.B) {
 	for b.Loop() {
 		buf = AppendUint(AppendUint(AppendUint(buf[:0], i), 2), i+2)
 		i++
+	}
+}
+
+func TestAppendPad6(t *testing.T) {
+	for _, v := range []uint64{0, 1, 9, 10, 99, 100, 1234, 9999, 10000, 12345, 99999, 100000, 123456, 999999} {
+		if got, want := string(AppendPad6([]byte("x"), v)), fmt.Sprintf("x%06d", v); got != want {
+			t.Errorf("%d: %q, want %q", v, got, want)
+		}
 	}
 }

@@ -61,24 +61,5 @@ func (m *msDigits) append(b []byte, ns int64) []byte {
 	if ms != m.ms || m.digits == nil {
 		m.ms, m.digits = ms, dec.AppendInt(m.digits[:0], ms)
 	}
-	b = append(b, m.digits...)
-	// The last six, two a step, straight into b.
-	n := len(b)
-	b = append(b, "000000"...)
-	d := b[n : n+6]
-	r := uint64(ns - ms*1e6)
-	for i := 4; i >= 0; i -= 2 {
-		p := r % 100 * 2
-		d[i], d[i+1] = decPairs[p], decPairs[p+1]
-		r /= 100
-	}
-	return b
+	return dec.AppendPad6(append(b, m.digits...), uint64(ns-ms*1e6))
 }
-
-// decPairs is "000102…99": n's two digits at 2n.
-var decPairs = func() (t [200]byte) {
-	for n := range 100 {
-		t[2*n], t[2*n+1] = byte('0'+n/10), byte('0'+n%10)
-	}
-	return t
-}()

@@ -416,15 +416,7 @@ func (t *text) clock(b []byte, sec int64) []byte {
 }
 
 // appendUsFrac writes ".%06d" of us < 1e6.
-func appendUsFrac(b []byte, us int64) []byte {
-	var d [7]byte
-	d[0] = '.'
-	for i := 6; i > 0; i-- {
-		d[i] = byte('0' + us%10)
-		us /= 10
-	}
-	return append(b, d[:]...)
-}
+func appendUsFrac(b []byte, us int64) []byte { return dec.AppendPad6(append(b, '.'), uint64(us)) }
 
 // name is the function a line shows: a PLT stub as the function it
 // calls (puts@plt as puts), as ltrace shows its calls.
