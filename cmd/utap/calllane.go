@@ -50,11 +50,16 @@ func (l *callLane) Call(c *probe.Call) bool {
 	}
 	l.typed.call(c)
 	ok, err := l.w.Call(c)
+	l.failed(err)
+	return ok
+}
+
+// failed ends the trace on a write error, as the emit chain does.
+func (l *callLane) failed(err error) {
 	if err != nil {
 		*l.werr = err
 		l.end()
 	}
-	return ok
 }
 
 // Form is the lane of calls like c from their numbers
@@ -88,8 +93,5 @@ func (f *laneForm) Calls(pid, tid int, nums []uint64, strs []string, times []int
 	if *l.werr != nil {
 		return // the trace is ending: dropped, as emit drops
 	}
-	if err := f.f.Calls(pid, tid, nums, strs, times, n); err != nil {
-		*l.werr = err
-		l.end()
-	}
+	l.failed(f.f.Calls(pid, tid, nums, strs, times, n))
 }

@@ -75,7 +75,6 @@ type textForm struct {
 type formCall struct {
 	c    probe.Call
 	vals []*probe.Value // c's: Args, Out, then Ret (an entry alone: Args)
-	strs int            // how many of them are strings
 }
 
 // init makes f a copy of c, and says whether its values are numbers and
@@ -94,14 +93,27 @@ func (f *formCall) init(c *probe.Call) bool {
 		f.vals = append(f.vals, &f.c.Ret)
 	}
 	for _, v := range f.vals {
-		switch {
-		case v.IsStr && !v.Err && !v.Null && v.Name == "":
-			f.strs++
-		case !isInt(v):
+		if str := v.IsStr && !v.Err && !v.Null && v.Name == ""; !str && !isInt(v) {
 			return false
 		}
 	}
 	return true
+}
+
+// stride is the numbers a call of n takes in nums; false: fewer than the
+// form's values.
+func (f *formCall) stride(nums []uint64, n int) (int, bool) {
+	s := len(nums) / max(n, 1)
+	return s, s >= len(f.vals)
+}
+
+// nextTimes is the first call's times of times (3 a call; none: 0s),
+// and the others'.
+func nextTimes(times []int64) (at, ret, dur int64, rest []int64) {
+	if len(times) < 3 {
+		return 0, 0, 0, times
+	}
+	return times[0], times[1], times[2], times[3:]
 }
 
 // set gives the values the numbers nums and strings strs of one call,
@@ -186,17 +198,14 @@ func (t *text) form(c *probe.Call) callForm {
 // writes the call's line too (form) and makes it hot for the next.
 func (f *textForm) calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) error {
 	c, t := &f.c, f.t
-	w := len(f.nums)
-	stride := len(nums) / max(n, 1)
-	if stride < w {
+	w := len(f.vals)
+	stride, ok := f.stride(nums, n)
+	if !ok {
 		return nil
 	}
 	c.PID, c.TID = pid, tid
 	for ; n > 0; n, nums = n-1, nums[stride:] {
-		if len(times) >= 3 {
-			c.TimeNs, c.ReturnNs, c.DurationNs = times[0], times[1], times[2]
-			times = times[3:]
-		}
+		c.TimeNs, c.ReturnNs, c.DurationNs, times = nextTimes(times)
 		var b []byte
 		switch {
 		case t.hot(c):
@@ -275,8 +284,8 @@ func (j *jsonLines) form(c *probe.Call) callForm {
 func (f *jsonForm) calls(pid, tid int, nums []uint64, strs []string, times []int64, n int) error {
 	c, j := &f.c, f.j
 	w := len(f.vals)
-	stride := len(nums) / max(n, 1)
-	if stride < w {
+	stride, ok := f.stride(nums, n)
+	if !ok {
 		return nil
 	}
 	if f.entryHead == nil || pid != f.pid || tid != f.tid {
@@ -289,10 +298,7 @@ func (f *jsonForm) calls(pid, tid int, nums []uint64, strs []string, times []int
 	na, no := len(c.Args), len(c.Out)
 	for ; n > 0; n, nums = n-1, nums[stride:] {
 		var at, ret, dur int64
-		if len(times) >= 3 {
-			at, ret, dur = times[0], times[1], times[2]
-			times = times[3:]
-		}
+		at, ret, dur, times = nextTimes(times)
 		strs = f.set(nums[:w], strs)
 		b := append(j.w.room(), `{"time_ns":`...)
 		b = j.time.append(b, at)

@@ -58,11 +58,7 @@ func (e *events) call(d *Drainer, r *Ring, rec *pad.Record, s *Site, pid, tid in
 	}
 	if formable(s, rec) {
 		if f := e.entryForm(s, rec); f != nil {
-			e.run.add(f, s, pid, tid, rec, -1)
-			if e.timed {
-				e.run.timed(r, e.d.clock, rec, false)
-			}
-			e.run.full()
+			e.toRun(f, r, rec, s, pid, tid, -1)
 			return true
 		}
 	}
@@ -208,11 +204,7 @@ func (e *events) oneRecord(r *Ring, rec *pad.Record, s, rs *Site, pid, tid int) 
 	}
 	if formable(s, rec) {
 		if f := e.form(s, rs, rec); f != nil {
-			e.run.add(f, s, pid, tid, rec, len(rs.Fetches))
-			if e.timed {
-				e.run.timed(r, e.d.clock, rec, true)
-			}
-			e.run.full()
+			e.toRun(f, r, rec, s, pid, tid, len(rs.Fetches))
 			return true
 		}
 	}
@@ -240,14 +232,26 @@ func formable(s *Site, rec *pad.Record) bool {
 	return true
 }
 
-// formRun is one-record calls of one site and thread, their numbers
-// waiting to go to the site's form together (probe.CallForm): one pass
-// through the lane and the writer a run, not a call (a fifth of the
-// drainer's time per call). Flushed before anything else is emitted
-// (Drainer.record) and at the drain's end (events.end).
+// toRun adds rec, of site s, to the run of form f: its numbers and
+// strings (outs as formRun.add), its times when lines show them.
+func (e *events) toRun(f probe.CallForm, r *Ring, rec *pad.Record, s *Site, pid, tid, outs int) {
+	e.run.add(f, s, pid, tid, rec, outs)
+	if e.timed {
+		e.run.timed(r, e.d.clock, rec, outs >= 0)
+	}
+	if e.run.n == formRunMax {
+		e.run.flush()
+	}
+}
+
+// formRun is calls (or entries alone) of one form and thread, their
+// numbers and strings waiting to go to the form together
+// (probe.CallForm): one pass through the lane and the writer a run, not
+// a call (a fifth of the drainer's time per call). Flushed by whatever
+// the drain emits after them (events.out, callOut) and at the drain's
+// end (events.end).
 type formRun struct {
 	f        probe.CallForm
-	s        *Site
 	pid, tid int
 	width, n int
 	nums     [formRunMax * (pad.MaxOpenValues + 2)]uint64
@@ -288,7 +292,7 @@ func (run *formRun) add(f probe.CallForm, s *Site, pid, tid int, rec *pad.Record
 			dst[w-2] = rax
 		}
 	}
-	run.f, run.s, run.pid, run.tid, run.width = f, s, pid, tid, w
+	run.f, run.pid, run.tid, run.width = f, pid, tid, w
 	run.n++
 }
 
@@ -306,13 +310,6 @@ func (run *formRun) timed(r *Ring, clock *pad.Clock, rec *pad.Record, ret bool) 
 		}
 	}
 	run.nt++
-}
-
-// full flushes a run that holds formRunMax calls.
-func (run *formRun) full() {
-	if run.n == formRunMax {
-		run.flush()
-	}
 }
 
 // flush writes the run's calls.
