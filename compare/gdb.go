@@ -32,6 +32,9 @@ func (gdb) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if IsSyscall(s.Mode) {
 		fn = "getppid"
 	}
+	if s.Count && s.Return {
+		return nil, notApplicable("gdb times no calls")
+	}
 	if s.Count {
 		return gdbCount(fn, ex), nil
 	}

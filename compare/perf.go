@@ -32,6 +32,9 @@ func (perf) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Specs != nil {
 		return userPerf(s, w)
 	}
+	if s.Count && s.Return {
+		return nil, notApplicable("perf stat counts hits, it times no calls")
+	}
 	name := perfGroup + ":" + strings.ReplaceAll(s.Name, "-", "_")
 	var defs [][]string // perf probe -a arguments
 	var events []string

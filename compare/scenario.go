@@ -30,7 +30,8 @@ type Scenario struct {
 	Cond    Cond
 	// Count counts the target's calls inside the tool (a BPF map, a
 	// tracer's table) and reports the total at exit: no event leaves the
-	// probe, so the row is the cost of the hit alone.
+	// probe, so the row is the cost of the hit alone. With Return, each
+	// call's duration too (a summary table: -c).
 	Count bool
 	// Lines: the trace a user types, a text line per call with its
 	// arguments and return value (utap's default, no --entry-only, as
@@ -62,7 +63,7 @@ func (s Scenario) EventsPerCall() int {
 	switch {
 	case s.Cond == CondFalse, s.Attach, s.Mode == ModeSyscallOther:
 		return 0
-	case s.Return:
+	case s.Return && !s.Count:
 		return 2
 	}
 	return 1
@@ -82,6 +83,8 @@ func Scenarios() []Scenario {
 		with("entry", "entry probe, no fetch", func(*Scenario) {}),
 		with("count", "entry probe counted in place (bpftrace @c = count(), ltrace -c, gdb ignore count, perf stat)", func(s *Scenario) { s.Count = true }),
 		with("fetch", "entry probe fetching two arguments", func(s *Scenario) { s.Fetch = true }),
+		with("summary", "calls counted and timed in place, a table at exit (utap -c, ltrace -c, bpftrace @ns = hist(nsecs - @start[tid]))",
+			func(s *Scenario) { s.Count, s.Return = true, true }),
 		with("return", "entry and return probes (2 events per call)", func(s *Scenario) { s.Return = true }),
 		with("calls", "the trace a user types: a text line per call, two arguments and the return value (utap's default, ltrace's)",
 			func(s *Scenario) { s.Fetch, s.Return, s.Lines = true, true, true }),

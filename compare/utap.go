@@ -80,8 +80,13 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 		}
 	}
 	if s.Count {
-		// --count-only counts in the engine and writes one JSON summary at exit.
-		args = []string{"run", "--backend", u.Backend, "-q", "--count-only", "--format", "json"}
+		// --count-only counts in the engine and writes one JSON summary at
+		// exit; -c times each call too (its return probe, added by utap).
+		flag := "--count-only"
+		if s.Return {
+			flag, specs = "-c", specs[:1]
+		}
+		args = []string{"run", "--backend", u.Backend, "-q", flag, "--format", "json"}
 		count = func(out, _ string) (int, error) { return utapSummaryCalls(out, fn) }
 	}
 	if u.NoPads {

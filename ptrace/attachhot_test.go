@@ -31,18 +31,7 @@ import (
 func TestPadAttachDetachHot(t *testing.T) {
 	need.Root(t)
 	bin := fixture.C(t, "pt_count.c")
-	cmd := exec.Command(bin, "4", "4000000000")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// It would spin on if the test died (a timeout runs no defer): a
-	// minute of CPU at most. (Not Pdeathsig: it fires when the thread
-	// that forked exits, and the engine's locked threads do.)
-	unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 60, Max: 60}, nil)
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	pid := cmd.Process.Pid
-	waitThreads(t, pid, 5) // the main thread and its four
-	maps0, code0 := snapshot(t, pid)
+	pid, maps0, code0 := hotProcess(t, bin)
 	sites := []probe.Site{siteAt(t, bin, "work", 0, argFetch(1), argFetch(2))}
 	for i := range 10 {
 		var (
@@ -75,14 +64,40 @@ func TestPadAttachDetachHot(t *testing.T) {
 		default:
 			t.Fatalf("cycle %d: %d pads, placement:\n%s", i, st.pads, placed)
 		}
-		maps1, code1 := snapshot(t, pid)
-		if maps0 != maps1 || !bytes.Equal(code0, code1) {
-			t.Fatalf("cycle %d: maps or code differ after detach:\n%s\n----\n%s", i, maps0, maps1)
-		}
-		if st, _ := proc.StatusField(pid, "State"); !strings.HasPrefix(st, "R") && !strings.HasPrefix(st, "S") {
-			t.Fatalf("cycle %d: state %q after detach", i, st)
-		}
+		runsOn(t, i, pid, maps0, code0)
 		t.Logf("cycle %d: %d pads, %d events, %d lost", i, st.pads, n, res.Lost)
+	}
+}
+
+// hotProcess starts bin (pt_count) with four threads calling work as
+// fast as they can, killed at the test's end, and returns its pid, maps
+// and code once the threads run.
+func hotProcess(t *testing.T, bin string) (pid int, maps string, code []byte) {
+	t.Helper()
+	cmd := exec.Command(bin, "4", "4000000000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// It would spin on if the test died (a timeout runs no defer): a
+	// minute of CPU at most. (Not Pdeathsig: it fires when the thread
+	// that forked exits, and the engine's locked threads do.)
+	unix.Prlimit(cmd.Process.Pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: 60, Max: 60}, nil)
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	waitThreads(t, cmd.Process.Pid, 5) // the main thread and its four
+	maps, code = snapshot(t, cmd.Process.Pid)
+	return cmd.Process.Pid, maps, code
+}
+
+// runsOn checks process pid after detach cycle i: its maps and code as
+// they were (snapshot), running or sleeping.
+func runsOn(t *testing.T, i, pid int, maps0 string, code0 []byte) {
+	t.Helper()
+	maps1, code1 := snapshot(t, pid)
+	if maps0 != maps1 || !bytes.Equal(code0, code1) {
+		t.Fatalf("cycle %d: maps or code differ after detach:\n%s\n----\n%s", i, maps0, maps1)
+	}
+	if st, _ := proc.StatusField(pid, "State"); !strings.HasPrefix(st, "R") && !strings.HasPrefix(st, "S") {
+		t.Fatalf("cycle %d: state %q after detach", i, st)
 	}
 }
 

@@ -45,6 +45,7 @@ func (pd *padEngine) place(p *process, th *thread, pl *planned) error {
 		p.pads.ring = r
 		pd.fsAll(p)
 	}
+	pd.rseqOn(p, th)
 	if err := pd.shadowFor(p, th, pl.pads); err != nil {
 		kept := pl.pads[:0]
 		for _, ps := range pl.pads {
@@ -305,6 +306,7 @@ func (pd *padEngine) beforeRun(th *thread) {
 			tr.fail(fmt.Errorf("pid %d: a ring for the fork child's pads: %w", th.p.pid, err))
 		} else {
 			pp.ring = r
+			pd.rseqOn(th.p, th)
 			// Its sync points are its parent's copies. Not said: -v's
 			// line would cut a line of the trace's in two.
 			pp.syncAtWrites()

@@ -205,3 +205,13 @@ func BenchmarkPadCount(b *testing.B) {
 	defer func() { benchPads, benchTally = false, false }()
 	benchCallsN(b, workSites(b, 0), 0, 100000, 2000000)
 }
+
+// BenchmarkPadTimedCount: -c's pads, entry and return, which count each
+// call and add its duration to the site's tally (per CPU by rseq where
+// glibc registered it): no event leaves the process.
+func BenchmarkPadTimedCount(b *testing.B) {
+	benchPads, benchTally = true, true
+	defer func() { benchPads, benchTally = false, false }()
+	bin := fixture.C(b, "pt_count.c")
+	benchCallsN(b, []probe.Site{siteAt(b, bin, "work", 0), retSite(b, bin, "work")}, 0, 100000, 2000000)
+}

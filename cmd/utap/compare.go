@@ -40,7 +40,7 @@ func compareCommand() *cli.Command {
 			"   --runs 3 repeats the whole measurement and flags rows whose medians spread beyond ±15%;\n" +
 			"   --merge a.json,b.json does the same with reports saved by --format json.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "`S,...`: entry, count, fetch, return, calls, cond-false, cond-true, syscall, syscall-mix, syscall-untraced, usdt, threads, probes, attach, all"},
+			&cli.StringFlag{Name: "scenario", Value: "all", Usage: "`S,...`: entry, count, fetch, summary, return, calls, cond-false, cond-true, syscall, syscall-mix, syscall-untraced, usdt, threads, probes, attach, all"},
 			&cli.IntFlag{Name: "events", Value: compare.DefaultEvents, Usage: "`N` calls in a row's longer run, N/5 in its shorter; never more, fewer for a tool too slow for --budget"},
 			&cli.IntFlag{Name: "threads", Value: 1, Usage: "`T` workload threads in the non-scaling scenarios"},
 			&cli.IntFlag{Name: "repeat", Value: compare.DefaultRepeat, Usage: "`R` interleaved repetitions"},

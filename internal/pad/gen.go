@@ -1,6 +1,7 @@
 package pad
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/utap/utap/internal/bytecode"
@@ -119,6 +120,7 @@ type Layout struct {
 	RaxSaved  int
 	Displaced int
 	Down      int32
+	toTramp   int // a hijacking pad's jmp to its trampoline (Build)
 	// Fixups: a load at At that may fault (a read of the process's
 	// memory), and where the tracer sends a thread it faulted (To).
 	Fixups []Fixup
@@ -211,8 +213,12 @@ func frameSize(s Spec) (int32, error) {
 //	claim: cmpxchg(seq, i → i|Busy), else drop
 //	write tsc, fs base, site, values; commit: seq = i+1
 //	restore; the displaced instructions; jmp back
+//
+// A pad that hijacks its function's return pushes the shadow entry after
+// its record, restores, and jumps to its trampoline (trampoline), whose
+// call of the displaced instructions ends where its return pad begins.
 func Build(s Spec, at uint64) ([]byte, Layout, error) {
-	code, lay, err := probeCode(s)
+	code, lay, err := probeCode(s, at)
 	if err != nil {
 		return nil, lay, err
 	}
@@ -224,11 +230,44 @@ func Build(s Spec, at uint64) ([]byte, Layout, error) {
 		return nil, lay, fmt.Errorf("pad: %d bytes, at most %d", len(code)+len(disp), SizeOf(s))
 	}
 	lay.Displaced = len(code)
-	return append(code, disp...), lay, nil
+	code = append(code, disp...)
+	if hijacks(s) {
+		return trampoline(code, lay, s.Hijack.Return-at)
+	}
+	return code, lay, nil
 }
 
-// probeCode assembles everything before the displaced instructions.
-func probeCode(s Spec) ([]byte, Layout, error) {
+// hijacks says whether s's entry pad hijacks its function's return.
+func hijacks(s Spec) bool { return s.Hijack != nil && !s.Restore }
+
+// trampSize is the trampoline's bytes: lea 8(%rsp),%rsp; call rel32.
+const trampSize = 10
+
+// trampoline ends a hijacking entry pad (code; its return pad end bytes
+// from its start) with the trampoline its hijacked path jumps to: the
+// return address popped, the displaced instructions called, so that the
+// function's `ret` comes back to the return pad right after the call,
+// as the return stack buffer predicts (a return address swapped in
+// memory is a mispredicted ret each call), and the return pad's own ret
+// to the real address is predicted too: the caller's call pushed it.
+// A CPU's shadow stack (CET) sees calls and returns that match.
+func trampoline(code []byte, lay Layout, end uint64) ([]byte, Layout, error) {
+	if end > MaxSize*4 || len(code)+trampSize > int(end) {
+		return nil, lay, fmt.Errorf("pad: %d bytes and a trampoline, %d before the return pad", len(code), end)
+	}
+	n := int(end)
+	for len(code) < n-trampSize {
+		code = append(code, 0xcc)
+	}
+	code = append(code, 0x48, 0x8d, 0x64, 0x24, 0x08) // lea 8(%rsp),%rsp
+	code = binary.LittleEndian.AppendUint32(append(code, 0xe8), uint32(int32(lay.Displaced-n)))
+	binary.LittleEndian.PutUint32(code[lay.toTramp+1:], uint32(int32(n-trampSize-(lay.toTramp+5))))
+	return code, lay, nil
+}
+
+// probeCode assembles everything before the displaced instructions, to
+// run at `at`.
+func probeCode(s Spec, at uint64) ([]byte, Layout, error) {
 	var lay Layout
 	if err := Check(s); err != nil {
 		return nil, lay, err
@@ -239,25 +278,8 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	}
 	a := x86.NewAsm()
 	down := redZone + frame
-	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: -down})
-	for r := x86.RAX; r <= x86.R15; r++ {
-		if r != x86.RSP {
-			a.Store(slot(r), r)
-		}
-	}
-	raxSaved := a.NewLabel()
-	a.Bind(raxSaved)
-	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
-	a.Store(slot(x86.RSP), x86.RAX)
-	// The arithmetic flags by seto+lahf, not pushfq: a thread the tracer
-	// single-steps here would push the trap flag, and popfq would set it
-	// again, a SIGTRAP nobody expects. The pad changes no other flag.
-	a.Raw(0x0f, 0x90, 0xc0) // seto %al
-	a.Raw(0x9f)             // lahf
-	a.Store(x86.Mem{Base: x86.RSP, Disp: 8 * slotFlags}, x86.RAX)
-	saved := a.NewLabel()
-	a.Bind(saved)
-	a.MovRR(x86.RBX, x86.RSP)
+	regs := entryRegs(s)
+	raxSaved, saved := saveRegs(a, down, regs)
 	if s.Open {
 		a.StoreI32(tscSlot(frame), 0) // no record: the hijack reads the clock
 	}
@@ -265,6 +287,7 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 	emitReadSetup(a, s)
 	done := a.NewLabel()
 	var trap x86.Label // Spec.Trap's int3
+	var secs []rseqSection
 	if s.Restore {
 		emitRestore(a, s.Hijack)
 	} else if s.HijackOnly {
@@ -286,17 +309,27 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		// child's calls are told from the parent's by the record's fs
 		// base and index.
 		rec := a.NewLabel()
-		a.MovRI(x86.RSI, s.Ring)
-		a.Load(x86.RAX, x86.Mem{Base: x86.RSI, Disp: OffDivert})
+		a.MovRI(x86.R11, s.Ring)
+		a.Load(x86.RAX, x86.Mem{Base: x86.R11, Disp: OffDivert})
 		a.RR(x86.TEST, x86.RAX, x86.RAX)
 		a.Jcc(x86.NE, rec)
-		a.MovRI(x86.RSI, s.Ring+uint64(CountOff(s.Records, int(s.ID))))
-		a.LockInc(x86.Mem{Base: x86.RSI})
+		if cpuCounts(s) {
+			secs = emitCPUCount(a, s)
+		} else {
+			a.MovRI(x86.RCX, s.Ring+uint64(CountOff(s.Records, int(s.ID))))
+			a.LockInc(x86.Mem{Base: x86.RCX})
+		}
 		a.Jmp(done)
 		a.Bind(rec)
 		bare := s
 		bare.Fetches = nil
-		emitRecord(a, bare, done)
+		// The record's wait uses every register: a lean pad saves the
+		// others around it.
+		rest, recorded := allRegs&^regs, a.NewLabel()
+		saveSet(a, rest)
+		emitRecord(a, bare, recorded)
+		a.Bind(recorded)
+		restoreSet(a, rest)
 	} else if s.SyncPoint {
 		emitSyncPoint(a, s, done)
 	} else if s.Trap {
@@ -312,18 +345,44 @@ func probeCode(s Spec) ([]byte, Layout, error) {
 		}
 	}
 	a.Bind(done)
-	if s.Hijack != nil && !s.Restore {
-		emitHijack(a, s.Hijack, s, frame)
+	var toTramp x86.Label
+	if hijacks(s) {
+		// Hijacked: the registers back, then the trampoline calls the
+		// displaced instructions (Build). Missed: counted, and on to
+		// them as any pad goes.
+		missed := a.NewLabel()
+		emitHijack(a, s.Hijack, s, frame, missed)
+		restoreRegs(a, down, regs)
+		toTramp = a.NewLabel()
+		a.Bind(toTramp)
+		a.Raw(0xe9, 0, 0, 0, 0) // jmp rel32, patched by Build
+		a.Bind(missed)
+		a.MovRI(x86.RCX, s.Hijack.Ring+OffRetMissed)
+		a.LockInc(x86.Mem{Base: x86.RCX})
 	}
-	// Restore: flags first (the loads after change none), rbx last.
-	// add $0x7f,%al overflows exactly when seto saved 1; sahf sets the
-	// others.
-	restoreAll(a, down)
+	restoreRegs(a, down, regs)
+	var over x86.Label
+	if len(secs) > 0 {
+		// On to the displaced instructions, past the critical sections'
+		// exits and descriptors.
+		over = a.NewLabel()
+		a.Bind(over)
+		a.Raw(0xe9, 0, 0, 0, 0) // jmp rel32, patched below
+		emitRseqExits(a, secs)
+	}
 	code, err := a.Assemble()
 	if err != nil {
 		return nil, lay, err
 	}
+	if len(secs) > 0 {
+		code = rseqDescriptors(code, a, secs, at)
+		jmp := a.Offset(over)
+		binary.LittleEndian.PutUint32(code[jmp+1:], uint32(int32(len(code)-(jmp+5))))
+	}
 	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down, Fixups: fixupsOf(a)}
+	if hijacks(s) {
+		lay.toTramp = a.Offset(toTramp)
+	}
 	if s.Trap {
 		lay.Trap = a.Offset(trap)
 	}

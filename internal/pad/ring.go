@@ -207,6 +207,7 @@ type Ring struct {
 	mem  []byte
 	n    uint64
 	tail uint64
+	rseq atomic.Uint64 // SetRseq's offset, kept while diverted
 	// waiting: the record at tail was reserved but not claimed when last
 	// looked at (its producer is between its two atomics, or dropped it
 	// without a mark); after grace it is skipped.
@@ -266,8 +267,16 @@ func (r *Ring) Drops() uint64 { return atomic.LoadUint64(r.word(OffDrops)) }
 // (OffRetMissed).
 func (r *Ring) RetMissed() uint64 { return atomic.LoadUint64(r.word(OffRetMissed)) }
 
-// Divert adds d to the ring's divert word (OffDivert).
-func (r *Ring) Divert(d int64) { atomic.AddUint64(r.word(OffDivert), uint64(d)) }
+// Divert adds d to the ring's divert word (OffDivert). While it is not
+// 0 the pads find no rseq offset (OffRseq): a vfork child runs on its
+// parent's TLS with no rseq registered, its CPU number stale.
+func (r *Ring) Divert(d int64) {
+	if atomic.AddUint64(r.word(OffDivert), uint64(d)) == 0 {
+		atomic.StoreUint64(r.word(OffRseq), r.rseq.Load())
+	} else {
+		atomic.StoreUint64(r.word(OffRseq), 0)
+	}
+}
 
 // Tail is the index of the next record to read: every record below it is
 // read or skipped.

@@ -10,7 +10,7 @@ import (
 // [in => out]), so reading them after it, as the others, would show what
 // it wrote. The pad reads them, before its `syscall`, into an area of
 // the stack between its frame and startTSC's words, rsp below it all
-// (saveAll): a signal there, the tracer alive, is held until the pad is
+// (saveRegs): a signal there, the tracer alive, is held until the pad is
 // left (padsignal.go), and one at the `syscall` takes the thread out of
 // the pad, its line made by the tracer (padsyssig.go). The record's
 // code copies them into the call's area.
@@ -46,7 +46,7 @@ func sysBeforeCode(s Spec) ([]byte, []Fixup, error) {
 			emitCap(a, c, offs[k])
 		}
 	}
-	restoreAll(a, down)
+	restoreRegs(a, down, allRegs)
 	code, err := a.Assemble()
 	if err != nil {
 		return nil, nil, err
@@ -62,7 +62,7 @@ func sysFrame(s Spec) (a *x86.Asm, frame, down int32, err error) {
 	}
 	a = x86.NewAsm()
 	down = sysDown(s, frame)
-	saveAll(a, down)
+	saveRegs(a, down, allRegs)
 	return a, frame, down, nil
 }
 

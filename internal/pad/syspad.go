@@ -268,7 +268,7 @@ func sysCode(s Spec) ([]byte, []Fixup, error) {
 	done := a.NewLabel()
 	emitRecord(a, s, done)
 	a.Bind(done)
-	restoreAll(a, down)
+	restoreRegs(a, down, allRegs)
 	a.MovRI(x86.RCX, s.Sys.Back)
 	code, err := a.Assemble()
 	if err != nil {

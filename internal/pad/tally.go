@@ -12,7 +12,8 @@ import (
 // the ring's strings, so counts and durations are exact at any rate and a
 // call costs a few locked adds. A block:
 //
-//	0   unused: the calls are the buckets' sum (a locked add less a call)
+//	0   unused: the calls are the buckets' sum (an add less a call); in
+//	    a per-CPU copy, the entry's count (emitCPUCount)
 //	8   errors: returns with a negative signed value
 //	16  sum of the durations (TSC ticks)
 //	24  ^minimum duration: inverted so that 0 is unset and both bounds
@@ -38,8 +39,9 @@ const (
 func TallyOff(n, id int) int { return Size(n) + id*TallyBlock }
 
 // SizeTally is the bytes of a ring of n records with a tally block for
-// each of MaxCounted sites; pages are touched only by the sites called.
-func SizeTally(n int) int { return TallyOff(n, MaxCounted) }
+// each of MaxCounted sites, and a copy of the first TallyCPUSites' for
+// each of TallyCPUs (rseq.go); pages are touched only by the sites called.
+func SizeTally(n int) int { return TallyCPUOff(n, 0) + TallyCPUs()<<cpuShift }
 
 // TallyBucket is v's bucket: v itself below 8, then 8 per power of two.
 func TallyBucket(v uint64) int {
@@ -60,9 +62,13 @@ func TallyBounds(i int) (low, width uint64) {
 }
 
 // emitTally adds the call that returns to site s's block: r8 holds its
-// duration, rbx the frame (rax saved in it). Clobbers rax, rcx, rsi, rdi,
-// r9.
-func emitTally(a *x86.Asm, s Spec) {
+// duration, rbx the frame (rax saved in it). The sum and the bucket go to
+// the CPU's copy of the block when they can (rseq.go), else to the shared
+// one by locked adds; errors and bounds, rarely written, are shared.
+// Clobbers rax, rcx, rdx, rsi, rdi, r9, r11; returns the critical
+// sections, whose exits (emitRseqExits) and descriptors
+// (rseqDescriptors) the caller adds after the pad's code.
+func emitTally(a *x86.Asm, s Spec) []rseqSection {
 	a.MovRI(x86.RSI, s.Ring+uint64(TallyOff(s.Records, int(s.ID))))
 	ok := a.NewLabel()
 	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * int32(x86.RAX)})
@@ -71,12 +77,10 @@ func emitTally(a *x86.Asm, s Spec) {
 	a.LockInc(x86.Mem{Base: x86.RSI, Disp: tallyErrors})
 	a.Bind(ok)
 	a.MovRR(x86.R9, x86.R8)
-	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: tallySum}, x86.R9)
-	a.MovRR(x86.R9, x86.R8)
 	a.Not(x86.R9)
 	keepLarger(a, x86.Mem{Base: x86.RSI, Disp: tallyNotMin}, x86.R9)
 	keepLarger(a, x86.Mem{Base: x86.RSI, Disp: tallyMax}, x86.R8)
-	small, have := a.NewLabel(), a.NewLabel()
+	small := a.NewLabel()
 	a.MovRR(x86.RDI, x86.R8)
 	a.RI(x86.CMP, x86.R8, 1<<tallySubBits)
 	a.Jcc(x86.B, small)
@@ -85,12 +89,28 @@ func emitTally(a *x86.Asm, s Spec) {
 	a.RR(x86.SHR, x86.RDI, x86.RCX)
 	a.RI(x86.SHL, x86.RCX, tallySubBits)
 	a.RR(x86.ADD, x86.RDI, x86.RCX)
-	a.Jmp(have)
 	a.Bind(small)
-	a.Bind(have)
-	a.RI(x86.SHL, x86.RDI, 3)
+	a.RI(x86.SHL, x86.RDI, 3) // the bucket's offset
+	locked, lockedHist, done := a.NewLabel(), a.NewLabel(), a.NewLabel()
+	var secs []rseqSection
+	if int(s.ID) < TallyCPUSites {
+		a.MovRI(x86.R11, s.Ring)
+		emitRseqBase(a, locked)
+		a.MovRI(x86.R11, s.Ring+uint64(TallyCPUOff(s.Records, int(s.ID))))
+		secs = append(secs,
+			emitCPUAdd(a, x86.RSP, tallySum, func(m x86.Mem) { a.AddM(m, x86.R8) }, locked),
+			emitCPUAdd(a, x86.RDI, tallyHist, a.IncM, lockedHist))
+		a.StoreI32(x86.Mem{Base: x86.RAX, Disp: rseqCS}, 0)
+		a.Jmp(done)
+	}
+	a.Bind(locked)
+	a.MovRR(x86.R9, x86.R8)
+	a.LockXadd(x86.Mem{Base: x86.RSI, Disp: tallySum}, x86.R9)
+	a.Bind(lockedHist)
 	a.RR(x86.ADD, x86.RDI, x86.RSI)
 	a.LockInc(x86.Mem{Base: x86.RDI, Disp: tallyHist})
+	a.Bind(done)
+	return secs
 }
 
 // keepLarger stores v at m unless m holds as much (unsigned): a cmpxchg
@@ -121,15 +141,26 @@ func (r *Ring) Tally(id int) Tally {
 	if off+TallyBlock > len(r.mem) {
 		return t // not a counting trace's ring
 	}
-	for i := range t.Buckets {
-		t.Buckets[i] = atomic.LoadUint64(r.word(off + tallyHist + 8*i))
-		t.Hits += t.Buckets[i]
+	blocks := []int{off}
+	if id < TallyCPUSites {
+		for c := range TallyCPUs() {
+			if at := TallyCPUOff(int(r.n), id) + c<<cpuShift; at+TallyBlock <= len(r.mem) {
+				blocks = append(blocks, at)
+			}
+		}
+	}
+	for _, b := range blocks {
+		for i := range t.Buckets {
+			n := atomic.LoadUint64(r.word(b + tallyHist + 8*i))
+			t.Buckets[i] += n
+			t.Hits += n
+		}
+		t.Sum += atomic.LoadUint64(r.word(b + tallySum))
 	}
 	if t.Hits == 0 {
 		return t
 	}
 	t.Errors = atomic.LoadUint64(r.word(off + tallyErrors))
-	t.Sum = atomic.LoadUint64(r.word(off + tallySum))
 	t.Min = ^atomic.LoadUint64(r.word(off + tallyNotMin))
 	t.Max = atomic.LoadUint64(r.word(off + tallyMax))
 	return t

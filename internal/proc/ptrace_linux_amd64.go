@@ -161,3 +161,19 @@ const debugRegOff = 848
 func SetDebugReg(tid, i int, v uint64) error {
 	return request(unix.PTRACE_POKEUSR, tid, uintptr(debugRegOff+8*i), uintptr(v))
 }
+
+// Rseq is a thread's rseq(2) registration (struct
+// ptrace_rseq_configuration).
+type Rseq struct {
+	Addr       uint64 // its struct rseq, 0: none
+	Size, Sig  uint32
+	Flags, pad uint32
+}
+
+// GetRseq reads stopped tid's rseq registration
+// (PTRACE_GET_RSEQ_CONFIGURATION, Linux 5.13).
+func GetRseq(tid int) (Rseq, error) {
+	var c Rseq
+	err := requestPtr(unix.PTRACE_GET_RSEQ_CONFIGURATION, tid, unsafe.Sizeof(c), unsafe.Pointer(&c))
+	return c, err
+}

@@ -97,6 +97,8 @@ func TestAsmOps(t *testing.T) {
 		{func(a *Asm) { a.LockXadd(Mem{RBX, 0}, RAX) }, "lock xadd qword ptr [rbx], rax", "", 5},
 		{func(a *Asm) { a.LockCmpxchg(Mem{R12, 8}, RCX) }, "lock cmpxchg qword ptr [r12+0x8], rcx", "", 7},
 		{func(a *Asm) { a.LockInc(Mem{RBX, 16}) }, "lock inc qword ptr [rbx+0x10]", "lock incq 0x10(%rbx)", 5},
+		{func(a *Asm) { a.AddM(Mem{RCX, 16}, R8) }, "add qword ptr [rcx+0x10], r8", "add %r8,0x10(%rcx)", 4},
+		{func(a *Asm) { a.IncM(Mem{RCX, 64}) }, "inc qword ptr [rcx+0x40]", "incq 0x40(%rcx)", 4},
 		{func(a *Asm) { a.Rdtsc(); a.Rdfsbase(R11) }, "rdtsc; rdfsbase r11", "rdtsc; rdfsbase %r11", 7},
 		{func(a *Asm) { a.Raw(0x0f, 0x1f, 0x00); a.Raw(0xc3) }, "nop dword ptr [rax], eax; ret", "", 4},
 	} {

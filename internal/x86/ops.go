@@ -189,6 +189,11 @@ func (a *Asm) LockInc(m Mem) {
 	a.c.add(gx.AINCQ, none, mem(m))
 }
 
+// Plain read-modify-writes of [m], for memory no other CPU writes at the
+// time (a restartable sequence's per-CPU data).
+func (a *Asm) AddM(m Mem, r Reg) { a.c.add(gx.AADDQ, reg(r), mem(m)) }
+func (a *Asm) IncM(m Mem)        { a.c.add(gx.AINCQ, none, mem(m)) }
+
 func (a *Asm) Rdtsc()         { a.c.add(gx.ARDTSC, none, none) }
 func (a *Asm) Rdfsbase(r Reg) { a.c.add(gx.ARDFSBASEQ, none, reg(r)) }
 

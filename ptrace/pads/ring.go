@@ -100,6 +100,16 @@ func (r *Ring) View() []byte { return r.view }
 // Mapped says whether the tracer reads r (it is not a fork child's copy).
 func (r *Ring) Mapped() bool { return r.view != nil }
 
+// SetRseq and Rseq: the offset of a thread's struct rseq from its fs
+// base, which a counting trace's pads add per CPU with (pad.OffRseq).
+func (r *Ring) SetRseq(off uint64) { r.r.SetRseq(off) }
+func (r *Ring) Rseq() uint64 {
+	if r.r == nil {
+		return 0
+	}
+	return r.r.Rseq()
+}
+
 // Reserved is the index of the next record a pad will reserve.
 func (r *Ring) Reserved() uint64 { return r.r.Reserved() }
 
@@ -161,7 +171,7 @@ func (d *Drainer) Gone(r *Ring) []byte {
 		d.rings = slices.DeleteFunc(d.rings, func(o *Ring) bool { return o == r })
 		if d.tally {
 			for id := range min(len(d.sites), pad.MaxCounted) {
-				d.counts.add(uint32(id), r.r.Count(id))
+				d.counts.add(uint32(id), r.r.TallyCount(id))
 				if d.sites[id].Return {
 					d.addTimed(uint32(id), r.r.Tally(id))
 				}
