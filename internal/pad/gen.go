@@ -3,6 +3,7 @@ package pad
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/utap/utap/internal/bytecode"
 	"github.com/utap/utap/internal/x86"
@@ -230,7 +231,9 @@ func Build(s Spec, at uint64) ([]byte, Layout, error) {
 		return nil, lay, fmt.Errorf("pad: %d bytes, at most %d", len(code)+len(disp), SizeOf(s))
 	}
 	lay.Displaced = len(code)
-	code = append(code, disp...)
+	// A new array (clipped): the trampoline's patch must not reach the
+	// assembler's shape cache, which keeps the one it returned.
+	code = append(slices.Clip(code), disp...)
 	if hijacks(s) {
 		return trampoline(code, lay, s.Hijack.Return-at)
 	}

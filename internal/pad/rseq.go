@@ -182,6 +182,8 @@ func rseqDescriptors(code []byte, a *x86.Asm, secs []rseqSection, at uint64) []b
 	if len(secs) == 0 {
 		return code
 	}
+	// A copy: the assembler's shape cache keeps the array it returned.
+	code = append(make([]byte, 0, len(code)+csSize*(len(secs)+1)), code...)
 	for (at+uint64(len(code)))%csSize != 0 {
 		code = append(code, 0xcc)
 	}
