@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/utap/utap/internal/pad"
 	"github.com/utap/utap/ptrace/pads"
 	"github.com/utap/utap/ssol"
 )
@@ -233,25 +232,6 @@ func (pd *padEngine) placeSys(p *process, th *thread, only map[object]bool) {
 	if only == nil {
 		sp.trapped = true
 	}
-}
-
-// sysWrite writes one site: its pad in the gate, its stub near the
-// object, then the jmp.
-func (pd *padEngine) sysWrite(p *process, sp *sysPads, s *sysSite, code []byte, jmp []byte) error {
-	if err := p.mem.WriteAt(code, s.padAt); err != nil {
-		return err
-	}
-	if err := p.mem.WriteAt(pad.AbsJmp(nil, s.padAt), s.stub); err != nil {
-		return err
-	}
-	for len(jmp) < len(s.orig) {
-		jmp = append(jmp, 0xcc) // never run: nothing lands inside
-	}
-	if err := p.mem.WriteAt(jmp, s.first); err != nil {
-		return err
-	}
-	sp.sites[s.pad] = s
-	return nil
 }
 
 // padRing is the ring p's pads write to.

@@ -231,11 +231,11 @@ func (sc sysScan) object(o object, ms []mapping) string {
 			kind[t.s.sc] = 3
 		}
 	}
+	if at, err := (sysTraps{tr}).addAll(p, sp, traps); err != nil {
+		return fmt.Sprintf("the syscall at %#x (%s): %v", at, name, err)
+	}
 	var n [4]int
 	for _, t := range traps {
-		if err := (sysTraps{tr}).add(p, sp, t.sc, t.nr); err != nil {
-			return fmt.Sprintf("the syscall at %#x (%s): %v", t.sc, name, err)
-		}
 		n[kind[t.sc]]++
 	}
 	if len(traps) > 0 {
@@ -346,6 +346,10 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 	}
 	p.pads.areas = append(p.pads.areas, area{start: stubArea, size: pageRound(stubs)})
 	ring, n := p.padRing()
+	// The pads and their stubs are written in runs, then each site's jump
+	// (padsyswrite.go).
+	var codes, stubRuns writeRuns
+	built := make([]sysBuilt, 0, len(todo))
 	for k, t := range todo {
 		s := t.s
 		s.stub = stubArea + uint64(16*k)
@@ -359,18 +363,36 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 			jmp, err = t.d.Jump(s.stub)
 		}
 		if err == nil {
-			s.orig = make([]byte, t.d.Len)
-			err = p.mem.ReadByMem(s.orig, s.first)
-		}
-		if err == nil {
-			s.at(code, parts)
-			err = pd.sysWrite(p, sp, s, code, jmp)
+			s.orig, err = sc.origOf(s, t.d)
 		}
 		if err != nil {
 			pd.sayf("%s: stops: %v", s, err)
 			continue
 		}
+		for len(jmp) < len(s.orig) {
+			jmp = append(jmp, 0xcc) // never run: nothing lands inside
+		}
+		s.at(code, parts)
+		codes.add(s.padAt, code)
+		stubRuns.add(s.stub, pad.AbsJmp(nil, s.padAt))
 		sp.take(code)
+		built = append(built, sysBuilt{s: s, jmp: jmp, id: id, parts: parts})
+	}
+	if err := codes.write(p.mem); err != nil {
+		pd.say(fmt.Sprintf("%s: system calls stop: writing their pads: %v", o.path, err))
+		return
+	}
+	if err := stubRuns.write(p.mem); err != nil {
+		pd.say(fmt.Sprintf("%s: system calls stop: writing their pads' stubs: %v", o.path, err))
+		return
+	}
+	for _, b := range built {
+		s := b.s
+		if err := p.mem.WriteAt(b.jmp, s.first); err != nil {
+			pd.sayf("%s: stops: %v", s, err)
+			continue
+		}
+		sp.sites[s.pad] = s
 		if s.dispatch && s.nr >= 0 {
 			pd.sayf("%s: a watch pad at %#x: made in-process, unless it may make code or install a "+
 				"seccomp filter (then its trap) (%d bytes displaced)", s, s.padAt, len(s.orig))
@@ -381,7 +403,7 @@ func (sc sysScan) padsWrite(o object, todo []sysPlanned) {
 				"at its trap (%d bytes displaced)", s, s.padAt, len(s.orig))
 			continue
 		}
-		sc.recordSite(s, id, parts)
+		sc.recordSite(s, b.id, b.parts)
 		pd.sayf("%s: in-process, pad at %#x (%d bytes displaced)", s, s.padAt, len(s.orig))
 	}
 }

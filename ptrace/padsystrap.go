@@ -79,30 +79,56 @@ func (p *process) quiet() bool {
 	return p.pads != nil && p.pads.sys != nil && p.pads.sys.trapped && !p.pads.sys.off
 }
 
-// add writes the trampoline of the `syscall` at sc in the gate and
-// the int3 on it.
-func (o sysTraps) add(p *process, sp *sysPads, sc uint64, nr int) error {
+// addAll writes the trampolines of the `syscall`s of traps in the gate
+// and the int3 on each: their bytes checked in one read, the
+// trampolines, side by side, in one vectored write, then the int3s (a
+// write each: three system calls a trap were a sixth of placing an
+// image's pads). On an error, the sc it names, the traps before it in.
+func (o sysTraps) addAll(p *process, sp *sysPads, traps []sysTrap) (uint64, error) {
 	sy := o.tr.sys
-	if sp.next+trampSize > sy.gate.size {
-		return fmt.Errorf("the gate is full")
+	if len(traps) == 0 {
+		return 0, nil
 	}
-	var orig [2]byte
-	if err := p.mem.ReadByMem(orig[:], sc); err != nil || orig != [2]byte{0x0f, 0x05} {
-		return fmt.Errorf("its bytes in memory are not a syscall")
+	if sp.next+trampSize*uint64(len(traps)) > sy.gate.size {
+		return traps[0].sc, fmt.Errorf("the gate is full")
 	}
-	t := &sysTrap{sc: sc, tramp: sy.gate.addr + sp.next, nr: nr}
-	if err := p.mem.WriteAt(pad.AbsJmp([]byte{0x0f, 0x05}, sc+2), t.tramp); err != nil {
-		return err
+	bytes := make([]byte, 2*len(traps))
+	bufs, addrs := make([][]byte, len(traps)), make([]uint64, len(traps))
+	for k, t := range traps {
+		bufs[k], addrs[k] = bytes[2*k:2*k+2], t.sc
 	}
-	if err := p.mem.WriteAt([]byte{0xcc}, sc); err != nil {
-		return err
+	if p.mem.ReadScattered(bufs, addrs) != nil {
+		for k, t := range traps { // a page it may not read: one at a time, through /proc
+			if err := p.mem.ReadByMem(bufs[k], t.sc); err != nil {
+				return t.sc, fmt.Errorf("its bytes in memory are not a syscall")
+			}
+		}
 	}
-	sp.next += trampSize
+	tramps := make([][]byte, len(traps))
+	for k, t := range traps {
+		if bufs[k][0] != 0x0f || bufs[k][1] != 0x05 {
+			return t.sc, fmt.Errorf("its bytes in memory are not a syscall")
+		}
+		tramps[k] = pad.AbsJmp(append(make([]byte, 0, trampSize), 0x0f, 0x05), t.sc+2)
+		for len(tramps[k]) < trampSize {
+			tramps[k] = append(tramps[k], 0xcc)
+		}
+	}
+	at := sy.gate.addr + sp.next
+	if err := p.mem.WritevAt(tramps, at); err != nil {
+		return traps[0].sc, err
+	}
+	sp.next += trampSize * uint64(len(traps))
 	if sp.traps == nil {
 		sp.traps = map[uint64]*sysTrap{}
 	}
-	sp.traps[sc] = t
-	return nil
+	for k, t := range traps {
+		if err := p.mem.WriteAt([]byte{0xcc}, t.sc); err != nil {
+			return t.sc, err
+		}
+		sp.traps[t.sc] = &sysTrap{sc: t.sc, tramp: at + trampSize*uint64(k), nr: t.nr}
+	}
+	return 0, nil
 }
 
 // sysTraps is the trap owner of the `syscall` int3s.

@@ -55,6 +55,31 @@ func (m *Memory) ReadAt(p []byte, addr uint64) error {
 	return nil
 }
 
+// ReadScattered fills each of bufs from its address in addrs, in one
+// system call for every 1024 of them (IOV_MAX); any failed or short read
+// is an error.
+func (m *Memory) ReadScattered(bufs [][]byte, addrs []uint64) error {
+	for len(bufs) > 0 {
+		k := min(len(bufs), 1024)
+		local, remote := make([]unix.Iovec, k), make([]unix.RemoteIovec, k)
+		want := 0
+		for i, b := range bufs[:k] {
+			local[i] = unix.Iovec{Base: unsafe.SliceData(b), Len: uint64(len(b))}
+			remote[i] = unix.RemoteIovec{Base: uintptr(addrs[i]), Len: len(b)}
+			want += len(b)
+		}
+		n, err := unix.ProcessVMReadv(m.pid, local, remote, 0)
+		if err != nil {
+			return fmt.Errorf("read %#x: %w", addrs[0], err)
+		}
+		if n != want {
+			return fmt.Errorf("read %#x: short read (%d of %d bytes)", addrs[0], n, want)
+		}
+		bufs, addrs = bufs[k:], addrs[k:]
+	}
+	return nil
+}
+
 // WriteAt writes p at addr. The tracee's threads that could execute the
 // bytes written must be stopped.
 func (m *Memory) WriteAt(p []byte, addr uint64) error {
@@ -64,6 +89,28 @@ func (m *Memory) WriteAt(p []byte, addr uint64) error {
 	}
 	if n != len(p) {
 		return fmt.Errorf("write %#x: short write (%d of %d bytes)", addr, n, len(p))
+	}
+	return nil
+}
+
+// WritevAt writes bufs one after another from addr, in one system call
+// for every 1024 of them (IOV_MAX): pieces of code laid out side by side
+// need no copy into one buffer.
+func (m *Memory) WritevAt(bufs [][]byte, addr uint64) error {
+	for len(bufs) > 0 {
+		part := bufs[:min(len(bufs), 1024)]
+		want := 0
+		for _, b := range part {
+			want += len(b)
+		}
+		n, err := unix.Pwritev(int(m.f.Fd()), part, int64(addr))
+		if err != nil {
+			return fmt.Errorf("write %#x: %w", addr, err)
+		}
+		if n != want {
+			return fmt.Errorf("write %#x: short write (%d of %d bytes)", addr, n, want)
+		}
+		bufs, addr = bufs[len(part):], addr+uint64(want)
 	}
 	return nil
 }
