@@ -11,21 +11,22 @@ import (
 	"github.com/utap/utap/internal/x86"
 )
 
-// Per-CPU tallies by restartable sequences. A counting return pad's two
-// adds (the duration's sum and its bucket) are plain adds to its CPU's
-// copy of the site's block, each the commit of an rseq critical section
-// (the kernel's rseq(2), which glibc registers for every thread since
-// 2.35): the kernel moves a thread preempted, migrated or signalled
-// inside one to its abort handler, so no two threads add to one CPU's
-// copy at once and no add is lost, without a locked instruction (a locked
-// add here is 5.9 ns, a plain one 1.8). The abort handler, and anything
-// that is not plain (no rseq offset published, the thread's TLS not
-// glibc's, a CPU past TallyCPUs, a vfork child running on its parent's
-// TLS: Ring.Divert takes the offset back meanwhile), takes the locked adds to the shared block instead: a thread the
-// tracer single-steps through a section aborts each step and goes on
-// there. The section's descriptor is cleared after it, so none points
-// into a pad area once the pads are gone (the kernel would kill the
-// thread on its next preemption).
+// Per-CPU tallies by restartable sequences. A counting trace's timed
+// pads make their adds (the entry's count; the return's duration sum and
+// bucket) plain adds to the CPU's copy of the site's block, each the
+// commit of an rseq critical section (the kernel's rseq(2), which glibc
+// registers for every thread since 2.35): the kernel moves a thread
+// preempted, migrated or signalled inside one to its abort handler, so no
+// two threads add to one CPU's copy at once and no add is lost, without
+// a locked instruction (a locked add here is 5.9 ns, a plain one 1.8).
+// The abort handler, and anything that is not plain (no rseq offset
+// published, the thread's TLS not glibc's, a CPU past TallyCPUs, a vfork
+// child running on its parent's TLS: Ring.Divert takes the offset back
+// meanwhile), takes the locked adds to the shared block instead: a
+// thread the tracer single-steps through a section aborts each step and
+// goes on there. The section's descriptor is cleared after it, so none
+// points into a pad area once the pads are gone (the kernel would kill
+// the thread on its next preemption).
 
 // OffRseq, in the ring's header, is the offset of a thread's struct rseq
 // from its fs base, as the kernel has it registered (the tracer's
