@@ -57,19 +57,16 @@ func (bpftrace) Plan(s Scenario, w *Workload) (*Plan, error) {
 	if s.Fetch {
 		body = fmt.Sprintf(`printf("E %%d %%d\n", reg("%s"), reg("%s"));`, w.Regs[0], w.Regs[1])
 	}
+	if s.Return && w.Static {
+		return nil, notApplicable("uretprobes rewrite return addresses, which Go's stack unwinder does not survive")
+	}
 	prog := fmt.Sprintf("%s %s { %s }", loc, filter, body)
 	if s.Count && s.Return {
-		if w.Static {
-			return nil, notApplicable("uretprobes rewrite return addresses, which Go's stack unwinder does not survive")
-		}
 		// A latency histogram, bpftrace's -c: the entry's time by thread,
 		// the duration at the return.
 		prog = fmt.Sprintf(`%s %s { @s[tid] = nsecs; } uretprobe:%s:%s /pid == cpid && @s[tid]/ `+
 			`{ @ns = hist(nsecs - @s[tid]); @c = count(); delete(@s[tid]); }`, loc, filter, w.Exe, w.Target)
 	} else if s.Return {
-		if w.Static {
-			return nil, notApplicable("uretprobes rewrite return addresses, which Go's stack unwinder does not survive")
-		}
 		prog += fmt.Sprintf(` uretprobe:%s:%s /pid == cpid/ { printf("R %%d\n", retval); }`, w.Exe, w.Target)
 	}
 	return &Plan{

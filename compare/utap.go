@@ -54,7 +54,7 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 	default:
 		specs = []string{fn}
 	}
-	if s.Return {
+	if s.Return && !s.Count { // -c adds its own (below)
 		specs = append(specs, "return:"+fn+"(ret)")
 	}
 	// --entry-only: utap adds a return probe beside each entry probe by
@@ -84,7 +84,7 @@ func (u Utap) Plan(s Scenario, w *Workload) (*Plan, error) {
 		// exit; -c times each call too (its return probe, added by utap).
 		flag := "--count-only"
 		if s.Return {
-			flag, specs = "-c", specs[:1]
+			flag = "-c"
 		}
 		args = []string{"run", "--backend", u.Backend, "-q", flag, "--format", "json"}
 		count = func(out, _ string) (int, error) { return utapSummaryCalls(out, fn) }

@@ -1,7 +1,6 @@
 package pad
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -263,8 +262,9 @@ func trampoline(code []byte, lay Layout, end uint64) ([]byte, Layout, error) {
 		code = append(code, 0xcc)
 	}
 	code = append(code, 0x48, 0x8d, 0x64, 0x24, 0x08) // lea 8(%rsp),%rsp
-	code = binary.LittleEndian.AppendUint32(append(code, 0xe8), uint32(int32(lay.Displaced-n)))
-	binary.LittleEndian.PutUint32(code[lay.toTramp+1:], uint32(int32(n-trampSize-(lay.toTramp+5))))
+	code = append(code, 0xe8, 0, 0, 0, 0)             // call rel32
+	putRel32(code, n-4, lay.Displaced)
+	putRel32(code, lay.toTramp+1, n-trampSize)
 	return code, lay, nil
 }
 
@@ -379,8 +379,7 @@ func probeCode(s Spec, at uint64) ([]byte, Layout, error) {
 	}
 	if len(secs) > 0 {
 		code = rseqDescriptors(code, a, secs, at)
-		jmp := a.Offset(over)
-		binary.LittleEndian.PutUint32(code[jmp+1:], uint32(int32(len(code)-(jmp+5))))
+		putRel32(code, a.Offset(over)+1, len(code))
 	}
 	lay = Layout{Saved: a.Offset(saved), RaxSaved: a.Offset(raxSaved), Down: down, Fixups: fixupsOf(a)}
 	if hijacks(s) {

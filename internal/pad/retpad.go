@@ -450,11 +450,7 @@ func returnRegs(s Spec) regSet {
 // there; saved: all is saved.
 func saveRegs(a *x86.Asm, down int32, set regSet) (raxSaved, saved x86.Label) {
 	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: -down})
-	for r := x86.RAX; r <= x86.R15; r++ {
-		if set&(1<<r) != 0 {
-			a.Store(slot(r), r)
-		}
-	}
+	saveSet(a, set)
 	raxSaved = a.NewLabel()
 	a.Bind(raxSaved)
 	a.Lea(x86.RAX, x86.Mem{Base: x86.RSP, Disp: down})
@@ -478,11 +474,7 @@ func restoreRegs(a *x86.Asm, down int32, set regSet) {
 	a.Load(x86.RAX, x86.Mem{Base: x86.RBX, Disp: 8 * slotFlags})
 	a.Raw(0x04, 0x7f) // add $0x7f,%al
 	a.Raw(0x9e)       // sahf
-	for r := x86.RAX; r <= x86.R15; r++ {
-		if r != x86.RBX && set&(1<<r) != 0 {
-			a.Load(r, slot(r))
-		}
-	}
+	restoreSet(a, set&^(1<<x86.RBX))
 	a.Load(x86.RBX, slot(x86.RBX))
 	a.Lea(x86.RSP, x86.Mem{Base: x86.RSP, Disp: down})
 }

@@ -86,13 +86,40 @@ func TallyCPUOff(n, id int) int { return TallyOff(n, MaxCounted) + id*TallyBlock
 // abort are its ways out, emitted out of line (emitRseqExits).
 type rseqSection struct{ lea, start, post, abort, far, out x86.Label }
 
-// emitCPUAdd makes one add to the CPU's copy of a block in a critical
-// section: rax is the thread's struct rseq, r11 CPU 0's block, index
-// added to the address (x86.RSP: nothing), disp the word's offset; add
-// emits the add to the address it is given (the commit). An abort, or a
-// CPU past TallyCPUs: on to out, the descriptor cleared. Clobbers rcx.
-func emitCPUAdd(a *x86.Asm, index x86.Reg, disp int32, add func(x86.Mem), out x86.Label) rseqSection {
-	sec := rseqSection{lea: a.NewLabel(), start: a.NewLabel(), post: a.NewLabel(), abort: a.NewLabel(), far: a.NewLabel(), out: out}
+// cpuAdd is one add to the CPU's copy of a site's block (emitCPUAdds):
+// at disp plus index (x86.RSP: nothing); add emits it to the address it
+// is given (the section's commit); out is where an abort, or a CPU past
+// TallyCPUs, goes on (the locked adds from this one on).
+type cpuAdd struct {
+	index x86.Reg
+	disp  int32
+	add   func(x86.Mem)
+	out   x86.Label
+}
+
+// emitCPUAdds makes adds to the CPU's copy of site s's block, each in a
+// critical section of its own, then clears the descriptor and goes on
+// to done; with no struct rseq to use (emitRseqBase), to the first add's
+// out. Clobbers rax, rcx, rdx, r11; returns the sections, whose exits
+// (emitRseqExits) and descriptors (rseqDescriptors) the caller adds
+// after the pad's code.
+func emitCPUAdds(a *x86.Asm, s Spec, done x86.Label, adds ...cpuAdd) []rseqSection {
+	a.MovRI(x86.R11, s.Ring)
+	emitRseqBase(a, adds[0].out)
+	a.MovRI(x86.R11, s.Ring+uint64(TallyCPUOff(s.Records, int(s.ID))))
+	secs := make([]rseqSection, 0, len(adds))
+	for _, c := range adds {
+		secs = append(secs, emitCPUAdd(a, c))
+	}
+	a.StoreI32(x86.Mem{Base: x86.RAX, Disp: rseqCS}, 0)
+	a.Jmp(done)
+	return secs
+}
+
+// emitCPUAdd makes add c in a critical section: rax is the thread's
+// struct rseq, r11 CPU 0's block. Clobbers rcx.
+func emitCPUAdd(a *x86.Asm, c cpuAdd) rseqSection {
+	sec := rseqSection{lea: a.NewLabel(), start: a.NewLabel(), post: a.NewLabel(), abort: a.NewLabel(), far: a.NewLabel(), out: c.out}
 	a.Bind(sec.lea)
 	a.Raw(0x48, 0x8d, 0x0d, 0, 0, 0, 0) // lea descriptor(%rip),%rcx: patched (rseqDescriptors)
 	a.Store(x86.Mem{Base: x86.RAX, Disp: rseqCS}, x86.RCX)
@@ -102,10 +129,10 @@ func emitCPUAdd(a *x86.Asm, index x86.Reg, disp int32, add func(x86.Mem), out x8
 	a.Jcc(x86.AE, sec.far)
 	a.RI(x86.SHL, x86.RCX, cpuShift)
 	a.RR(x86.ADD, x86.RCX, x86.R11)
-	if index != x86.RSP {
-		a.RR(x86.ADD, x86.RCX, index)
+	if c.index != x86.RSP {
+		a.RR(x86.ADD, x86.RCX, c.index)
 	}
-	add(x86.Mem{Base: x86.RCX, Disp: disp})
+	c.add(x86.Mem{Base: x86.RCX, Disp: c.disp})
 	a.Bind(sec.post)
 	return sec
 }
@@ -149,31 +176,37 @@ func cpuCounts(s Spec) bool { return s.Count && hijacks(s) && int(s.ID) < TallyC
 // its shared counter by a locked add. Clobbers rax, rcx, rdx, r11.
 func emitCPUCount(a *x86.Asm, s Spec) []rseqSection {
 	locked, done := a.NewLabel(), a.NewLabel()
-	a.MovRI(x86.R11, s.Ring)
-	emitRseqBase(a, locked)
-	a.MovRI(x86.R11, s.Ring+uint64(TallyCPUOff(s.Records, int(s.ID))))
-	sec := emitCPUAdd(a, x86.RSP, 0, a.IncM, locked)
-	a.StoreI32(x86.Mem{Base: x86.RAX, Disp: rseqCS}, 0)
-	a.Jmp(done)
+	secs := emitCPUAdds(a, s, done, cpuAdd{index: x86.RSP, disp: 0, add: a.IncM, out: locked})
 	a.Bind(locked)
 	a.MovRI(x86.RCX, s.Ring+uint64(CountOff(s.Records, int(s.ID))))
 	a.LockInc(x86.Mem{Base: x86.RCX})
 	a.Bind(done)
-	return []rseqSection{sec}
+	return secs
 }
 
 // TallyCount is site id's entry count in a counting trace's ring (made
 // with SizeTally): its counter and its per-CPU words.
 func (r *Ring) TallyCount(id int) uint64 {
 	n := r.Count(id)
-	if id < TallyCPUSites {
-		for c := range TallyCPUs() {
-			if at := TallyCPUOff(int(r.n), id) + c<<cpuShift; at+8 <= len(r.mem) {
-				n += atomic.LoadUint64(r.word(at))
-			}
-		}
+	for _, at := range r.cpuBlocks(id) {
+		n += atomic.LoadUint64(r.word(at))
 	}
 	return n
+}
+
+// cpuBlocks is the offsets of site id's per-CPU blocks in r (none for a
+// site past TallyCPUSites, or a ring not made with SizeTally).
+func (r *Ring) cpuBlocks(id int) []int {
+	if id >= TallyCPUSites {
+		return nil
+	}
+	var offs []int
+	for c := range TallyCPUs() {
+		if at := TallyCPUOff(int(r.n), id) + c<<cpuShift; at+TallyBlock <= len(r.mem) {
+			offs = append(offs, at)
+		}
+	}
+	return offs
 }
 
 // rseqDescriptors appends secs' descriptors to code, the pad assembled
@@ -191,7 +224,7 @@ func rseqDescriptors(code []byte, a *x86.Asm, secs []rseqSection, at uint64) []b
 	for _, s := range secs {
 		d := len(code)
 		lea := a.Offset(s.lea)
-		binary.LittleEndian.PutUint32(code[lea+3:], uint32(int32(d-(lea+7))))
+		putRel32(code, lea+3, d)
 		start := at + uint64(a.Offset(s.start))
 		var cs [csSize]byte // version 0, flags 0
 		binary.LittleEndian.PutUint64(cs[8:], start)
@@ -214,3 +247,9 @@ func (r *Ring) SetRseq(off uint64) {
 
 // Rseq is the offset SetRseq published, 0 if none.
 func (r *Ring) Rseq() uint64 { return r.rseq.Load() }
+
+// putRel32 points the rel32 at code[field:] (the instruction's last four
+// bytes) at target, both offsets in code.
+func putRel32(code []byte, field, target int) {
+	binary.LittleEndian.PutUint32(code[field:], uint32(int32(target-(field+4))))
+}

@@ -94,14 +94,9 @@ func emitTally(a *x86.Asm, s Spec) []rseqSection {
 	locked, lockedHist, done := a.NewLabel(), a.NewLabel(), a.NewLabel()
 	var secs []rseqSection
 	if int(s.ID) < TallyCPUSites {
-		a.MovRI(x86.R11, s.Ring)
-		emitRseqBase(a, locked)
-		a.MovRI(x86.R11, s.Ring+uint64(TallyCPUOff(s.Records, int(s.ID))))
-		secs = append(secs,
-			emitCPUAdd(a, x86.RSP, tallySum, func(m x86.Mem) { a.AddM(m, x86.R8) }, locked),
-			emitCPUAdd(a, x86.RDI, tallyHist, a.IncM, lockedHist))
-		a.StoreI32(x86.Mem{Base: x86.RAX, Disp: rseqCS}, 0)
-		a.Jmp(done)
+		secs = emitCPUAdds(a, s, done,
+			cpuAdd{index: x86.RSP, disp: tallySum, add: func(m x86.Mem) { a.AddM(m, x86.R8) }, out: locked},
+			cpuAdd{index: x86.RDI, disp: tallyHist, add: a.IncM, out: lockedHist})
 	}
 	a.Bind(locked)
 	a.MovRR(x86.R9, x86.R8)
@@ -141,15 +136,7 @@ func (r *Ring) Tally(id int) Tally {
 	if off+TallyBlock > len(r.mem) {
 		return t // not a counting trace's ring
 	}
-	blocks := []int{off}
-	if id < TallyCPUSites {
-		for c := range TallyCPUs() {
-			if at := TallyCPUOff(int(r.n), id) + c<<cpuShift; at+TallyBlock <= len(r.mem) {
-				blocks = append(blocks, at)
-			}
-		}
-	}
-	for _, b := range blocks {
+	for _, b := range append([]int{off}, r.cpuBlocks(id)...) {
 		for i := range t.Buckets {
 			n := atomic.LoadUint64(r.word(b + tallyHist + 8*i))
 			t.Buckets[i] += n
